@@ -1,0 +1,242 @@
+// Starts the stack's external services on 127.0.0.1 with data under dataDir:
+// Temporal dev server (SQLite + web UI), FerretDB (SQLite) as the MongoDB-wire
+// store, and redis-server. A service whose URL is already in the environment
+// (MONGO_URL, REDIS_URL, TEMPORAL_ADDRESS) is used as is and none of its kind
+// is started. Service logs go to <dataDir>/logs/, not the terminal.
+import { Connection } from '@temporalio/client';
+import { Redis } from 'ioredis';
+import mongoose from 'mongoose';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pickPort, spawnManaged, tailFile, type Managed } from './proc';
+import { ensureTools } from './tools';
+
+export const SEARCH_ATTRIBUTES = ['TaskId', 'AccountId', 'Model'] as const;
+/** temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD */
+const KEYWORD = 2;
+
+export interface ServicePorts {
+  temporal: number;
+  temporalUi: number;
+  mongo: number;
+  redis: number;
+}
+
+export interface StartServicesOptions {
+  dataDir: string;
+  ports: ServicePorts;
+  log?: (line: string) => void;
+  /** If a port is taken, use a free one instead of failing (tests). */
+  portFallback?: boolean;
+  /** Database name put in MONGO_URL when FerretDB is started here. */
+  mongoDb?: string;
+}
+
+export interface ServiceEnv {
+  MONGO_URL: string;
+  REDIS_URL: string;
+  TEMPORAL_ADDRESS: string;
+  /** Empty when TEMPORAL_ADDRESS came from the environment without TEMPORAL_UI_URL. */
+  TEMPORAL_UI_URL: string;
+}
+
+export interface Services {
+  env: ServiceEnv;
+  stop(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+
+export async function startServices(opts: StartServicesOptions): Promise<Services> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const dataDir = path.resolve(opts.dataDir);
+  const logDir = path.join(dataDir, 'logs');
+  const given = {
+    mongo: process.env.MONGO_URL || '',
+    redis: process.env.REDIS_URL || '',
+    temporal: process.env.TEMPORAL_ADDRESS || '',
+  };
+  const tools = await ensureTools({
+    need: { temporal: !given.temporal, ferretdb: !given.mongo, redis: !given.redis },
+    log,
+  });
+  fs.mkdirSync(logDir, { recursive: true });
+
+  const started: Managed[] = [];
+  const stop = async () => {
+    await Promise.all(started.splice(0).map((m) => m.stop()));
+  };
+  const launch = (name: string, cmd: string, args: string[]) => {
+    const logFile = path.join(logDir, `${name}.log`);
+    const m = spawnManaged({ name, cmd, args, logFile, cwd: dataDir });
+    started.push(m);
+    return m;
+  };
+
+  try {
+    const env: ServiceEnv = { MONGO_URL: '', REDIS_URL: '', TEMPORAL_ADDRESS: '', TEMPORAL_UI_URL: '' };
+    const waits: Array<Promise<void>> = [];
+
+    // Redis ---------------------------------------------------------------
+    if (given.redis) {
+      env.REDIS_URL = given.redis;
+      log(`  redis: using REDIS_URL=${given.redis}`);
+      waits.push(waitReady('redis', undefined, () => pingRedis(env.REDIS_URL)));
+    } else {
+      const port = await pickPort(opts.ports.redis, 'redis', !!opts.portFallback);
+      const dir = path.join(dataDir, 'redis');
+      fs.mkdirSync(dir, { recursive: true });
+      const m = launch('redis', tools.redisServer!, [
+        '--bind', '127.0.0.1',
+        '--port', String(port),
+        '--dir', dir,
+        '--appendonly', 'yes',
+        '--save', '',
+        '--daemonize', 'no',
+        '--protected-mode', 'yes',
+      ]);
+      env.REDIS_URL = `redis://127.0.0.1:${port}`;
+      waits.push(waitReady('redis', m, () => pingRedis(env.REDIS_URL)));
+    }
+
+    // FerretDB ------------------------------------------------------------
+    if (given.mongo) {
+      env.MONGO_URL = given.mongo;
+      log(`  mongo: using MONGO_URL=${redact(given.mongo)}`);
+      waits.push(waitReady('mongo', undefined, () => pingMongo(env.MONGO_URL)));
+    } else {
+      const port = await pickPort(opts.ports.mongo, 'ferretdb', !!opts.portFallback);
+      const sqliteDir = path.join(dataDir, 'ferretdb');
+      const stateDir = path.join(dataDir, 'ferretdb-state');
+      fs.mkdirSync(sqliteDir, { recursive: true });
+      fs.mkdirSync(stateDir, { recursive: true });
+      const m = launch('ferretdb', tools.ferretdb!, [
+        '--handler=sqlite',
+        `--sqlite-url=file:${sqliteDir}/`,
+        `--listen-addr=127.0.0.1:${port}`,
+        '--telemetry=disable',
+        `--state-dir=${stateDir}`,
+        '--debug-addr=-',
+        '--log-level=ERROR', // WARN logs every driver's endSessions as unsupported
+      ]);
+      env.MONGO_URL = `mongodb://127.0.0.1:${port}/${opts.mongoDb ?? 'model_gateway'}`;
+      waits.push(waitReady('ferretdb', m, () => pingMongo(env.MONGO_URL)));
+    }
+
+    // Temporal ------------------------------------------------------------
+    if (given.temporal) {
+      env.TEMPORAL_ADDRESS = given.temporal;
+      env.TEMPORAL_UI_URL = process.env.TEMPORAL_UI_URL || '';
+      log(`  temporal: using TEMPORAL_ADDRESS=${given.temporal}`);
+      waits.push(
+        waitReady('temporal', undefined, async () => {
+          await checkTemporal(env.TEMPORAL_ADDRESS, true, log);
+        }),
+      );
+    } else {
+      const port = await pickPort(opts.ports.temporal, 'temporal', !!opts.portFallback);
+      const uiPort = await pickPort(opts.ports.temporalUi, 'temporal ui', !!opts.portFallback);
+      const m = launch('temporal', tools.temporal!, [
+        'server', 'start-dev',
+        '--ip', '127.0.0.1',
+        '--port', String(port),
+        '--ui-port', String(uiPort),
+        '--db-filename', path.join(dataDir, 'temporal.db'),
+        '--namespace', 'default',
+        '--log-level', 'warn',
+        '--color', 'never',
+        // No ~/.config lookups: the dev server's behaviour depends only on these flags.
+        '--disable-config-file',
+        '--disable-config-env',
+        ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+      ]);
+      env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;
+      env.TEMPORAL_UI_URL = `http://127.0.0.1:${uiPort}`;
+      waits.push(waitReady('temporal', m, () => checkTemporal(env.TEMPORAL_ADDRESS, false, log)));
+    }
+
+    const t0 = Date.now();
+    await Promise.all(waits);
+    log(`  services ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (logs in ${path.relative(process.cwd(), logDir) || logDir})`);
+    return { env, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Polls `probe` until it succeeds; fails early, with the log's tail, if the process exits. */
+async function waitReady(name: string, proc: Managed | undefined, probe: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last: unknown;
+  for (;;) {
+    if (proc?.done()) {
+      const { code, signal } = await proc.exited;
+      throw new Error(`${name} exited during start (${signal ?? `code ${code}`}); ${proc.logFile}:\n${tailFile(proc.logFile)}`);
+    }
+    try {
+      await probe();
+      return;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      const where = proc ? `; ${proc.logFile}:\n${tailFile(proc.logFile)}` : '';
+      throw new Error(`${name} did not answer within ${READY_TIMEOUT_MS / 1000} s: ${String(last)}${where}`);
+    }
+    await sleep(200);
+  }
+}
+
+async function pingRedis(url: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    const pong = await redis.ping();
+    if (pong !== 'PONG') throw new Error(`PING answered ${pong}`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function pingMongo(url: string): Promise<void> {
+  const client = new mongoose.mongo.MongoClient(url, { serverSelectionTimeoutMS: 2000, connectTimeoutMS: 2000 });
+  try {
+    await client.connect();
+    await client.db('admin').command({ ping: 1 });
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+/**
+ * The server answers getSystemInfo, the default namespace exists, and the
+ * search attributes the gateway uses are registered (registered here when
+ * using an external server that lacks them).
+ */
+async function checkTemporal(address: string, register: boolean, log: (l: string) => void): Promise<void> {
+  const connection = await Connection.connect({ address, connectTimeout: 2000 });
+  try {
+    await connection.workflowService.getSystemInfo({});
+    await connection.workflowService.describeNamespace({ namespace: 'default' });
+    const listed = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+    const have = new Set([...Object.keys(listed.customAttributes ?? {}), ...Object.keys(listed.systemAttributes ?? {})]);
+    const missing = SEARCH_ATTRIBUTES.filter((name) => !have.has(name));
+    if (missing.length === 0) return;
+    if (!register) throw new Error(`search attributes not registered yet: ${missing.join(', ')}`);
+    log(`  temporal: registering search attributes ${missing.join(', ')}`);
+    await connection.operatorService.addSearchAttributes({
+      namespace: 'default',
+      searchAttributes: Object.fromEntries(missing.map((name) => [name, KEYWORD])),
+    });
+    throw new Error('search attributes just registered; checking again');
+  } finally {
+    await connection.close().catch(() => {});
+  }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}

@@ -1,0 +1,311 @@
+// Builds the stack's external binaries once per machine and user, outside the
+// clone: ${XDG_CACHE_HOME:-$HOME/.cache}/model-gateway/tools/<name>-<version>/.
+// A fresh clone (CI) on the same machine reuses them; a lock file keeps two
+// concurrent runs from building the same tool twice. Only the Go module proxy
+// and Debian's apt are contacted, and only when something is missing.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const TEMPORAL_VERSION = '1.5.1';
+export const FERRETDB_VERSION = '1.24.2';
+
+export type ToolName = 'temporal' | 'ferretdb' | 'redis';
+
+export interface Tools {
+  temporal?: string;
+  ferretdb?: string;
+  redisServer?: string;
+}
+
+export interface EnsureToolsOptions {
+  /** Which tools are needed; default all three. */
+  need?: Partial<Record<ToolName, boolean>>;
+  log?: (line: string) => void;
+}
+
+export function toolsCacheDir(): string {
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(base, 'model-gateway', 'tools');
+}
+
+export function temporalBinary(): string {
+  return path.join(toolsCacheDir(), `temporal-${TEMPORAL_VERSION}`, 'temporal');
+}
+
+export function ferretdbBinary(): string {
+  return path.join(toolsCacheDir(), `ferretdb-${FERRETDB_VERSION}`, 'ferretdb');
+}
+
+/** Environment for every `go` call: no telemetry, no toolchain download. */
+function goEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    GOTELEMETRY: 'off',
+    GOTOOLCHAIN: 'local',
+    GOFLAGS: '-buildvcs=false',
+    ...extra,
+  };
+}
+
+const memo = new Map<ToolName, Promise<string>>();
+
+export async function ensureTools(opts: EnsureToolsOptions = {}): Promise<Tools> {
+  const need = { temporal: true, ferretdb: true, redis: true, ...opts.need };
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const once = (name: ToolName, make: () => Promise<string>) => {
+    let p = memo.get(name);
+    if (!p) {
+      p = make();
+      memo.set(name, p);
+      p.catch(() => memo.delete(name));
+    }
+    return p;
+  };
+  // Sequential on purpose: two Go builds at once on 2 cores is no faster.
+  const tools: Tools = {};
+  if (need.redis) tools.redisServer = await once('redis', () => ensureRedis(log));
+  if (need.ferretdb) tools.ferretdb = await once('ferretdb', () => ensureFerretDB(log));
+  if (need.temporal) tools.temporal = await once('temporal', () => ensureTemporal(log));
+  return tools;
+}
+
+// ---------------------------------------------------------------- temporal
+
+async function ensureTemporal(log: (l: string) => void): Promise<string> {
+  const bin = temporalBinary();
+  return cachedBuild('temporal', TEMPORAL_VERSION, bin, log, async (stage) => {
+    requireGo();
+    await run('go', ['install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_VERSION}`], {
+      cwd: stage,
+      env: goEnv({ GOBIN: stage }),
+      log,
+      label: 'temporal',
+    });
+    return path.join(stage, 'temporal');
+  });
+}
+
+// ---------------------------------------------------------------- ferretdb
+
+async function ensureFerretDB(log: (l: string) => void): Promise<string> {
+  const bin = ferretdbBinary();
+  return cachedBuild('ferretdb', FERRETDB_VERSION, bin, log, async (stage) => {
+    requireGo();
+    // `go install ...@v1.24.2` needs the module's version list, which the
+    // proxy refuses here (403); downloading the exact version works.
+    const mod = `github.com/FerretDB/FerretDB@v${FERRETDB_VERSION}`;
+    const out = await run('go', ['mod', 'download', '-json', mod], {
+      cwd: stage,
+      env: goEnv(),
+      log,
+      label: 'ferretdb',
+      capture: true,
+    });
+    const dir = (JSON.parse(out) as { Dir?: string; Error?: string }).Dir;
+    if (!dir) throw new Error(`go mod download ${mod} gave no Dir: ${out}`);
+    // The module cache is read-only and lacks build/version/version.txt, which
+    // the binary needs at start (it panics without it): build from a copy.
+    const src = path.join(stage, 'src');
+    fs.cpSync(dir, src, { recursive: true });
+    makeWritable(src);
+    fs.writeFileSync(path.join(src, 'build/version/version.txt'), `v${FERRETDB_VERSION}\n`);
+    fs.writeFileSync(path.join(src, 'build/version/package.txt'), 'source\n');
+    const target = path.join(stage, 'ferretdb');
+    await run('go', ['build', '-trimpath', '-o', target, './cmd/ferretdb'], {
+      cwd: src,
+      env: goEnv({ GOFLAGS: '-mod=mod -buildvcs=false' }),
+      log,
+      label: 'ferretdb',
+    });
+    return target;
+  });
+}
+
+function makeWritable(dir: string): void {
+  fs.chmodSync(dir, 0o755);
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) makeWritable(p);
+    else if (entry.isFile()) fs.chmodSync(p, 0o644);
+  }
+}
+
+// ---------------------------------------------------------------- redis
+
+async function ensureRedis(log: (l: string) => void): Promise<string> {
+  const found = which('redis-server');
+  if (found) return found;
+  if (process.getuid?.() !== 0) {
+    throw new Error('redis-server is missing: install it with `sudo apt-get install -y redis-server`, or set REDIS_URL');
+  }
+  const lockFile = path.join(toolsCacheDir(), 'apt-redis-server.lock');
+  return withLock(lockFile, log, 'redis-server install', async () => {
+    const again = which('redis-server');
+    if (again) return again;
+    log('tools: redis-server missing, installing Debian package redis-server (apt-get)…');
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    await run('apt-get', ['update', '-q'], { env, log, label: 'apt' });
+    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'redis-server'], { env, log, label: 'apt' });
+    const bin = which('redis-server');
+    if (!bin) throw new Error('apt-get installed redis-server but it is not on PATH');
+    log(`tools: redis-server installed at ${bin}`);
+    return bin;
+  });
+}
+
+function which(name: string): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/sbin', '/usr/local/bin'];
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const p = path.join(dir, name);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch {
+      // keep looking
+    }
+  }
+  return undefined;
+}
+
+function requireGo(): void {
+  if (!which('go')) {
+    throw new Error('go is not installed: the Temporal CLI and FerretDB are built from source with the Go toolchain');
+  }
+  // Persistently opt out of Go telemetry for this user (a local file; no network).
+  spawnSync('go', ['telemetry', 'off'], { env: goEnv(), stdio: 'ignore' });
+}
+
+// ---------------------------------------------------------------- cache + lock
+
+/** A cached binary counts only if it runs: `--version` must exit 0. */
+function works(bin: string): boolean {
+  if (!fs.existsSync(bin)) return false;
+  const r = spawnSync(bin, ['--version'], { stdio: 'ignore', timeout: 15_000 });
+  return r.status === 0;
+}
+
+async function cachedBuild(
+  name: string,
+  version: string,
+  bin: string,
+  log: (l: string) => void,
+  build: (stage: string) => Promise<string>,
+): Promise<string> {
+  if (works(bin)) return bin;
+  const dir = path.dirname(bin);
+  fs.mkdirSync(dir, { recursive: true });
+  return withLock(`${dir}.lock`, log, `${name} ${version} build`, async () => {
+    if (works(bin)) return bin; // built by the run we waited for
+    const started = Date.now();
+    log(`tools: building ${name} ${version} into ${dir} (takes a few minutes the first time)…`);
+    const stage = fs.mkdtempSync(path.join(dir, '.build-'));
+    try {
+      const built = await build(stage);
+      if (!works(built)) throw new Error(`${name} was built but \`${built} --version\` fails`);
+      fs.renameSync(built, bin); // atomic: never a half-written binary at `bin`
+    } finally {
+      fs.rmSync(stage, { recursive: true, force: true });
+    }
+    log(`tools: ${name} ${version} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return bin;
+  });
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function withLock<T>(lockFile: string, log: (l: string) => void, what: string, fn: () => Promise<T>): Promise<T> {
+  fs.mkdirSync(path.dirname(lockFile), { recursive: true });
+  let announced = false;
+  for (;;) {
+    try {
+      const fd = fs.openSync(lockFile, 'wx');
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number.parseInt(safeRead(lockFile), 10);
+      if (!Number.isFinite(holder) || !pidAlive(holder)) {
+        // Left by a run that died (or is just being written: give it a moment).
+        await sleep(200);
+        if (safeRead(lockFile) === (Number.isFinite(holder) ? String(holder) : '')) {
+          fs.rmSync(lockFile, { force: true });
+        }
+        continue;
+      }
+      if (!announced) {
+        log(`tools: waiting for ${what} in another process (pid ${holder}, lock ${lockFile})…`);
+        announced = true;
+      }
+      await sleep(1000);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    if (safeRead(lockFile) === String(process.pid)) fs.rmSync(lockFile, { force: true });
+  }
+}
+
+function safeRead(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+// ---------------------------------------------------------------- subprocess
+
+interface RunOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  log: (l: string) => void;
+  label: string;
+  /** Return stdout instead of echoing it. */
+  capture?: boolean;
+}
+
+/** Runs a command, echoing its output as progress lines; rejects on failure. */
+function run(cmd: string, args: string[], opts: RunOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    const tail: string[] = [];
+    const echo = (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) {
+        if (!line.trim()) continue;
+        tail.push(line);
+        if (tail.length > 30) tail.shift();
+        opts.log(`  [${opts.label}] ${line}`);
+      }
+    };
+    child.stdout.on('data', (chunk: Buffer) => (opts.capture ? (stdout += chunk.toString()) : echo(chunk)));
+    child.stderr.on('data', echo);
+    // A heartbeat, since `go build` is silent for minutes at a time.
+    const started = Date.now();
+    const beat = setInterval(() => {
+      opts.log(`  [${opts.label}] still running \`${cmd} ${args[0]}\` (${Math.round((Date.now() - started) / 1000)} s)…`);
+    }, 30_000);
+    child.on('error', (err) => {
+      clearInterval(beat);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearInterval(beat);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`\`${cmd} ${args.join(' ')}\` failed (${signal ?? `exit ${code}`})\n${stdout}${tail.join('\n')}`));
+    });
+  });
+}
