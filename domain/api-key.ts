@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+
+/** `sk-` + 8-character service tag + `-` + 64 hex: prefix 12, total 76 (spec 1 section 2.1). */
+export const KEY_PATTERN = /^sk-[a-z0-9]{8}-[0-9a-f]{64}$/;
+export const KEY_PREFIX_LENGTH = 12;
+export const KEY_LENGTH = 76;
+
+export function generateApiKey(serviceTag: string): string {
+  return `sk-${serviceTag}-${randomBytes(32).toString('hex')}`;
+}
+
+/** The state of a key as every gateway instance sees it (cached in Redis, truth in Mongo). */
+export interface KeyRecord {
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  kind: 'standard' | 'legacy';
+  allowed_models: string[] | null;
+  expires_at: number | null;
+  enabled: boolean;
+  deleted: boolean;
+  spend_cap_nano: number | null;
+}
+
+export interface AccountRecord {
+  id: string;
+  name: string;
+  status: 'active' | 'inactive';
+  enterprise: boolean;
+  rpm: number | null;
+  concurrency: number | null;
+}
+
+/** What a key may spend now: min(account balance, cap - spent), floor 0. */
+export function remainingNano(balanceNano: number, key: Pick<KeyRecord, 'spend_cap_nano'>, keySpendNano: number): number {
+  const capLeft = key.spend_cap_nano === null ? Infinity : key.spend_cap_nano - keySpendNano;
+  return Math.max(0, Math.min(balanceNano, capLeft));
+}
+
+/** allowed_models: null allows all, [] none, otherwise the listed ids (or their aliases). */
+export function isModelAllowed(allowed: string[] | null, ids: string[]): boolean {
+  if (allowed === null) return true;
+  return ids.some((id) => allowed.includes(id));
+}

@@ -1,0 +1,24 @@
+import Koa from 'koa';
+import type { GatewayDeps } from './deps';
+import type { GatewayState } from './context';
+import { errorHandler } from './middleware/error-handler';
+import { trace } from './middleware/trace';
+import { modelRoutes } from './routes/models';
+import { balanceRoutes } from './routes/balance';
+import { embeddingRoutes } from './routes/embeddings';
+import { adminRoutes } from './routes/admin';
+import { healthRoutes } from './routes/health';
+
+/** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
+export function createApp(deps: GatewayDeps): Koa<GatewayState> {
+  const app = new Koa<GatewayState>();
+  app.proxy = false;
+  app.silent = true;
+  app.use(errorHandler(deps.log));
+  app.use(trace(deps.log));
+  for (const router of [healthRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps)]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  return app;
+}

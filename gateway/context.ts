@@ -1,0 +1,28 @@
+import type { ParameterizedContext, Next } from 'koa';
+import type { AccountRecord, KeyRecord } from '../domain/api-key';
+
+export type ErrorShape = 'openai' | 'messages' | 'generate-content';
+
+export interface AuthState {
+  key: KeyRecord;
+  account: AccountRecord;
+  balanceNano: number;
+  keySpendNano: number;
+}
+
+export interface GatewayState {
+  requestId: string;
+  startedAt: number;
+  auth?: AuthState;
+  /** Set by routes that produce a usage row, so a refusal can be logged with the model. */
+  usageEndpoint?: string;
+  model?: string;
+  /** True once the handler wrote its own terminal usage row. */
+  usageRecorded?: boolean;
+  /** Parsed JSON body and its raw bytes. */
+  body?: unknown;
+  rawBody?: Buffer;
+}
+
+export type Ctx = ParameterizedContext<GatewayState>;
+export type Middleware = (ctx: Ctx, next: Next) => Promise<unknown>;

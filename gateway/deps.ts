@@ -1,0 +1,23 @@
+import type { Config } from '../infra/config';
+import type { Db } from '../infra/mongo';
+import type { RedisClient } from '../infra/redis';
+import type { Logger } from '../infra/logger';
+import type { Catalogue } from '../domain/catalogue';
+import type { Wallet } from '../services/wallet';
+import type { KeyService } from '../services/keys';
+import type { AccountService } from '../services/accounts';
+import type { UsageRecorder } from '../services/usage';
+
+/** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
+export interface GatewayDeps {
+  config: Config;
+  db: Db;
+  redis: RedisClient;
+  log: Logger;
+  wallet: Wallet;
+  keys: KeyService;
+  accounts: AccountService;
+  usage: UsageRecorder;
+  /** The current registry; replaced in place when it is reloaded. */
+  catalogue: () => Catalogue;
+}

@@ -1,0 +1,62 @@
+import { AUTH_MESSAGES, errors } from '../../domain/errors';
+import { KEY_PATTERN, remainingNano } from '../../domain/api-key';
+import { sha256Hex } from '../../infra/secrets';
+import { rkeys } from '../../infra/redis';
+import type { GatewayDeps } from '../deps';
+import type { Ctx, Middleware } from '../context';
+
+export interface AuthOptions {
+  /** `all`: x-api-key, x-goog-api-key, ?key=, Bearer (in that order); `header-only`: x-api-key and Bearer. */
+  methods: 'all' | 'header-only';
+  /** Billable endpoints refuse a spent wallet with 402 here, before any pre-charge. */
+  billable: boolean;
+  /** Whether the call counts as use of the key (the balance endpoint does not). */
+  touchLastUsed: boolean;
+}
+
+const SOURCES_ALL = 'x-api-key, x-goog-api-key, ?key= or Authorization: Bearer';
+const SOURCES_HEADERS = 'x-api-key or Authorization: Bearer';
+
+/** The key from the first method present, in the spec's priority order. */
+export function extractKey(ctx: Ctx, methods: AuthOptions['methods']): string | undefined {
+  const apiKey = ctx.get('x-api-key');
+  if (apiKey) return apiKey;
+  if (methods === 'all') {
+    const goog = ctx.get('x-goog-api-key');
+    if (goog) return goog;
+    const q = ctx.query.key;
+    if (typeof q === 'string' && q) return q;
+  }
+  const authz = ctx.get('authorization');
+  if (authz) {
+    const m = /^Bearer\s+(.+)$/i.exec(authz);
+    return m ? m[1].trim() : authz;
+  }
+  return undefined;
+}
+
+export function authenticate(deps: GatewayDeps, options: AuthOptions): Middleware {
+  const sources = options.methods === 'all' ? SOURCES_ALL : SOURCES_HEADERS;
+  return async function auth(ctx: Ctx, next) {
+    const presented = extractKey(ctx, options.methods);
+    if (!presented) throw errors.auth(AUTH_MESSAGES.missing(`send the key in ${sources}`));
+    if (!KEY_PATTERN.test(presented)) throw errors.auth(AUTH_MESSAGES.missing('expected sk-<service>-<64 hex characters>'));
+
+    const key = await deps.keys.lookupByHash(sha256Hex(presented));
+    if (!key || key.deleted) throw errors.auth(AUTH_MESSAGES.invalid);
+    if (!key.enabled) throw errors.auth(AUTH_MESSAGES.revoked);
+    if (key.expires_at !== null && key.expires_at <= Date.now()) throw errors.auth(AUTH_MESSAGES.expired);
+
+    // One round trip for the rest (auto-pipelined).
+    const [account, balanceNano, keySpendNano] = await Promise.all([
+      deps.accounts.lookup(key.account_id),
+      deps.wallet.balance(key.account_id),
+      deps.wallet.keySpend(key.id),
+    ]);
+    if (!account || account.status !== 'active') throw errors.auth(AUTH_MESSAGES.inactive);
+    ctx.state.auth = { key, account, balanceNano, keySpendNano };
+    if (options.billable && remainingNano(balanceNano, key, keySpendNano) <= 0) throw errors.quota();
+    if (options.touchLastUsed) void deps.redis.set(rkeys.keyLastUsed(key.id), Date.now()).catch(() => undefined);
+    await next();
+  };
+}

@@ -1,0 +1,39 @@
+import { GatewayError } from '../../domain/errors';
+import type { Logger } from '../../infra/logger';
+import type { Ctx, Middleware } from '../context';
+import { errorBody, shapeOfPath } from '../errors/shapes';
+
+/**
+ * First in the chain: every error becomes a response in the called
+ * endpoint's shape. Unknown errors are logged with the trace id and shown to
+ * the client only as internal_error.
+ */
+export function errorHandler(log: Logger): Middleware {
+  return async function handleErrors(ctx: Ctx, next) {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new GatewayError('not_found', `no route for ${ctx.method} ${ctx.path}`, { status: 404, type: 'invalid_request_error' });
+      }
+    } catch (thrown) {
+      const err = toGatewayError(thrown, ctx, log);
+      if (ctx.headerSent || !ctx.writable) return;
+      ctx.status = err.status;
+      if (err.headers) ctx.set(err.headers);
+      ctx.body = errorBody(err, shapeOfPath(ctx.path));
+    }
+  };
+}
+
+function toGatewayError(thrown: unknown, ctx: Ctx, log: Logger): GatewayError {
+  if (thrown instanceof GatewayError) {
+    if (thrown.status >= 500) log.warn('request failed', { trace: ctx.state.requestId, code: thrown.code, message: thrown.message });
+    return thrown;
+  }
+  const status = (thrown as { status?: number; expose?: boolean }).status;
+  if (status && status >= 400 && status < 500 && (thrown as { expose?: boolean }).expose) {
+    return new GatewayError(status === 413 ? 'invalid_request' : 'invalid_request', (thrown as Error).message, { status });
+  }
+  log.error('unhandled error', { trace: ctx.state.requestId, path: ctx.path, err: thrown });
+  return new GatewayError('internal_error', `internal error; quote trace id ${ctx.state.requestId}`);
+}

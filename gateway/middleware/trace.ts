@@ -1,0 +1,26 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../../infra/logger';
+import type { Ctx, Middleware } from '../context';
+
+export const TRACE_HEADER = 'x-gateway-trace';
+
+/** A request id on every response (errors included) and one access log line per request. */
+export function trace(log: Logger): Middleware {
+  return async function traceRequest(ctx: Ctx, next) {
+    ctx.state.requestId = `req_${randomBytes(12).toString('hex')}`;
+    ctx.state.startedAt = performance.now();
+    ctx.set(TRACE_HEADER, ctx.state.requestId);
+    try {
+      await next();
+    } finally {
+      log.info('request', {
+        trace: ctx.state.requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round((performance.now() - ctx.state.startedAt) * 10) / 10,
+        account: ctx.state.auth?.account.id,
+      });
+    }
+  };
+}

@@ -1,0 +1,45 @@
+import { GatewayError } from '../../domain/errors';
+import type { GatewayDeps } from '../deps';
+import type { Ctx, Middleware } from '../context';
+
+/**
+ * Every public model call ends in exactly one usage row. Handlers write the
+ * row for outcomes they own (success, interrupted, in-flight tasks); this
+ * middleware writes it for refusals (`rejected`, cost 0) and failures.
+ */
+export function usageCapture(deps: GatewayDeps, endpoint: string): Middleware {
+  return async function captureUsage(ctx: Ctx, next) {
+    ctx.state.usageEndpoint = endpoint;
+    try {
+      await next();
+    } catch (err) {
+      if (!ctx.state.usageRecorded && ctx.state.auth) {
+        const e = err instanceof GatewayError ? err : null;
+        const status = e && e.status < 500 ? 'rejected' : 'error';
+        recordOutcome(deps, ctx, { status, error_code: e?.code ?? 'internal_error', error_message: e?.message ?? 'internal error' });
+      }
+      throw err;
+    }
+  };
+}
+
+export function recordOutcome(
+  deps: GatewayDeps,
+  ctx: Ctx,
+  row: Partial<Parameters<GatewayDeps['usage']['record']>[0]> & { status: 'success' | 'error' | 'interrupted' | 'rejected' | 'in_flight' },
+): void {
+  const auth = ctx.state.auth!;
+  ctx.state.usageRecorded = true;
+  deps.usage.record({
+    _id: ctx.state.requestId,
+    request_id: ctx.state.requestId,
+    account_id: auth.account.id,
+    key_id: auth.key.id,
+    key_name: auth.key.name,
+    key_prefix: auth.key.prefix,
+    endpoint: ctx.state.usageEndpoint ?? ctx.path,
+    model: ctx.state.model ?? null,
+    latency_ms: Math.round(performance.now() - ctx.state.startedAt),
+    ...row,
+  });
+}

@@ -1,0 +1,21 @@
+import { errors } from '../domain/errors';
+import { isModelAllowed } from '../domain/api-key';
+import type { Model } from '../domain/catalogue';
+import type { GatewayDeps } from './deps';
+import type { Ctx } from './context';
+
+/**
+ * Resolve the requested model id (aliases included) and check the key may
+ * use it: unknown or placeholder -> model_not_found; whitelist -> model_not_allowed.
+ */
+export function resolveModel(deps: GatewayDeps, ctx: Ctx, requested: unknown): Model {
+  if (typeof requested !== 'string' || requested === '') throw errors.invalidRequest('model is required', 'model');
+  ctx.state.model = requested;
+  const model = deps.catalogue().resolve(requested);
+  if (!model || !model.callable) throw errors.modelNotFound(requested);
+  ctx.state.model = model.id;
+  if (!isModelAllowed(ctx.state.auth!.key.allowed_models, [model.id, requested, ...model.aliases])) {
+    throw errors.modelNotAllowed(requested);
+  }
+  return model;
+}

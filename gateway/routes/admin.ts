@@ -1,0 +1,201 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { randomBytes } from 'node:crypto';
+import { errors, GatewayError } from '../../domain/errors';
+import { formatCredits, parseCredits } from '../../domain/money';
+import type { ApiKeyDoc } from '../../infra/mongo';
+import { safeEqual } from '../../infra/secrets';
+import type { GatewayDeps } from '../deps';
+import type { Ctx, GatewayState, Middleware } from '../context';
+import { jsonBody } from '../middleware/body';
+
+/** Operator API standing in for the console. `Authorization: Bearer <ADMIN_TOKEN>`. */
+
+const Credits = z.union([z.number(), z.string()]).transform((v, c) => {
+  try {
+    const n = parseCredits(v);
+    if (n < 0) throw new RangeError('negative');
+    return n;
+  } catch {
+    c.addIssue({ code: 'custom', message: 'must be a non-negative amount with at most 9 decimals' });
+    return z.NEVER;
+  }
+});
+const Limit = z.number().int().positive().nullable();
+
+const NewAccount = z.object({ name: z.string().min(1).max(200), enterprise: z.boolean().optional() }).strict();
+const AccountPatch = z
+  .object({ status: z.enum(['active', 'inactive']).optional(), rate_limit: z.object({ rpm: Limit.optional(), concurrency: Limit.optional() }).strict().optional() })
+  .strict();
+const TopUp = z.object({ amount_usd: Credits, reference: z.string().min(1).max(200).optional() }).strict();
+const KeyFields = {
+  allowed_models: z.array(z.string().min(1)).nullable().optional(),
+  expires_at: z.union([z.iso.datetime({ offset: true }), z.number().int().positive()]).nullable().optional(),
+  enabled: z.boolean().optional(),
+  spend_cap_usd: Credits.nullable().optional(),
+};
+const NewKey = z.object({ name: z.string().min(1).max(200), ...KeyFields }).strict();
+const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyFields }).strict();
+const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string(), ...KeyFields }).strict();
+const Paging = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), before: z.string().optional() });
+
+function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const path = issue.path.join('.');
+  throw errors.invalidRequest(`${path ? `${path}: ` : ''}${issue.message}`, path || undefined);
+}
+
+function toDate(v: string | number | null | undefined): Date | null | undefined {
+  if (v === undefined || v === null) return v;
+  return typeof v === 'number' ? new Date(v * 1000) : new Date(v);
+}
+
+function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
+  return {
+    id: doc._id,
+    object: 'api_key',
+    account_id: doc.account_id,
+    name: doc.name,
+    kind: doc.kind,
+    prefix: doc.prefix,
+    revealable: !!doc.secret,
+    allowed_models: doc.allowed_models ?? null,
+    expires_at: doc.expires_at ? Math.floor(doc.expires_at.getTime() / 1000) : null,
+    enabled: doc.enabled,
+    deleted: doc.deleted_at !== null,
+    spend_cap_usd: doc.spend_cap_nano === null ? null : formatCredits(doc.spend_cap_nano),
+    created_at: Math.floor(doc.created_at.getTime() / 1000),
+    ...extra,
+  };
+}
+
+function requireAdmin(token: string): Middleware {
+  return async function adminOnly(ctx: Ctx, next) {
+    const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
+    if (!m || !safeEqual(m[1].trim(), token)) {
+      throw new GatewayError('invalid_api_key', 'admin token missing or wrong', { status: 401 });
+    }
+    await next();
+  };
+}
+
+export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/admin/v1' });
+  const body = jsonBody(1024 * 1024);
+  router.use(requireAdmin(deps.config.ADMIN_TOKEN));
+
+  const accountView = async (id: string) => {
+    const doc = await deps.accounts.get(id);
+    const balance = await deps.wallet.balance(id);
+    return {
+      id: doc._id,
+      object: 'account',
+      name: doc.name,
+      status: doc.status,
+      enterprise: doc.enterprise,
+      rate_limit: doc.rate_limit,
+      balance_usd: formatCredits(balance),
+      created_at: Math.floor(doc.created_at.getTime() / 1000),
+    };
+  };
+
+  router.post('/accounts', body, async (ctx) => {
+    const input = parse(NewAccount, ctx.state.body);
+    const doc = await deps.accounts.create(input);
+    ctx.status = 201;
+    ctx.body = await accountView(doc._id);
+  });
+  router.get('/accounts/:id', async (ctx) => {
+    ctx.body = await accountView(ctx.params.id);
+  });
+  router.patch('/accounts/:id', body, async (ctx) => {
+    const patch = parse(AccountPatch, ctx.state.body);
+    await deps.accounts.update(ctx.params.id, patch);
+    ctx.body = await accountView(ctx.params.id);
+  });
+  router.post('/accounts/:id/topups', body, async (ctx) => {
+    const input = parse(TopUp, ctx.state.body);
+    const reference = input.reference ?? ctx.get('idempotency-key') ?? '';
+    const result = await deps.accounts.topUp(ctx.params.id, input.amount_usd, reference || randomBytes(12).toString('hex'));
+    ctx.status = 201;
+    ctx.body = { object: 'topup', account_id: ctx.params.id, amount_usd: formatCredits(input.amount_usd), replayed: result.status === 'duplicate', balance_usd: formatCredits(result.balanceNano) };
+  });
+  router.get('/accounts/:id/ledger', async (ctx) => {
+    await deps.accounts.get(ctx.params.id);
+    const { limit, before } = parse(Paging, ctx.query);
+    const filter: Record<string, unknown> = { account_id: ctx.params.id };
+    if (before) filter.created_at = { $lt: new Date(Number(before)) };
+    const rows = await deps.db.Ledger.find(filter).sort({ created_at: -1, _id: -1 }).limit(limit + 1).lean();
+    const page = rows.slice(0, limit);
+    ctx.body = {
+      object: 'list',
+      data: page.map((e) => ({
+        id: e._id, kind: e.kind, amount_usd: formatCredits(e.amount_nano), key_id: e.key_id, ref: e.ref,
+        created_at: e.created_at.toISOString(),
+      })),
+      next_cursor: rows.length > limit ? String(page[page.length - 1].created_at.getTime()) : null,
+    };
+  });
+  router.get('/accounts/:id/keys', async (ctx) => {
+    const docs = await deps.keys.listByAccount(ctx.params.id);
+    ctx.body = { object: 'list', data: docs.map((d) => keyView(d)) };
+  });
+  router.post('/accounts/:id/keys', body, async (ctx) => {
+    const input = parse(NewKey, ctx.state.body);
+    await deps.accounts.get(ctx.params.id);
+    const { doc, plaintext } = await deps.keys.create(ctx.params.id, {
+      name: input.name, allowed_models: input.allowed_models, expires_at: toDate(input.expires_at),
+      enabled: input.enabled, spend_cap_nano: input.spend_cap_usd,
+    });
+    ctx.status = 201;
+    ctx.body = keyView(doc, { key: plaintext });
+  });
+  router.post('/accounts/:id/keys/import-legacy', body, async (ctx) => {
+    const input = parse(LegacyKey, ctx.state.body);
+    await deps.accounts.get(ctx.params.id);
+    const doc = await deps.keys.importLegacy(ctx.params.id, {
+      name: input.name, allowed_models: input.allowed_models, expires_at: toDate(input.expires_at),
+      enabled: input.enabled, spend_cap_nano: input.spend_cap_usd,
+    }, input.key);
+    ctx.status = 201;
+    ctx.body = keyView(doc);
+  });
+  router.get('/keys/:id', async (ctx) => {
+    const doc = await deps.keys.get(ctx.params.id);
+    const spend = await deps.wallet.keySpend(doc._id);
+    ctx.body = keyView(doc, { used_usd: formatCredits(spend) });
+  });
+  router.get('/keys/:id/reveal', async (ctx) => {
+    const key = await deps.keys.reveal(ctx.params.id);
+    deps.log.info('api key revealed', { trace: ctx.state.requestId, key_id: ctx.params.id });
+    ctx.body = { id: ctx.params.id, key };
+  });
+  router.patch('/keys/:id', body, async (ctx) => {
+    const input = parse(KeyPatch, ctx.state.body);
+    const doc = await deps.keys.update(ctx.params.id, {
+      name: input.name, allowed_models: input.allowed_models, expires_at: toDate(input.expires_at),
+      enabled: input.enabled, spend_cap_nano: input.spend_cap_usd,
+    });
+    ctx.body = keyView(doc);
+  });
+  router.delete('/keys/:id', async (ctx) => {
+    ctx.body = keyView(await deps.keys.remove(ctx.params.id));
+  });
+  router.get('/keys/:id/calls', async (ctx) => {
+    await deps.keys.get(ctx.params.id);
+    const { limit } = parse(Paging, ctx.query);
+    await deps.usage.flush();
+    const rows = await deps.db.Usage.find({ key_id: ctx.params.id }).sort({ created_at: -1 }).limit(limit).lean();
+    ctx.body = {
+      object: 'list',
+      data: rows.map((r) => ({
+        request_id: r.request_id, model: r.model, status: r.status, input_tokens: r.input_tokens,
+        output_tokens: r.output_tokens, cached_tokens: r.cached_tokens, cost_usd: formatCredits(r.cost_nano),
+        created_at: r.created_at.toISOString(),
+      })),
+    };
+  });
+  return router;
+}

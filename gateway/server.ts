@@ -1,0 +1,25 @@
+import { loadConfig } from '../infra/config';
+import { createLogger } from '../infra/logger';
+import { buildDeps } from '../services/bootstrap';
+import { createApp } from './app';
+
+const config = loadConfig();
+const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
+const deps = await buildDeps(config, log);
+const app = createApp(deps);
+const server = app.listen(config.PORT, config.HOST, () => {
+  log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
+});
+server.keepAliveTimeout = 65_000;
+server.headersTimeout = 66_000;
+server.requestTimeout = 0; // long streams and the 90 s keep-alive image rule manage their own time
+
+async function shutdown(signal: string) {
+  log.info('gateway stopping', { signal });
+  server.close();
+  server.closeIdleConnections();
+  await deps.close();
+  process.exit(0);
+}
+process.once('SIGINT', () => void shutdown('SIGINT'));
+process.once('SIGTERM', () => void shutdown('SIGTERM'));

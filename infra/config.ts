@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+/** Every environment variable the processes read, parsed once. Documented in README.md. */
+const EnvSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  MONGO_URL: z.string().default('mongodb://127.0.0.1:27017/model_gateway'),
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  /** Prefix of every Redis key this deployment uses (lets tests share one Redis). */
+  REDIS_PREFIX: z.string().default('mg:'),
+  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('media'),
+  /** Base URL substituted for ${SIMULATOR_URL} in the catalogue's channel URLs. */
+  SIMULATOR_URL: z.string().default('http://127.0.0.1:8090'),
+  /** Public base URL of this gateway (hosted asset links). */
+  PUBLIC_BASE_URL: z.string().default('http://127.0.0.1:8080'),
+  ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters'),
+  /** 32 bytes as 64 hex characters: AES-256-GCM key for stored API keys. */
+  KEY_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'KEY_ENCRYPTION_KEY must be 64 hex characters'),
+  /** The 8-character service tag in `sk-<tag>-<64 hex>`. */
+  KEY_SERVICE_TAG: z.string().regex(/^[a-z0-9]{8}$/, 'KEY_SERVICE_TAG must be 8 lowercase letters or digits').default('mgateway'),
+  CATALOGUE_FILE: z.string().default('data/catalogue.json'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Upstream timeout of the four chat endpoints, streaming included. */
+  CHAT_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
+});
+
+export type Config = z.infer<typeof EnvSchema>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,32 @@
+/** Structured JSON logs, one line per event, with the trace id when there is one. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+export function createLogger(level: LogLevel = 'info', base: Record<string, unknown> = {}): Logger {
+  const min = ORDER[level];
+  const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[lvl] < min) return;
+    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, errorReplacer);
+    (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line + '\n');
+  };
+  return {
+    debug: (m, f) => write('debug', m, f),
+    info: (m, f) => write('info', m, f),
+    warn: (m, f) => write('warn', m, f),
+    error: (m, f) => write('error', m, f),
+    child: (fields) => createLogger(level, { ...base, ...fields }),
+  };
+}
+
+function errorReplacer(_key: string, value: unknown) {
+  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  return value;
+}

@@ -1,0 +1,81 @@
+import type { AccountDoc, Db } from '../infra/mongo';
+import { rkeys, type RedisClient } from '../infra/redis';
+import type { AccountRecord } from '../domain/api-key';
+import { newId } from '../domain/ids';
+import { GatewayError } from '../domain/errors';
+import { parseCredits } from '../domain/money';
+import type { Wallet } from './wallet';
+
+/** Signup grant and top-up minimum (spec 1 section 2.2). */
+export const SIGNUP_GRANT_NANO = parseCredits('40.44');
+export const TOPUP_MINIMUM_NANO = parseCredits('134.8');
+
+export function toAccountRecord(doc: AccountDoc): AccountRecord {
+  return {
+    id: doc._id,
+    name: doc.name,
+    status: doc.status,
+    enterprise: doc.enterprise,
+    rpm: doc.rate_limit?.rpm ?? null,
+    concurrency: doc.rate_limit?.concurrency ?? null,
+  };
+}
+
+export class AccountService {
+  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly wallet: Wallet) {}
+
+  async create(input: { name: string; enterprise?: boolean }): Promise<AccountDoc> {
+    const doc: AccountDoc = {
+      _id: newId('acct'),
+      name: input.name,
+      status: 'active',
+      enterprise: input.enterprise ?? false,
+      rate_limit: { rpm: null, concurrency: null },
+      created_at: new Date(),
+    };
+    await this.db.Account.create(doc);
+    await this.publish(doc);
+    await this.wallet.apply({ opId: `${doc._id}:grant`, accountId: doc._id, kind: 'grant', amountNano: SIGNUP_GRANT_NANO });
+    return doc;
+  }
+
+  async get(id: string): Promise<AccountDoc> {
+    const doc = await this.db.Account.findById(id).lean<AccountDoc>();
+    if (!doc) throw new GatewayError('not_found', `no account ${id}`, { status: 404, type: 'invalid_request_error' });
+    return doc;
+  }
+
+  async update(id: string, patch: { status?: AccountDoc['status']; rate_limit?: { rpm?: number | null; concurrency?: number | null } }) {
+    const doc = await this.get(id);
+    const next: AccountDoc = {
+      ...doc,
+      status: patch.status ?? doc.status,
+      rate_limit: { ...doc.rate_limit, ...patch.rate_limit } as AccountDoc['rate_limit'],
+    };
+    await this.db.Account.replaceOne({ _id: id }, next);
+    await this.publish(next);
+    return next;
+  }
+
+  /** A top-up is a ledger op; the caller's op id (e.g. the payment id) makes it idempotent. */
+  async topUp(id: string, amountNano: number, opId: string) {
+    if (amountNano < TOPUP_MINIMUM_NANO) {
+      throw new GatewayError('invalid_request', 'amount_usd is below the top-up minimum of 134.8', { param: 'amount_usd' });
+    }
+    await this.get(id);
+    return this.wallet.apply({ opId: `${id}:topup:${opId}`, accountId: id, kind: 'topup', amountNano, ref: opId });
+  }
+
+  async lookup(id: string): Promise<AccountRecord | null> {
+    const cached = await this.redis.get(rkeys.account(id));
+    if (cached) return JSON.parse(cached) as AccountRecord;
+    const doc = await this.db.Account.findById(id).lean<AccountDoc>();
+    return doc ? this.publish(doc) : null;
+  }
+
+  private async publish(doc: AccountDoc): Promise<AccountRecord> {
+    const record = toAccountRecord(doc);
+    await this.redis.set(rkeys.account(doc._id), JSON.stringify(record));
+    return record;
+  }
+}

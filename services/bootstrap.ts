@@ -1,0 +1,43 @@
+import type { Config } from '../infra/config';
+import { connectMongo } from '../infra/mongo';
+import { connectRedis } from '../infra/redis';
+import { createLogger, type Logger } from '../infra/logger';
+import type { Catalogue } from '../domain/catalogue';
+import { Wallet } from './wallet';
+import { KeyService } from './keys';
+import { AccountService } from './accounts';
+import { UsageRecorder } from './usage';
+import { loadCatalogue } from './catalogue-store';
+import type { GatewayDeps } from '../gateway/deps';
+
+const CATALOGUE_RELOAD_MS = 30_000;
+
+/** Connect to Mongo and Redis and build the services, once per process. */
+export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<GatewayDeps & { close(): Promise<void> }> {
+  const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX)];
+  const wallet = new Wallet(db, redis);
+  const vars = { SIMULATOR_URL: config.SIMULATOR_URL };
+  let catalogue: Catalogue = await loadCatalogue(db, vars);
+  const reload = setInterval(() => {
+    loadCatalogue(db, vars).then((c) => (catalogue = c), (err) => log.warn('catalogue reload failed', { err }));
+  }, CATALOGUE_RELOAD_MS);
+  reload.unref();
+  const usage = new UsageRecorder(db, log);
+  return {
+    config,
+    db,
+    redis,
+    log,
+    wallet,
+    keys: new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG }),
+    accounts: new AccountService(db, redis, wallet),
+    usage,
+    catalogue: () => catalogue,
+    async close() {
+      clearInterval(reload);
+      await usage.flush();
+      redis.disconnect();
+      await db.conn.close();
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import type { Db, ApiKeyDoc } from '../infra/mongo';
+import { rkeys, type RedisClient } from '../infra/redis';
+import { seal, sha256Hex, unseal } from '../infra/secrets';
+import { generateApiKey, KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
+import { newId } from '../domain/ids';
+import { GatewayError } from '../domain/errors';
+
+export interface NewKeyInput {
+  name: string;
+  allowed_models?: string[] | null;
+  expires_at?: Date | null;
+  enabled?: boolean;
+  spend_cap_nano?: number | null;
+}
+
+export type KeyPatch = Partial<Omit<NewKeyInput, 'name'>> & { name?: string };
+
+export function toKeyRecord(doc: ApiKeyDoc): KeyRecord {
+  return {
+    id: doc._id,
+    account_id: doc.account_id,
+    name: doc.name,
+    prefix: doc.prefix,
+    kind: doc.kind,
+    allowed_models: doc.allowed_models ?? null,
+    expires_at: doc.expires_at ? doc.expires_at.getTime() : null,
+    enabled: doc.enabled,
+    deleted: doc.deleted_at !== null,
+    spend_cap_nano: doc.spend_cap_nano ?? null,
+  };
+}
+
+/**
+ * API keys: plaintext shown once at creation and revealable later (AES-256-GCM),
+ * looked up by sha256. Every change is written to Mongo, then to the Redis
+ * record all gateway instances read on each request, so it applies at once.
+ */
+export class KeyService {
+  constructor(
+    private readonly db: Db,
+    private readonly redis: RedisClient,
+    private readonly opts: { encryptionKey: string; serviceTag: string },
+  ) {}
+
+  async create(accountId: string, input: NewKeyInput): Promise<{ doc: ApiKeyDoc; plaintext: string }> {
+    const plaintext = generateApiKey(this.opts.serviceTag);
+    const doc = await this.insert(accountId, input, plaintext, 'standard');
+    return { doc, plaintext };
+  }
+
+  /** Import an early key that exists only as a hash: it works but can never be revealed. */
+  async importLegacy(accountId: string, input: NewKeyInput, plaintext: string): Promise<ApiKeyDoc> {
+    return this.insert(accountId, input, plaintext, 'legacy');
+  }
+
+  private async insert(accountId: string, input: NewKeyInput, plaintext: string, kind: ApiKeyDoc['kind']): Promise<ApiKeyDoc> {
+    const doc: ApiKeyDoc = {
+      _id: newId('key'),
+      account_id: accountId,
+      name: input.name,
+      kind,
+      prefix: plaintext.slice(0, KEY_PREFIX_LENGTH),
+      hash: sha256Hex(plaintext),
+      secret: kind === 'standard' ? seal(plaintext, this.opts.encryptionKey) : null,
+      allowed_models: input.allowed_models ?? null,
+      expires_at: input.expires_at ?? null,
+      enabled: input.enabled ?? true,
+      deleted_at: null,
+      spend_cap_nano: input.spend_cap_nano ?? null,
+      created_at: new Date(),
+    };
+    await this.db.ApiKey.create(doc);
+    await this.publish(doc);
+    return doc;
+  }
+
+  async get(id: string): Promise<ApiKeyDoc> {
+    const doc = await this.db.ApiKey.findById(id).lean<ApiKeyDoc>();
+    if (!doc) throw new GatewayError('not_found', `no key ${id}`, { status: 404, type: 'invalid_request_error' });
+    return doc;
+  }
+
+  async listByAccount(accountId: string): Promise<ApiKeyDoc[]> {
+    return this.db.ApiKey.find({ account_id: accountId }).lean<ApiKeyDoc[]>();
+  }
+
+  async reveal(id: string): Promise<string> {
+    const doc = await this.get(id);
+    if (!doc.secret) {
+      throw new GatewayError('invalid_request', 'this key is a hash-only legacy key and cannot be revealed', { status: 409 });
+    }
+    return unseal(doc.secret, this.opts.encryptionKey);
+  }
+
+  async update(id: string, patch: KeyPatch): Promise<ApiKeyDoc> {
+    const doc = await this.get(id);
+    if (doc.deleted_at) throw new GatewayError('invalid_request', 'the key is deleted', { status: 409 });
+    const next: ApiKeyDoc = { ...doc, ...definedOnly(patch) } as ApiKeyDoc;
+    await this.db.ApiKey.replaceOne({ _id: id }, next);
+    await this.publish(next);
+    return next;
+  }
+
+  async remove(id: string): Promise<ApiKeyDoc> {
+    const doc = await this.get(id);
+    const next: ApiKeyDoc = { ...doc, enabled: false, deleted_at: doc.deleted_at ?? new Date() };
+    await this.db.ApiKey.replaceOne({ _id: id }, next);
+    await this.publish(next);
+    return next;
+  }
+
+  /** The record a request is judged by: Redis first, Mongo when Redis has none. */
+  async lookupByHash(hash: string): Promise<KeyRecord | null> {
+    const cached = await this.redis.get(rkeys.keyRecord(hash));
+    if (cached) return JSON.parse(cached) as KeyRecord;
+    const doc = await this.db.ApiKey.findOne({ hash }).lean<ApiKeyDoc>();
+    if (!doc) return null;
+    return this.publish(doc);
+  }
+
+  private async publish(doc: ApiKeyDoc): Promise<KeyRecord> {
+    const record = toKeyRecord(doc);
+    await this.redis.set(rkeys.keyRecord(doc.hash), JSON.stringify(record));
+    return record;
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

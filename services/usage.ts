@@ -1,0 +1,52 @@
+import type { Db, UsageDoc } from '../infra/mongo';
+import type { Logger } from '../infra/logger';
+
+export type UsageRow = Partial<UsageDoc> & Pick<UsageDoc, '_id' | 'account_id' | 'endpoint' | 'status' | 'request_id'>;
+
+const DEFAULTS: Omit<UsageDoc, '_id' | 'account_id' | 'endpoint' | 'status' | 'request_id' | 'created_at'> = {
+  key_id: null, key_name: null, key_prefix: null, model: null, error_code: null, error_message: null,
+  input_tokens: 0, output_tokens: 0, cached_tokens: 0, server_tool_calls: 0, unit_count: 0, unit_type: null,
+  cost_nano: 0, reserved_nano: 0, latency_ms: 0, task_id: null, submitted_at: null, attempts_count: 1,
+  result_urls: [], result_expires_at: null,
+};
+
+/**
+ * One usage row per terminal outcome of a public call. Rows are buffered and
+ * written in batches off the request path; `flush()` drains the buffer
+ * (tests and shutdown call it).
+ */
+export class UsageRecorder {
+  private buffer: UsageDoc[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private inflight: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: Db, private readonly log: Logger, private readonly batchMs = 25) {}
+
+  record(row: UsageRow): void {
+    this.buffer.push({ ...DEFAULTS, created_at: new Date(), ...row } as UsageDoc);
+    if (this.buffer.length >= 500) void this.flush();
+    else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.batchMs);
+  }
+
+  /** Rows whose id already exists are kept as they are (an in-flight row is replaced with `replace`). */
+  async replace(row: UsageRow): Promise<void> {
+    await this.db.Usage.replaceOne({ _id: row._id }, { ...DEFAULTS, created_at: new Date(), ...row }, { upsert: true });
+  }
+
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const rows = this.buffer;
+    this.buffer = [];
+    const write = rows.length
+      ? this.db.Usage.insertMany(rows, { ordered: false }).then(
+          () => undefined,
+          (err: unknown) => {
+            if ((err as { code?: number }).code !== 11000) this.log.error('usage rows not written', { err, rows: rows.length });
+          },
+        )
+      : Promise.resolve();
+    this.inflight = this.inflight.then(() => write);
+    await this.inflight;
+  }
+}

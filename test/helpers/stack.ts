@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { loadConfig, type Config } from '../../infra/config';
+import { createLogger } from '../../infra/logger';
+import { connectMongo } from '../../infra/mongo';
+import { buildDeps } from '../../services/bootstrap';
+import { readCatalogueFile, seedCatalogue } from '../../services/catalogue-store';
+import { createApp } from '../../gateway/app';
+import type { GatewayDeps } from '../../gateway/deps';
+
+/**
+ * Each test file gets its own world on the shared test services (started by
+ * scripts/test.ts): a fresh Mongo database, a Redis key prefix and a task
+ * queue, so files run in parallel without seeing each other.
+ */
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  const mongo = process.env.MONGO_URL;
+  if (!mongo || !process.env.REDIS_URL) {
+    throw new Error('MONGO_URL and REDIS_URL are not set: run the suite with `npm test`, which starts the services');
+  }
+  const suffix = randomBytes(4).toString('hex');
+  const url = new URL(mongo);
+  url.pathname = `/t_${suffix}`;
+  return loadConfig({
+    ...process.env,
+    MONGO_URL: url.toString(),
+    REDIS_PREFIX: `t${suffix}:`,
+    TEMPORAL_TASK_QUEUE: `test-${suffix}`,
+    ADMIN_TOKEN: `admin-${randomBytes(16).toString('hex')}`,
+    KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    PORT: '0',
+    ...overrides,
+  });
+}
+
+export interface TestGateway {
+  url: string;
+  config: Config;
+  deps: GatewayDeps;
+  server: Server;
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  newAccount(opts?: { name?: string; enterprise?: boolean }): Promise<{ id: string; balance_usd: string }>;
+  newKey(accountId: string, fields?: Record<string, unknown>): Promise<{ id: string; key: string }>;
+  close(): Promise<void>;
+}
+
+export async function startGateway(overrides: Record<string, string> = {}): Promise<TestGateway> {
+  const config = testConfig(overrides);
+  const seedDb = await connectMongo(config.MONGO_URL);
+  await seedCatalogue(seedDb, readCatalogueFile(config.CATALOGUE_FILE));
+  await seedDb.conn.close();
+  const deps = await buildDeps(config, createLogger(config.LOG_LEVEL));
+  const server = createApp(deps).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const admin: TestGateway['admin'] = async (method, path, body) => {
+    const res = await fetch(`${url}/admin/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  return {
+    url, config, deps, server, admin,
+    async newAccount(opts = {}) {
+      const r = await admin('POST', '/accounts', { name: opts.name ?? 'test', ...(opts.enterprise ? { enterprise: true } : {}) });
+      if (r.status !== 201) throw new Error(`account not created: ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+    async newKey(accountId, fields = {}) {
+      const r = await admin('POST', `/accounts/${accountId}/keys`, { name: 'k', ...fields });
+      if (r.status !== 201) throw new Error(`key not created: ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await deps.db.conn.dropDatabase().catch(() => undefined);
+      await deps.close();
+    },
+  };
+}

@@ -1,0 +1,16 @@
+import { loadConfig } from '../infra/config';
+import { createLogger } from '../infra/logger';
+import { buildDeps } from '../services/bootstrap';
+import { createWorker } from './worker';
+
+const config = loadConfig();
+const log = createLogger(config.LOG_LEVEL, { service: 'worker' });
+const deps = await buildDeps(config, log);
+const { worker, connection } = await createWorker(config, deps);
+log.info('worker started', { taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE });
+process.once('SIGINT', () => worker.shutdown());
+process.once('SIGTERM', () => worker.shutdown());
+await worker.run();
+await connection.close();
+await deps.close();
+log.info('worker stopped');

@@ -1,0 +1,2 @@
+/** Workflow entry for the worker bundle (workflowsPath). Deterministic code only. */
+export { auditWalletWorkflow } from './audit-wallet';
