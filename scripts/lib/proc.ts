@@ -27,8 +27,10 @@ export interface SpawnOptions {
   cwd?: string;
   /** Append stdout+stderr to this file (created with its folder). */
   logFile?: string;
-  /** Otherwise print each output line prefixed with `[name]`. */
+  /** Otherwise print each output line prefixed with `[name]`… */
   prefix?: boolean;
+  /** …or leave child.stdout and child.stderr to the caller to read. */
+  pipe?: boolean;
 }
 
 const live = new Set<Managed>();
@@ -44,7 +46,7 @@ export function spawnManaged(opts: SpawnOptions): Managed {
     fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
     fd = fs.openSync(opts.logFile, 'a');
     stdio = ['ignore', fd, fd];
-  } else if (opts.prefix) {
+  } else if (opts.prefix || opts.pipe) {
     stdio = ['ignore', 'pipe', 'pipe'];
   }
   const child = spawn(opts.cmd, opts.args, { env: opts.env, cwd: opts.cwd, stdio, detached: true });
@@ -213,5 +215,19 @@ export function tailFile(file: string | undefined, lines = 25): string {
     return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
   } catch {
     return '';
+  }
+}
+
+/** Waits until 127.0.0.1:port accepts connections; fails early if `proc` exits. */
+export async function waitForPort(port: number, proc: Managed | undefined, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc?.done()) {
+      const { code, signal } = await proc.exited;
+      throw new Error(`${proc.name} exited (${signal ?? `code ${code}`}) before listening on port ${port}`);
+    }
+    if (await portInUse(port)) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on 127.0.0.1:${port} after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -1,0 +1,165 @@
+// `npm test`: build/reuse the tools, start a throw-away stack on test ports,
+// start the simulator, typecheck, run ava against the stack, stop everything,
+// and close on `N passed, N failed[, N skipped]`. Extra arguments go to ava
+// (e.g. `npm test -- test/stack/stack.test.ts`).
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { pickPort, spawnManaged, stopAll, tailFile, waitForPort } from './lib/proc';
+import { startServices, type Services } from './lib/services';
+import { summaryLine, TapReporter, type TapCounts } from './lib/tap';
+import { ensureTools } from './lib/tools';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+process.chdir(root);
+
+const TEST_PORTS = { temporal: 17233, temporalUi: 18233, mongo: 37017, redis: 16379 };
+const SIMULATOR_PORT = 18090;
+const KEEP_FAILED_RUNS = 3;
+
+const phases: Array<[string, number]> = [];
+async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = Date.now();
+  console.log(`\n▶ ${name}`);
+  try {
+    return await fn();
+  } finally {
+    const s = (Date.now() - t0) / 1000;
+    phases.push([name, s]);
+    console.log(`  (${name}: ${s.toFixed(1)} s)`);
+  }
+}
+
+const counts: TapCounts = { passed: 0, failed: 0, skipped: 0 };
+const started = Date.now();
+const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+const dataDir = path.join(root, '.data', `test-${stamp}`);
+const avaArgs = process.argv.slice(2);
+const quietLog = (line: string) => console.log(line);
+
+pruneOldRuns();
+let services: Services | undefined;
+try {
+  const external = !!(process.env.MONGO_URL && process.env.REDIS_URL && process.env.TEMPORAL_ADDRESS);
+  if (!external) {
+    await phase('tools', () =>
+      ensureTools({
+        need: { temporal: !process.env.TEMPORAL_ADDRESS, ferretdb: !process.env.MONGO_URL, redis: !process.env.REDIS_URL },
+        log: quietLog,
+      }),
+    );
+  }
+
+  // The typecheck needs no services: run it while they start.
+  const typecheck = startTypecheck();
+
+  services = await phase('services', () =>
+    startServices({ dataDir, ports: TEST_PORTS, portFallback: true, mongoDb: 'model_gateway_test', log: quietLog }),
+  );
+  const simulatorUrl = await phase('simulator', startSimulator);
+
+  await phase('typecheck', async () => {
+    const { ok, output } = await typecheck;
+    if (output.trim()) console.log(output.trimEnd());
+    if (ok) console.log('  typecheck passed');
+    else {
+      counts.failed++;
+      console.log('  ✘ typecheck failed (tsc --noEmit -p tsconfig.json)');
+    }
+  });
+
+  await phase('tests (ava)', () =>
+    runAva({
+      ...process.env,
+      ...services!.env,
+      ...(simulatorUrl ? { SIMULATOR_URL: simulatorUrl } : {}),
+      TEST_STACK: '1',
+    }),
+  );
+} catch (err) {
+  counts.failed++;
+  console.error(`\n✘ ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+} finally {
+  await phase('stop', async () => {
+    await services?.stop();
+    await stopAll();
+  });
+}
+
+console.log(`\nphases: ${phases.map(([n, s]) => `${n} ${s.toFixed(1)} s`).join(', ')}; total ${((Date.now() - started) / 1000).toFixed(1)} s`);
+if (counts.failed === 0) fs.rmSync(dataDir, { recursive: true, force: true });
+else console.log(`service logs kept in ${path.relative(root, dataDir)}/logs`);
+console.log(summaryLine(counts));
+process.exit(counts.failed > 0 ? 1 : 0);
+
+// ---------------------------------------------------------------------------
+
+function startTypecheck(): Promise<{ ok: boolean; output: string }> {
+  const t = spawnManaged({ name: 'tsc', cmd: bin('tsc'), args: ['--noEmit', '-p', 'tsconfig.json', '--pretty', 'false'], pipe: true });
+  let output = '';
+  t.child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  t.child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  return t.exited.then(({ code }) => ({ ok: code === 0, output }));
+}
+
+async function startSimulator(): Promise<string | undefined> {
+  if (process.env.SIMULATOR_URL) {
+    console.log(`  using SIMULATOR_URL=${process.env.SIMULATOR_URL}`);
+    return process.env.SIMULATOR_URL;
+  }
+  const entry = 'simulator/server.ts';
+  if (!fs.existsSync(entry)) {
+    console.log(`  warning: ${entry} does not exist yet; tests run without SIMULATOR_URL`);
+    return undefined;
+  }
+  const port = await pickPort(SIMULATOR_PORT, 'simulator', true);
+  const logFile = path.join(dataDir, 'logs', 'simulator.log');
+  const sim = spawnManaged({
+    name: 'simulator',
+    cmd: process.execPath,
+    args: ['--import', 'tsx', entry],
+    env: { ...process.env, SIMULATOR_PORT: String(port) },
+    logFile,
+  });
+  try {
+    await waitForPort(port, sim, 30_000);
+  } catch (err) {
+    throw new Error(`${String(err instanceof Error ? err.message : err)}\n${tailFile(logFile)}`);
+  }
+  const url = `http://127.0.0.1:${port}`;
+  console.log(`  simulator on ${url} (log: ${path.relative(root, logFile)})`);
+  return url;
+}
+
+async function runAva(env: NodeJS.ProcessEnv): Promise<void> {
+  const ava = spawnManaged({ name: 'ava', cmd: bin('ava'), args: ['--tap', ...avaArgs], env, pipe: true });
+  ava.child.stderr?.pipe(process.stderr);
+  const reporter = new TapReporter();
+  const lines = readline.createInterface({ input: ava.child.stdout! });
+  lines.on('line', (line) => reporter.line(line));
+  const [{ code, signal }] = await Promise.all([ava.exited, new Promise((r) => lines.once('close', r))]);
+  counts.passed += reporter.counts.passed;
+  counts.failed += reporter.counts.failed;
+  counts.skipped += reporter.counts.skipped;
+  if (code !== 0 && reporter.counts.failed === 0) {
+    counts.failed++;
+    console.log(`  ✘ ava exited with ${signal ?? `code ${code}`} without reporting a failed test`);
+  }
+}
+
+function bin(name: string): string {
+  return path.join(root, 'node_modules', '.bin', name);
+}
+
+/** Failed runs keep their data for a look; only the newest few stay. */
+function pruneOldRuns(): void {
+  const dir = path.join(root, '.data');
+  if (!fs.existsSync(dir)) return;
+  const runs = fs
+    .readdirSync(dir)
+    .filter((n) => /^test-\d{8}T\d{6}Z$/.test(n))
+    .sort()
+    .reverse();
+  for (const old of runs.slice(KEEP_FAILED_RUNS)) fs.rmSync(path.join(dir, old), { recursive: true, force: true });
+}
