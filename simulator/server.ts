@@ -1,0 +1,41 @@
+// Entry point: `tsx simulator/server.ts` (npm run simulator).
+// Env: SIMULATOR_PORT (8090), SIMULATOR_HOST (127.0.0.1), SIM_TTFT_MS, SIM_TOKEN_DELAY_MS.
+import { createSimulator, type SimHandler } from './app';
+
+function intEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) {
+    console.error(JSON.stringify({ msg: 'invalid environment variable', name, value: raw }));
+    process.exit(2);
+  }
+  return n;
+}
+
+// Extra routes (e.g. media) plug in here, one line each.
+const extraHandlers: SimHandler[] = [];
+
+const sim = createSimulator({
+  ttftMs: intEnv('SIM_TTFT_MS', 0),
+  tokenDelayMs: intEnv('SIM_TOKEN_DELAY_MS', 0),
+  extraHandlers,
+});
+
+const url = await sim.listen(intEnv('SIMULATOR_PORT', 8090), process.env.SIMULATOR_HOST || '127.0.0.1');
+console.log(JSON.stringify({ msg: 'simulator listening', url }));
+
+let stopping = false;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  sim.close().then(
+    () => {
+      console.log(JSON.stringify({ msg: 'simulator stopped', signal }));
+      process.exit(0);
+    },
+    () => process.exit(1),
+  );
+};
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));
