@@ -1,0 +1,106 @@
+import test from 'ava';
+import Koa from 'koa';
+import type { AddressInfo } from 'node:net';
+import { startGateway, type TestGateway } from '../helpers/stack';
+import { rateLimit } from '../../gateway/middleware/rate-limit';
+import { trace } from '../../gateway/middleware/trace';
+import { errorHandler } from '../../gateway/middleware/error-handler';
+import { createLogger } from '../../infra/logger';
+import type { GatewayState } from '../../gateway/context';
+
+let gw: TestGateway;
+test.before(async () => {
+  gw = await startGateway();
+});
+test.after.always(async () => gw?.close());
+
+test('rpm 50 with 200 concurrent requests: exactly 50 pass, the rest get 429 with the headers', async (t) => {
+  const a = await gw.newAccount();
+  const k = await gw.newKey(a.id);
+  await gw.admin('PATCH', `/accounts/${a.id}`, { rate_limit: { rpm: 50 } });
+  const res = await Promise.all(
+    Array.from({ length: 200 }, () => fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${k.key}` } })),
+  );
+  const ok = res.filter((r) => r.status === 200);
+  const limited = res.filter((r) => r.status === 429);
+  t.is(ok.length, 50);
+  t.is(limited.length, 150);
+  const r = limited[0];
+  t.truthy(Number(r.headers.get('retry-after')) >= 1);
+  t.is(r.headers.get('x-ratelimit-limit-requests'), '50');
+  t.is(r.headers.get('x-ratelimit-remaining-requests'), '0');
+  t.regex(r.headers.get('x-ratelimit-reset-requests') ?? '', /^\d+s$/);
+  const body = (await r.json()) as { error: { code: string; type: string } };
+  t.is(body.error.code, 'rate_limit_exceeded');
+  t.is(body.error.type, 'rate_limit_error');
+  // successful responses carry the headers when a limit exists
+  t.is(ok[0].headers.get('x-ratelimit-limit-requests'), '50');
+  await Promise.all(res.filter((x) => x !== r).map((x) => x.body?.cancel()));
+});
+
+test('no limit set: no x-ratelimit headers', async (t) => {
+  const a = await gw.newAccount();
+  const k = await gw.newKey(a.id);
+  const r = await fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${k.key}` } });
+  t.is(r.status, 200);
+  t.is(r.headers.get('x-ratelimit-limit-requests'), null);
+});
+
+test('concurrency 5 with 50 parallel slow requests: never more than 5 in flight', async (t) => {
+  const a = await gw.newAccount();
+  const k = await gw.newKey(a.id);
+  await gw.admin('PATCH', `/accounts/${a.id}`, { rate_limit: { concurrency: 5 } });
+  const account = (await gw.deps.accounts.lookup(a.id))!;
+  const key = (await gw.deps.keys.lookupByHash((await import('../../infra/secrets')).sha256Hex(k.key)))!;
+  // The real middleware on a route whose handler is slow.
+  const app = new Koa<GatewayState>();
+  let inFlight = 0;
+  let peak = 0;
+  app.use(errorHandler(createLogger('silent')));
+  app.use(trace(createLogger('silent')));
+  app.use(async (ctx, next) => {
+    ctx.state.auth = { key, account, balanceNano: 1, keySpendNano: 0 };
+    await next();
+  });
+  app.use(rateLimit(gw.deps));
+  app.use(async (ctx) => {
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    await new Promise((r) => setTimeout(r, 150));
+    inFlight--;
+    ctx.body = { ok: true };
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const statuses: number[] = [];
+  // 50 clients that retry after a 429 until served.
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      for (;;) {
+        const r = await fetch(url);
+        statuses.push(r.status);
+        await r.body?.cancel();
+        if (r.status === 200) return;
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    }),
+  );
+  server.close();
+  t.true(peak <= 5, `peak ${peak}`);
+  t.is(peak, 5);
+  t.is(statuses.filter((s) => s === 200).length, 50);
+  t.true(statuses.includes(429));
+});
+
+test('a crashed gateway slot expires by lease; a disconnect frees the slot', async (t) => {
+  const a = await gw.newAccount();
+  await gw.admin('PATCH', `/accounts/${a.id}`, { rate_limit: { concurrency: 1 } });
+  const { rkeys } = await import('../../infra/redis');
+  // A lease that expired (a gateway died holding it) does not count.
+  await gw.deps.redis.zadd(rkeys.rateLeases(a.id), Date.now() - 1, 'dead-request');
+  const [allowed] = await gw.deps.redis.rateAcquire(rkeys.rateWindow(a.id), rkeys.rateLeases(a.id), 0, 1, 'live', 60000);
+  t.is(allowed, 1);
+  const [second] = await gw.deps.redis.rateAcquire(rkeys.rateWindow(a.id), rkeys.rateLeases(a.id), 0, 1, 'other', 60000);
+  t.is(second, 0);
+});
