@@ -1,14 +1,6 @@
 #!/usr/bin/env bash
-# `npm test` (and CI's .ci/run): install dependencies if needed, then hand
-# over to scripts/test.ts. Extra arguments go to ava.
+# `npm test` (and CI's .ci/run): install dependencies if needed, then
+# scripts/test.ts. Extra arguments go to ava (e.g. a test file).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
-export GOTELEMETRY=off GOTOOLCHAIN=local DO_NOT_TRACK=1
-# npm rewrites node_modules/.package-lock.json on every install: older than
-# package-lock.json means the lock file changed since.
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "installing dependencies: npm ci"
-  npm ci --no-audit --no-fund
-fi
+source "$(dirname "$0")/lib/prepare.sh"
 exec node --import tsx scripts/test.ts "$@"

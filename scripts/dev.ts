@@ -1,0 +1,217 @@
+// `npm run dev`: the whole stack on this machine. Services (Temporal + UI,
+// FerretDB, Redis) with data under .data/dev, then the simulator, the seed,
+// the gateway and one worker, their output prefixed with their name. Creates
+// or reuses a demo account and key, prints how to use them, and writes them
+// to .data/dev.env. Ctrl-C stops everything it started.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pickPort, spawnManaged, stopAll, waitForPort, type Managed } from './lib/proc';
+import { startServices } from './lib/services';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+process.chdir(root);
+
+const DEV_PORTS = { temporal: 7233, temporalUi: 8233, mongo: 27017, redis: 6379 };
+const dataDir = path.join(root, '.data', 'dev');
+const secretsFile = path.join(dataDir, 'secrets.env');
+const devEnvFile = path.join(root, '.data', 'dev.env');
+
+const t0 = Date.now();
+const say = (line: string) => console.log(`[dev] ${line}`);
+
+try {
+  await main();
+} catch (err) {
+  console.error(`[dev] ✘ ${err instanceof Error ? err.message : String(err)}`);
+  await stopAll();
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const secrets = loadOrCreateSecrets();
+
+  say('starting services…');
+  const services = await startServices({ dataDir, ports: DEV_PORTS, log: (l) => say(l.trim()) });
+  // Ctrl-C: proc.ts stops children newest first: worker and gateway before the services.
+
+  const gatewayPort = await pickPort(Number(process.env.PORT || 8080), 'gateway', false);
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const baseEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...services.env,
+    TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE || 'default',
+    ADMIN_TOKEN: secrets.ADMIN_TOKEN,
+    KEY_ENCRYPTION_KEY: secrets.KEY_ENCRYPTION_KEY,
+    PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || gatewayUrl,
+  };
+
+  // Simulator ------------------------------------------------------------
+  if (process.env.SIMULATOR_URL) {
+    baseEnv.SIMULATOR_URL = process.env.SIMULATOR_URL;
+  } else if (exists('simulator/server.ts', 'simulator')) {
+    const port = await pickPort(Number(process.env.SIMULATOR_PORT || 8090), 'simulator', false);
+    const sim = tsx('simulator', 'simulator/server.ts', { ...baseEnv, SIMULATOR_PORT: String(port) });
+    await waitForPort(port, sim, 30_000);
+    baseEnv.SIMULATOR_URL = `http://127.0.0.1:${port}`;
+  }
+
+  // Seed (idempotent), before gateway and worker ---------------------------
+  if (exists('scripts/seed.ts', 'seed')) {
+    const seed = tsx('seed', 'scripts/seed.ts', baseEnv);
+    const { code, signal } = await seed.exited;
+    if (code !== 0) throw new Error(`seed failed (${signal ?? `exit ${code}`})`);
+  }
+
+  // Gateway and worker ----------------------------------------------------
+  let gateway: Managed | undefined;
+  if (exists('gateway/server.ts', 'gateway')) {
+    gateway = tsx('gateway', 'gateway/server.ts', { ...baseEnv, PORT: String(gatewayPort) });
+  }
+  if (exists('workers/main.ts', 'worker')) tsx('worker', 'workers/main.ts', baseEnv);
+
+  let demo: Demo | undefined;
+  if (gateway) {
+    await waitHealthy(gatewayUrl, gateway);
+    demo = await ensureDemo(gatewayUrl, secrets.ADMIN_TOKEN);
+  }
+
+  const out: Record<string, string> = {
+    GATEWAY_URL: gateway ? gatewayUrl : '',
+    TEMPORAL_UI_URL: services.env.TEMPORAL_UI_URL,
+    API_KEY: demo?.key ?? '',
+    ADMIN_TOKEN: secrets.ADMIN_TOKEN,
+    ACCOUNT_ID: demo?.accountId ?? '',
+  };
+  writeEnvFile(devEnvFile, out, 0o600);
+
+  const line = '─'.repeat(72);
+  console.log(`\n${line}`);
+  console.log(`  ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(`  gateway       ${out.GATEWAY_URL || '(not started: gateway/server.ts missing)'}`);
+  console.log(`  Temporal UI   ${out.TEMPORAL_UI_URL || '(external Temporal)'}`);
+  console.log(`  demo API key  ${out.API_KEY || '(none)'}`);
+  console.log(`  admin token   ${out.ADMIN_TOKEN}`);
+  console.log(`  account id    ${out.ACCOUNT_ID || '(none)'}`);
+  console.log(`  the same as KEY=value lines: ${path.relative(root, devEnvFile)}  (service logs: .data/dev/logs/)`);
+  if (out.API_KEY) {
+    console.log(`  try: curl -s ${out.GATEWAY_URL}/v1/models -H "Authorization: Bearer ${out.API_KEY}"`);
+  }
+  console.log(`  Ctrl-C stops everything.`);
+  console.log(`${line}\n`);
+}
+
+// ---------------------------------------------------------------------------
+
+function exists(file: string, what: string): boolean {
+  if (fs.existsSync(path.join(root, file))) return true;
+  say(`warning: ${file} does not exist yet; not starting the ${what}`);
+  return false;
+}
+
+function tsx(name: string, entry: string, env: NodeJS.ProcessEnv): Managed {
+  const m = spawnManaged({ name, cmd: process.execPath, args: ['--import', 'tsx', entry], env, prefix: true });
+  void m.exited.then(({ code, signal }) => {
+    if (name !== 'seed' || code !== 0) say(`${name} exited (${signal ?? `code ${code}`})`);
+  });
+  return m;
+}
+
+interface Secrets {
+  ADMIN_TOKEN: string;
+  KEY_ENCRYPTION_KEY: string;
+}
+
+/** Generated on the first run, then kept: stored keys stay decryptable across runs. */
+function loadOrCreateSecrets(): Secrets {
+  const stored = readEnvFile(secretsFile);
+  const secrets: Secrets = {
+    ADMIN_TOKEN: stored.ADMIN_TOKEN || randomBytes(24).toString('hex'),
+    KEY_ENCRYPTION_KEY: stored.KEY_ENCRYPTION_KEY || randomBytes(32).toString('hex'),
+  };
+  if (stored.ADMIN_TOKEN !== secrets.ADMIN_TOKEN || stored.KEY_ENCRYPTION_KEY !== secrets.KEY_ENCRYPTION_KEY) {
+    writeEnvFile(secretsFile, { ...secrets }, 0o600);
+    say(`generated ADMIN_TOKEN and KEY_ENCRYPTION_KEY in ${path.relative(root, secretsFile)}`);
+  }
+  return secrets;
+}
+
+function readEnvFile(file: string): Record<string, string> {
+  if (!fs.existsSync(file)) return {};
+  const out: Record<string, string> = {};
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    const m = /^\s*([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (m) out[m[1]] = m[2].trim();
+  }
+  return out;
+}
+
+function writeEnvFile(file: string, values: Record<string, string>, mode: number): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const body = Object.entries(values)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n');
+  fs.writeFileSync(file, `${body}\n`, { mode });
+  fs.chmodSync(file, mode);
+}
+
+async function waitHealthy(url: string, gateway: Managed): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (gateway.done()) throw new Error('gateway exited before answering /healthz');
+    try {
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
+      await res.body?.cancel();
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url}/healthz did not answer 200 within 60 s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+interface Demo {
+  accountId: string;
+  key: string;
+}
+
+/** Reuses the demo key from .data/dev.env while it still authenticates; else makes a new account and key. */
+async function ensureDemo(gatewayUrl: string, adminToken: string): Promise<Demo | undefined> {
+  const previous = readEnvFile(devEnvFile);
+  if (previous.API_KEY && previous.ACCOUNT_ID) {
+    const res = await fetch(`${gatewayUrl}/v1/models`, { headers: { authorization: `Bearer ${previous.API_KEY}` } });
+    await res.body?.cancel();
+    if (res.status === 200) {
+      say(`reusing demo account ${previous.ACCOUNT_ID} and its key`);
+      return { accountId: previous.ACCOUNT_ID, key: previous.API_KEY };
+    }
+    say(`the saved demo key no longer works (${res.status}); creating a new one`);
+  }
+  const admin = async (p: string, body: unknown) => {
+    const res = await fetch(`${gatewayUrl}/admin/v1${p}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown>, text };
+  };
+  const account = await admin('/accounts', { name: 'demo' });
+  if (account.status === 404) {
+    say('warning: POST /admin/v1/accounts answered 404 (not written yet); no demo account');
+    return undefined;
+  }
+  if (account.status >= 300) throw new Error(`creating the demo account failed: ${account.status} ${account.text}`);
+  const accountId = String(account.body.id);
+  const key = await admin(`/accounts/${accountId}/keys`, { name: 'demo' });
+  if (key.status === 404) {
+    say('warning: POST /admin/v1/accounts/{id}/keys answered 404 (not written yet); no demo key');
+    return { accountId, key: '' };
+  }
+  if (key.status >= 300) throw new Error(`creating the demo key failed: ${key.status} ${key.text}`);
+  say(`created demo account ${accountId} and its key (the signup grant is its balance)`);
+  return { accountId, key: String(key.body.key) };
+}

@@ -1,0 +1,11 @@
+# Sourced by scripts/test.sh and scripts/dev.sh: quiet, offline-friendly tool
+# settings, and `npm ci` when node_modules is missing or older than the lock.
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+export NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
+export GOTELEMETRY=off GOTOOLCHAIN=local DO_NOT_TRACK=1
+# npm rewrites node_modules/.package-lock.json on every install: older than
+# package-lock.json means the lock file changed since.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "installing dependencies: npm ci"
+  npm ci --no-audit --no-fund
+fi
