@@ -1,0 +1,22 @@
+# One image for every project process; the command picks which:
+#   docker run IMAGE gateway | worker | seed | simulator
+# TypeScript runs through tsx (a runtime dependency), as in dev and test.
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:24-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    DO_NOT_TRACK=1
+COPY --from=deps /app/node_modules ./node_modules
+COPY . .
+USER node
+EXPOSE 8080
+ENTRYPOINT ["bash", "scripts/docker-entrypoint.sh"]
+CMD ["gateway"]
