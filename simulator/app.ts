@@ -110,8 +110,8 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, state: Simula
     if (!CHANNEL_RE.test(ch)) return notFound(req, res, path);
     channel = ch;
     path = slash < 0 ? '/' : path.slice(slash);
-  } else if (path.startsWith('/_control')) {
-    return handleControl(req, res, path, new URL(rawUrl, 'http://simulator'), state);
+  } else if (path.startsWith('/_control/') && (await handleControl(req, res, path, new URL(rawUrl, 'http://simulator'), state))) {
+    return;
   }
 
   if (req.method === 'POST') {

@@ -34,7 +34,8 @@ export interface Latency {
 
 export interface RequestRecord {
   seq: number;
-  at: string;
+  /** Epoch milliseconds (formatted only when the log is read). */
+  at: number;
   channel: string;
   method: string;
   path: string;
@@ -161,7 +162,7 @@ export class SimulatorState {
     let log = this.logs.get(channel);
     if (!log) this.logs.set(channel, (log = { count: 0, items: [] }));
     log.count++;
-    log.items.push({ seq: ++this.seq, at: new Date().toISOString(), channel, method: req.method ?? 'GET', path, search, headers, body });
+    log.items.push({ seq: ++this.seq, at: Date.now(), channel, method: req.method ?? 'GET', path, search, headers, body });
     if (log.items.length > LOG_KEEP) log.items.shift();
   }
 
@@ -276,14 +277,19 @@ function parseBodyForLog(raw: string): unknown {
   }
 }
 
-/** Handle a request under /_control. `path` has no query string. */
-export async function handleControl(req: IncomingMessage, res: ServerResponse, path: string, url: URL, state: SimulatorState): Promise<void> {
+/**
+ * Handle a request under /_control (`path` has no query string). Resolves
+ * false for a path it does not know, so extra handlers (e.g. /_control/media)
+ * can take it.
+ */
+export async function handleControl(req: IncomingMessage, res: ServerResponse, path: string, url: URL, state: SimulatorState): Promise<boolean> {
   const method = req.method ?? 'GET';
   const qChannel = () => channelOf(url.searchParams.get('channel') ?? undefined, false);
   try {
     switch (`${method} ${path}`) {
       case 'GET /_control/health':
-        return sendJson(res, 200, { ok: true });
+        sendJson(res, 200, { ok: true });
+        return true;
       case 'POST /_control/faults': {
         const b = await jsonBody(req);
         const channel = channelOf(b.channel, true)!;
@@ -291,25 +297,31 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
         const times = b.times === undefined || b.times === null ? null : nonNegInt(b.times, 'times');
         if (times === 0) bad('times must be at least 1 (omit it for "until cleared")');
         const queued = state.addFault(channel, fault, times);
-        return sendJson(res, 200, { ok: true, channel, fault, times, queued });
+        sendJson(res, 200, { ok: true, channel, fault, times, queued });
+        return true;
       }
       case 'GET /_control/faults':
-        return sendJson(res, 200, { faults: state.listFaults(qChannel()) });
+        sendJson(res, 200, { faults: state.listFaults(qChannel()) });
+        return true;
       case 'DELETE /_control/faults':
         state.clearFaults(qChannel());
-        return sendJson(res, 200, { ok: true });
+        sendJson(res, 200, { ok: true });
+        return true;
       case 'POST /_control/usage': {
         const b = await jsonBody(req);
         const channel = channelOf(b.channel, true)!;
         const usage = parseUsage(b.usage);
         state.setUsage(channel, usage);
-        return sendJson(res, 200, { ok: true, channel, usage });
+        sendJson(res, 200, { ok: true, channel, usage });
+        return true;
       }
       case 'GET /_control/usage':
-        return sendJson(res, 200, { usage: state.listUsage() });
+        sendJson(res, 200, { usage: state.listUsage() });
+        return true;
       case 'DELETE /_control/usage':
         state.clearUsage(qChannel());
-        return sendJson(res, 200, { ok: true });
+        sendJson(res, 200, { ok: true });
+        return true;
       case 'POST /_control/latency': {
         const b = await jsonBody(req);
         const channel = channelOf(b.channel, false);
@@ -319,14 +331,16 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
           tokenDelayMs: b.token_delay_ms === undefined ? cur.tokenDelayMs : nonNegInt(b.token_delay_ms, 'token_delay_ms'),
         };
         state.setLatency(channel, l);
-        return sendJson(res, 200, { ok: true, channel: channel ?? null, ttft_ms: l.ttftMs, token_delay_ms: l.tokenDelayMs });
+        sendJson(res, 200, { ok: true, channel: channel ?? null, ttft_ms: l.ttftMs, token_delay_ms: l.tokenDelayMs });
+        return true;
       }
       case 'DELETE /_control/latency':
         state.clearLatency(qChannel());
-        return sendJson(res, 200, { ok: true });
+        sendJson(res, 200, { ok: true });
+        return true;
       case 'GET /_control/requests': {
         const { count, requests } = state.requests(qChannel());
-        return sendJson(res, 200, {
+        sendJson(res, 200, {
           count,
           requests: requests.map((r) => ({
             method: r.method,
@@ -335,21 +349,27 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
             headers: r.headers,
             body: parseBodyForLog(r.body),
             channel: r.channel,
-            at: r.at,
+            at: new Date(r.at).toISOString(),
           })),
         });
+        return true;
       }
       case 'DELETE /_control/requests':
         state.clearRequests(qChannel());
-        return sendJson(res, 200, { ok: true });
+        sendJson(res, 200, { ok: true });
+        return true;
       case 'POST /_control/reset':
         state.reset();
-        return sendJson(res, 200, { ok: true });
+        sendJson(res, 200, { ok: true });
+        return true;
       default:
-        return sendJson(res, 404, { error: `no control route ${method} ${path}` });
+        return false;
     }
   } catch (e) {
-    if (e instanceof BadRequest) return sendJson(res, 400, { error: e.message });
+    if (e instanceof BadRequest) {
+      sendJson(res, 400, { error: e.message });
+      return true;
+    }
     throw e;
   }
 }

@@ -66,8 +66,8 @@ export class FaultBook {
     if (!list) return [];
     const taken: Fault[] = [];
     for (const armed of list) {
-      if (!accept(armed.fault)) continue;
       if (armed.match !== null && !path.includes(armed.match)) continue;
+      if (!accept(armed.fault)) continue;
       taken.push(armed.fault);
       if (armed.remaining !== null) armed.remaining -= 1;
     }
