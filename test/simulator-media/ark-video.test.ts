@@ -100,14 +100,14 @@ test('validation errors use the Ark error shape', async (t) => {
   for (const [b, param] of cases) {
     const res = await sim.post(url, b);
     t.is(res.status, 400);
-    const { error } = await res.json();
+    const { error } = await json(res);
     t.is(error.code, 'InvalidParameter');
     t.is(error.type, 'BadRequest');
     t.is(error.param, param);
   }
   const missing = await fetch(`${url}/cgt-nope`);
   t.is(missing.status, 404);
-  t.is((await missing.json()).error.code, 'ResourceNotFound');
+  t.is((await json(missing)).error.code, 'ResourceNotFound');
 });
 
 test('faults: fail, expire, hang, poll_fail, duration, fewer_outputs 0', async (t) => {
@@ -139,7 +139,7 @@ test('faults: fail, expire, hang, poll_fail, duration, fewer_outputs 0', async (
   for (let i = 0; i < 3; i++) {
     const r = await get(flaky);
     t.is(r.status, 500);
-    t.is((await r.json()).error.code, 'InternalServiceError');
+    t.is((await json(r)).error.code, 'InternalServiceError');
   }
   t.is((await json(get(flaky))).status, 'succeeded');
   const d = await json(get(shorter));

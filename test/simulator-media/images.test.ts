@@ -1,6 +1,6 @@
 import test from 'ava';
 import { inflateSync } from 'node:zlib';
-import { startSim, simFor, download, isPng, staysOpen, type Sim } from './helpers';
+import { startSim, simFor, download, isPng, json, staysOpen, type Sim } from './helpers';
 
 let sim: Sim; // baseDelayMs 0: sync calls answer at once
 
@@ -14,7 +14,7 @@ test.after.always(async () => {
 test('generations returns n URLs whose files are real PNGs', async (t) => {
   const res = await sim.post(`${sim.ch('img-a')}/v1/images/generations`, { model: 'gpt-image-1', prompt: 'a red fox', n: 3, size: '1536x1024' });
   t.is(res.status, 200);
-  const body = (await res.json()) as any;
+  const body = (await json(res)) as any;
   t.is(body.created, Math.floor(sim.clock.now / 1000));
   t.is(body.model, 'gpt-image-1');
   t.is(body.data.length, 3);
@@ -36,7 +36,7 @@ test('generations returns n URLs whose files are real PNGs', async (t) => {
 
 test('b64_json carries the PNG inline and decodes to 8x8 RGB pixels', async (t) => {
   const res = await sim.post(`${sim.ch('img-a')}/v1/images/generations`, { model: 'gpt-image-1', prompt: 'tiny', response_format: 'b64_json' });
-  const body = (await res.json()) as any;
+  const body = (await json(res)) as any;
   t.is(body.data.length, 1);
   t.is(body.data[0].url, undefined);
   const png = Buffer.from(body.data[0].b64_json, 'base64');
@@ -61,7 +61,7 @@ test('validation errors use the OpenAI error shape', async (t) => {
   for (const [body, param, code] of cases) {
     const res = await sim.post(url, body);
     t.is(res.status, 400, JSON.stringify(body));
-    const err = ((await res.json()) as any).error;
+    const err = ((await json(res)) as any).error;
     t.is(err.type, 'invalid_request_error');
     t.is(err.param, param);
     t.is(err.code, code);
@@ -76,10 +76,10 @@ test('edits: JSON needs an image; references are recorded as sent', async (t) =>
   const url = `${sim.ch('img-e')}/v1/images/edits`;
   const missing = await sim.post(url, { model: 'gpt-image-1', prompt: 'add a hat' });
   t.is(missing.status, 400);
-  t.is(((await missing.json()) as any).error.param, 'image');
+  t.is(((await json(missing)) as any).error.param, 'image');
   const res = await sim.post(url, { model: 'gpt-image-1', prompt: 'add a hat', image: ['https://x/a.png'], image_urls: ['data:image/png;base64,AAAA'], n: 2 });
   t.is(res.status, 200);
-  const body = (await res.json()) as any;
+  const body = (await json(res)) as any;
   t.is(body.data.length, 2);
   t.is(body.usage.input_tokens_details.image_tokens, 2 * 85);
   const [task] = (await sim.control.tasks('img-e')).tasks;
@@ -97,7 +97,7 @@ test('edits: multipart with image[] files and text fields', async (t) => {
   form.append('image[]', new Blob([Buffer.from('second')], { type: 'image/png' }), 'b.png');
   const res = await fetch(`${sim.ch('img-m')}/v1/images/edits`, { method: 'POST', body: form });
   t.is(res.status, 200);
-  const body = (await res.json()) as any;
+  const body = (await json(res)) as any;
   t.is(body.data.length, 2);
   t.is(body.usage.input_tokens_details.image_tokens, 170);
   const [task] = (await sim.control.tasks('img-m')).tasks;
@@ -115,7 +115,7 @@ test('sync faults: fail 500, expire 504, fewer_outputs, hang', async (t) => {
   await sim.control.fault(ch, { type: 'fail' }, { times: 1 });
   const failed = await sim.post(url, { prompt: 'x' });
   t.is(failed.status, 500);
-  t.is(((await failed.json()) as any).error.type, 'server_error');
+  t.is(((await json(failed)) as any).error.type, 'server_error');
   await sim.control.fault(ch, { type: 'expire' }, { times: 1 });
   const expired = await sim.post(url, { prompt: 'x' });
   t.is(expired.status, 504);
@@ -134,7 +134,7 @@ test('async image task: queued, running, succeeded with data and served files', 
   const ch = 'img-async';
   const res = await timed.post(`${timed.ch(ch)}/v1/images/tasks`, { model: 'gpt-image-1', prompt: 'a lighthouse', n: 2 });
   t.is(res.status, 200);
-  const sub = (await res.json()) as any;
+  const sub = (await json(res)) as any;
   t.regex(sub.id, /^imgtask_\d{6}$/);
   t.is(sub.status, 'queued');
   t.is(sub.endpoint, 'generations');
@@ -198,7 +198,7 @@ test('async image task faults: fail, expire, hang, poll_fail, fewer_outputs', as
   t.is((await poll(flaky)).status, 500);
   const third = await poll(flaky);
   t.is(third.status, 200);
-  t.is(((await third.json()) as any).data.length, 3);
+  t.is(((await json(third)) as any).data.length, 3);
   const fw = (await (await poll(few)).json()) as any;
   t.is(fw.data.length, 1);
   t.is(fw.usage.generated_images, 1);

@@ -50,10 +50,10 @@ test('imagine validation: empty prompt and non-data base64 entries', async (t) =
   const sim = await simFor(t);
   const empty = await sim.post(`${sim.ch('mj')}/mj/submit/imagine`, { prompt: '  ' });
   t.is(empty.status, 400);
-  t.is((await empty.json()).code, 4);
+  t.is((await json(empty)).code, 4);
   const bad = await sim.post(`${sim.ch('mj')}/mj/submit/imagine`, { prompt: 'x', base64Array: ['https://not-base64'] });
   t.is(bad.status, 400);
-  t.is((await bad.json()).description, 'base64 format error');
+  t.is((await json(bad)).description, 'base64 format error');
   t.is((await sim.control.tasks('mj')).tasks.length, 0);
 });
 

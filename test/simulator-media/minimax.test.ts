@@ -47,7 +47,7 @@ test('errors are HTTP 200 with a non-zero base_resp', async (t) => {
   const url = `${sim.ch('mm')}/v1/t2a_v2`;
   const noText = await sim.post(url, speech({ text: '' }));
   t.is(noText.status, 200);
-  t.is((await noText.json()).base_resp.status_code, 2013);
+  t.is((await json(noText)).base_resp.status_code, 2013);
   const tooLong = await json(sim.post(url, speech({ text: 'a'.repeat(10001) })));
   t.is(tooLong.base_resp.status_code, 2013);
   const voice = await json(sim.post(url, speech({ voice_setting: { voice_id: 'nobody-voice' } })));

@@ -56,7 +56,7 @@ test('submit validation and batch fetch', async (t) => {
   const sim = await simFor(t, { baseDelayMs: 0 });
   const bad = await sim.post(`${sim.ch('suno')}/suno/submit/music`, { mv: 'chirp-v4' });
   t.is(bad.status, 400);
-  t.is((await bad.json()).code, 'error');
+  t.is((await json(bad)).code, 'error');
   const a = (await json(sim.post(`${sim.ch('suno')}/suno/submit/music`, { gpt_description_prompt: 'lofi beats to study to', mv: 'chirp-v3-5' }))).data;
   const b = (await json(sim.post(`${sim.ch('suno')}/suno/submit/music`, { ...SONG, make_instrumental: true }))).data;
   const batch = await json(sim.post(`${sim.ch('suno')}/suno/fetch`, { ids: [a, b, 'nope'] }));
@@ -66,7 +66,7 @@ test('submit validation and batch fetch', async (t) => {
   t.is(batch.data[1].data[0].metadata.make_instrumental, true);
   const missing = await fetch(`${sim.ch('suno')}/suno/fetch/nope`);
   t.is(missing.status, 404);
-  t.is((await missing.json()).message, 'task_not_exist');
+  t.is((await json(missing)).message, 'task_not_exist');
 });
 
 test('faults: fewer_outputs 1 of 2, duration, fail, expire, hang, poll_fail', async (t) => {
@@ -100,6 +100,6 @@ test('faults: fewer_outputs 1 of 2, duration, fail, expire, hang, poll_fail', as
   t.is((await json(get(hung))).data.status, 'IN_PROGRESS');
   const r = await get(flaky);
   t.is(r.status, 500);
-  t.is((await r.json()).code, 'upstream_error');
+  t.is((await json(r)).code, 'upstream_error');
   t.is((await json(get(flaky))).data.status, 'SUCCESS');
 });
