@@ -18,6 +18,8 @@ interface Plan {
   tool: (ToolCallPlan & { input: Record<string, unknown> }) | null;
   webSearchTools: number;
   visibleTokens: number;
+  /** Sampling parameters present in the request (rejected from API version 2026-10-21). */
+  sampling: string[];
 }
 
 type Invalid = { status: number; body: string };
@@ -25,6 +27,13 @@ type Invalid = { status: number; body: string };
 export const ANTHROPIC_ERROR_FRAME = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
 
 const cached = planCache<Plan | Invalid>();
+
+/**
+ * API version 2026-10-21 (sent by @anthropic-ai/sdk 1.x) removed the sampling
+ * parameters: any of them, at any value, is a 400. 2023-06-01 accepts them.
+ */
+export const SAMPLING_REMOVED_IN = '2026-10-21';
+const SAMPLING_PARAMS = ['temperature', 'top_p', 'top_k'] as const;
 
 const invalid = (message: string): Invalid => ({ status: 400, body: anthropicError('invalid_request_error', message) });
 
@@ -80,6 +89,7 @@ function plan(body: string): Plan | Invalid {
     tool,
     webSearchTools,
     visibleTokens: tool ? tool.pieces.length : tokens.length,
+    sampling: SAMPLING_PARAMS.filter((k) => b[k] !== undefined),
   };
 }
 
@@ -103,10 +113,15 @@ function outputCount(p: Plan, o: UsageOverride | undefined): number {
 }
 
 function handle(call: ChatCall): void {
-  if (!header(call.req, 'x-api-key')) return respondError(call, 401, anthropicError('authentication_error', 'x-api-key header is required'));
-  if (!header(call.req, 'anthropic-version')) return respondError(call, 400, anthropicError('invalid_request_error', 'anthropic-version: header is required'));
+  // The API key comes in x-api-key (curl, SDK 0.x) or as a Bearer token (SDK 1.x sends `Authorization: Bearer <key>`).
+  if (!header(call.req, 'x-api-key') && !/^Bearer\s+\S/i.test(header(call.req, 'authorization') ?? ''))
+    return respondError(call, 401, anthropicError('authentication_error', 'x-api-key header is required'));
+  const version = header(call.req, 'anthropic-version');
+  if (!version) return respondError(call, 400, anthropicError('invalid_request_error', 'anthropic-version: header is required'));
   const p = cached('a' + call.body, () => plan(call.body))!;
   if ('status' in p) return respondError(call, p.status, p.body);
+  if (p.sampling.length > 0 && version >= SAMPLING_REMOVED_IN)
+    return respondError(call, 400, anthropicError('invalid_request_error', `${p.sampling[0]}: Extra inputs are not permitted in API version ${version}`));
   const o = usageOf(call);
   const headers = ['request-id', makeId('req_011', 22)];
   const id = makeId('msg_01', 22);

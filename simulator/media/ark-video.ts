@@ -72,7 +72,7 @@ async function create(ctx: RouteCtx): Promise<void> {
   const durRaw = b.duration ?? promptFlag(text, ['dur', 'duration']);
   const duration = durRaw === null || durRaw === undefined ? DEFAULT_VIDEO_SECONDS : Number(durRaw);
   if (!Number.isFinite(duration) || duration <= 0 || duration > 60) return sendJson(ctx.res, 400, arkError(400, `The parameter \`duration\` specified in the request is not valid: ${String(durRaw)}.`, 'duration'));
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'ark_video', model: b.model, body: recordedBody(body), async: true, weight: 'video',
     makeId: (n) => `cgt-20250601120000-${n.toString(36).padStart(5, '0')}`, errorBody: (s) => arkError(s),
   });

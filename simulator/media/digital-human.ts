@@ -116,7 +116,7 @@ async function submit(ctx: RouteCtx): Promise<void> {
   if (!model) return sendJson(ctx.res, 400, dhError(400, 'invalid_request', 'model is required'));
   const p = plan(kind, model, b);
   if ('error' in p) return sendJson(ctx.res, 400, dhError(400, 'invalid_request', p.error));
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'digital_human', model, body: recordedBody(body), async: true, weight: kind === 'avatar_create' ? 'avatar_create' : 'digital_human',
     makeId: (n) => `dht_${String(n).padStart(8, '0')}`, errorBody: submitErrorBody,
   });
@@ -176,7 +176,7 @@ async function transcript(ctx: RouteCtx): Promise<void> {
   const b = body.kind === 'json' && isRecord(body.value) ? body.value : null;
   const url = b ? str(b.url) : null;
   if (!b || !url || !isHttpUrl(url)) return sendJson(ctx.res, 400, dhError(400, 'invalid_request', 'url must be a public http(s) link'));
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'transcript', model: 'transcript', body: recordedBody(body), async: false, weight: 'speech',
     makeId: (n) => `trs_${String(n).padStart(8, '0')}`, errorBody: submitErrorBody,
   });

@@ -11,6 +11,7 @@ export const faultSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('poll_fail'), count: z.number().int().min(1) }),
   z.object({ type: z.literal('fewer_outputs'), count: z.number().int().min(0) }),
   z.object({ type: z.literal('duration'), seconds: z.number().positive() }),
+  z.object({ type: z.literal('delay'), ms: z.number().int().min(1).max(600_000) }),
 ]);
 export type Fault = z.infer<typeof faultSchema>;
 
@@ -38,6 +39,8 @@ export interface TaskFaults {
   pollFailures: number;
   outputs: number | null;
   durationSeconds: number | null;
+  /** Extra wait before the submission answers (sync calls: before the result). */
+  delayMs: number;
 }
 
 export type SubmitFault = Extract<Fault, { type: 'submit_status' | 'submit_reset' | 'submit_hang' }>;
@@ -92,7 +95,7 @@ export class FaultBook {
    */
   takeTaskFaults(channel: string, path: string, async: boolean): TaskFaults {
     const faults = this.take(channel, path, (f) => !SUBMIT_LEVEL.has(f.type) && (async || f.type !== 'poll_fail'));
-    const out: TaskFaults = { outcome: 'succeeded', pollFailures: 0, outputs: null, durationSeconds: null };
+    const out: TaskFaults = { outcome: 'succeeded', pollFailures: 0, outputs: null, durationSeconds: null, delayMs: 0 };
     for (const f of faults) {
       if (f.type === 'fail') out.outcome = 'failed';
       else if (f.type === 'expire') out.outcome = 'expired';
@@ -100,6 +103,7 @@ export class FaultBook {
       else if (f.type === 'poll_fail') out.pollFailures += f.count;
       else if (f.type === 'fewer_outputs') out.outputs = f.count;
       else if (f.type === 'duration') out.durationSeconds = f.seconds;
+      else if (f.type === 'delay') out.delayMs += f.ms;
     }
     return out;
   }

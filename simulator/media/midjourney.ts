@@ -34,7 +34,7 @@ async function imagine(ctx: RouteCtx): Promise<void> {
   if (!Array.isArray(base64Array) || !base64Array.every((x) => typeof x === 'string' && isDataUri(x))) {
     return sendJson(ctx.res, 400, mjError(400, 4, 'base64 format error'));
   }
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'midjourney', model: typeof b.botType === 'string' ? b.botType : 'MID_JOURNEY', body: recordedBody(body), async: true, weight: 'midjourney',
     makeId: (n) => String(1748000000000000 + n), errorBody: (s) => mjError(s, 9, 'Simulated upstream error'),
   });

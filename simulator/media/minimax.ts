@@ -104,7 +104,7 @@ async function t2aSync(ctx: RouteCtx): Promise<void> {
   const b = body.kind === 'json' && isRecord(body.value) ? body.value : null;
   const s = parseSpeech(ctx, b, SYNC_TEXT_LIMIT, false);
   if (!s || !b) return;
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'minimax_t2a', model: s.model, body: recordedBody(body), async: false, weight: 'speech',
     makeId: (n) => `t2a-${String(n).padStart(6, '0')}`, errorBody: submitErrorBody,
   });
@@ -134,7 +134,7 @@ async function t2aAsync(ctx: RouteCtx): Promise<void> {
   const b = body.kind === 'json' && isRecord(body.value) ? body.value : null;
   const s = parseSpeech(ctx, b, ASYNC_TEXT_LIMIT, true);
   if (!s) return;
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'minimax_t2a_async', model: s.model, body: recordedBody(body), async: true, weight: 'speech',
     makeId: (n) => String(95157322510000 + n), errorBody: submitErrorBody,
   });
@@ -192,7 +192,7 @@ async function fileUpload(ctx: RouteCtx): Promise<void> {
   const file = body.files.find((f) => f.field === 'file');
   if (!['voice_clone', 'prompt_audio', 't2a_async_input'].includes(purpose)) return sendJson(ctx.res, 200, baseError(2013, 'invalid params, purpose'));
   if (!file) return sendJson(ctx.res, 200, baseError(2013, 'invalid params, file is required'));
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'minimax_file', model: purpose, body: recordedBody(body), async: false, weight: 'speech',
     makeId: (n) => String(300000000000 + n), errorBody: submitErrorBody,
   });
@@ -219,7 +219,7 @@ async function voiceClone(ctx: RouteCtx): Promise<void> {
     return bad(2013, 'invalid params, file_id or audio_url is required');
   }
   if (knownVoice(ctx, voiceId)) return bad(2039, 'voice clone voice id duplicate');
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'minimax_voice_clone', model: typeof b.model === 'string' ? b.model : '', body: recordedBody(body), async: false, weight: 'speech',
     makeId: (n) => `clone-${String(n).padStart(6, '0')}`, errorBody: submitErrorBody,
   });

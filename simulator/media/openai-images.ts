@@ -155,7 +155,7 @@ async function syncImages(ctx: RouteCtx, endpoint: 'generations' | 'edits'): Pro
   const body = await readBody(ctx.req);
   const r = parseImageRequest(ctx, body, endpoint);
   if (!r) return;
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'openai_images', model: r.model, body: recordedBody(body), async: false, weight: 'image',
     makeId: (n) => `img_${String(n).padStart(6, '0')}`, errorBody: (s) => openAiError(s, 'Simulated upstream error'),
   });
@@ -174,7 +174,7 @@ async function submitTask(ctx: RouteCtx): Promise<void> {
   const body = await readBody(ctx.req);
   const r = parseImageRequest(ctx, body, null);
   if (!r) return;
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'openai_images_task', model: r.model, body: recordedBody(body), async: true, weight: 'image',
     makeId: (n) => `imgtask_${String(n).padStart(6, '0')}`, errorBody: (s) => openAiError(s, 'Simulated upstream error'),
   });

@@ -36,7 +36,7 @@ async function submit(ctx: RouteCtx): Promise<void> {
     return sendJson(ctx.res, 400, sunoError(400, 'prompt or gpt_description_prompt is required'));
   }
   const mv = typeof b.mv === 'string' && b.mv !== '' ? b.mv : 'chirp-v4';
-  const task = acceptSubmission(ctx, {
+  const task = await acceptSubmission(ctx, {
     api: 'suno', model: mv, body: recordedBody(body), async: true, weight: 'music',
     makeId: (n) => uuid(n.toString(16).padStart(8, '0'), n), errorBody: (s) => sunoError(s, 'simulated upstream error'),
   });

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { flatHeaders, sendJson, type ParsedBody } from './http';
+import { flatHeaders, sendJson, sleep, type ParsedBody } from './http';
 import type { MediaApi, MediaState, SimTask } from './state';
 
 /** What every route handler receives. */
@@ -86,10 +86,11 @@ export interface SubmissionSpec {
 }
 
 /**
- * Applies submit-level faults, then records a task with its task-level faults.
- * Returns null when a fault already answered (or dropped) the request.
+ * Applies submit-level faults, then records a task with its task-level faults
+ * (waiting out a `delay` fault). Returns null when a fault already answered
+ * (or dropped) the request.
  */
-export function acceptSubmission(ctx: RouteCtx, spec: SubmissionSpec): SimTask | null {
+export async function acceptSubmission(ctx: RouteCtx, spec: SubmissionSpec): Promise<SimTask | null> {
   const { state, channel, path, req, res } = ctx;
   const now = state.now();
   const submitFault = state.faults.takeSubmitFault(channel, path);
@@ -125,6 +126,7 @@ export function acceptSubmission(ctx: RouteCtx, spec: SubmissionSpec): SimTask |
     plan: {},
   };
   state.tasks.set(task.id, task);
+  if (faults.delayMs > 0) await sleep(faults.delayMs);
   return task;
 }
 

@@ -80,3 +80,7 @@ export const WEATHER_SCHEMA = {
   },
   required: ['city', 'unit'],
 };
+
+export async function jsonOf(r: Response): Promise<any> {
+  return r.json();
+}

@@ -2,7 +2,7 @@ import test from 'ava';
 import OpenAI from 'openai';
 import type { Simulator } from '../../simulator/app';
 import { WORDS } from '../../simulator/text';
-import { OPENAI_AUTH, WEATHER_SCHEMA, channel, post, requests, startSim } from './helpers';
+import { OPENAI_AUTH, WEATHER_SCHEMA, channel, jsonOf, post, requests, startSim } from './helpers';
 
 let sim: Simulator;
 let url: string;
@@ -76,7 +76,7 @@ test('streaming through the SDK: role first, content deltas, finish chunk, usage
     stream: true,
     stream_options: { include_usage: true },
   });
-  const chunks = [];
+  const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
   for await (const c of stream) chunks.push(c);
   t.is(chunks.length, 1 + 6 + 1 + 1);
   t.true(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0].id));
@@ -95,7 +95,7 @@ test('streaming through the SDK: role first, content deltas, finish chunk, usage
 
 test('streaming without include_usage has no usage chunk', async (t) => {
   const stream = await client(channel('oc')).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 2, stream: true });
-  const chunks = [];
+  const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
   for await (const c of stream) chunks.push(c);
   t.is(chunks.length, 4);
   t.is(chunks[3].choices[0].finish_reason, 'length');
@@ -162,7 +162,7 @@ test('streamed tool call: id and name first, argument pieces, finish_reason tool
     stream: true,
     stream_options: { include_usage: true },
   });
-  const chunks = [];
+  const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
   for await (const c of stream) chunks.push(c);
   const first = chunks[0].choices[0].delta.tool_calls![0];
   t.is(first.index, 0);
@@ -192,7 +192,7 @@ test('built-in tools are counted in num_server_side_tools_used (xAI)', async (t)
     tools: [{ type: 'web_search' }, { type: 'x_search' }],
   };
   const r = await post(url, `/ch/${channel('oc')}/v1/chat/completions`, body, OPENAI_AUTH);
-  const j = await r.json();
+  const j = await jsonOf(r);
   t.is(j.usage.num_server_side_tools_used, 2);
   t.is(j.choices[0].finish_reason, 'stop');
 });
@@ -204,32 +204,32 @@ test('auth and validation errors use the OpenAI error shape', async (t) => {
 
   let r = await post(url, path, good);
   t.is(r.status, 401);
-  let j = await r.json();
+  let j = await jsonOf(r);
   t.is(j.error.type, 'invalid_request_error');
   t.regex(j.error.message, /didn't provide an API key/);
   t.true('param' in j.error && 'code' in j.error);
 
   r = await post(url, path, { messages: good.messages }, OPENAI_AUTH);
   t.is(r.status, 400);
-  j = await r.json();
+  j = await jsonOf(r);
   t.is(j.error.message, 'you must provide a model parameter');
 
   r = await post(url, path, { model: 'm' }, OPENAI_AUTH);
   t.is(r.status, 400);
-  j = await r.json();
+  j = await jsonOf(r);
   t.is(j.error.param, 'messages');
   t.is(j.error.code, 'missing_required_parameter');
 
   r = await post(url, path, { model: 'm', messages: [] }, OPENAI_AUTH);
-  t.is((await r.json()).error.code, 'empty_array');
+  t.is((await jsonOf(r)).error.code, 'empty_array');
 
   r = await post(url, path, '{not json', OPENAI_AUTH);
   t.is(r.status, 400);
-  t.regex((await r.json()).error.message, /could not parse the JSON body/);
+  t.regex((await jsonOf(r)).error.message, /could not parse the JSON body/);
 
   r = await post(url, path, { ...good, stream_options: { include_usage: true } }, OPENAI_AUTH);
   t.is(r.status, 400);
-  t.is((await r.json()).error.param, 'stream_options');
+  t.is((await jsonOf(r)).error.param, 'stream_options');
 
   // The SDK maps them to its typed errors.
   const err = await t.throwsAsync(client(ch).chat.completions.create({ model: '', messages: good.messages as any }));
@@ -248,7 +248,7 @@ test('unprefixed paths are the default channel; unknown paths 404 in OpenAI shap
 
   const r = await post(url, '/ch/x/v1/nope', {}, OPENAI_AUTH);
   t.is(r.status, 404);
-  t.regex((await r.json()).error.message, /Invalid URL \(POST \/v1\/nope\)/);
+  t.regex((await jsonOf(r)).error.message, /Invalid URL \(POST \/v1\/nope\)/);
   const bad = await post(url, '/ch/bad%20name/v1/chat/completions', {}, OPENAI_AUTH);
   t.is(bad.status, 404);
 });
