@@ -1,5 +1,6 @@
 import type { ParameterizedContext, Next } from 'koa';
 import type { AccountRecord, KeyRecord } from '../domain/api-key';
+import type { RateDecision } from '../services/auth-lookup';
 
 export type ErrorShape = 'openai' | 'messages' | 'generate-content';
 
@@ -14,6 +15,8 @@ export interface GatewayState {
   requestId: string;
   startedAt: number;
   auth?: AuthState;
+  /** The account limiter's verdict, taken during authentication. */
+  rate?: RateDecision;
   /** Set by routes that produce a usage row, so a refusal can be logged with the model. */
   usageEndpoint?: string;
   model?: string;

@@ -7,6 +7,7 @@ import type { Wallet } from '../services/wallet';
 import type { KeyService } from '../services/keys';
 import type { AccountService } from '../services/accounts';
 import type { UsageRecorder } from '../services/usage';
+import type { AuthLookup } from '../services/auth-lookup';
 
 /** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
 export interface GatewayDeps {
@@ -18,6 +19,7 @@ export interface GatewayDeps {
   keys: KeyService;
   accounts: AccountService;
   usage: UsageRecorder;
+  authLookup: AuthLookup;
   /** The current registry; replaced in place when it is reloaded. */
   catalogue: () => Catalogue;
 }

@@ -10,17 +10,19 @@ export interface RedisClient extends Redis {
     delta: number, keyDelta: number, gate: 0 | 1, cap: number, ttl: number,
   ): Promise<[number, number, number]>;
   walletLoad(...args: Array<string | number>): Promise<number>;
-  rateAcquire(windowKey: string, leaseKey: string, rpm: number, conc: number, member: string, leaseMs: number):
-    Promise<[number, string, number, number, number]>;
   leaseRenew(leaseKey: string, member: string, leaseMs: number): Promise<number>;
+  authGate(
+    keyRecord: string, account: string, balance: string, keySpend: string, window: string, leases: string,
+    member: string, leaseMs: number, applyLimits: '0' | '1',
+  ): Promise<[string | null, string | null, string | null, string | null, number, number, string, number, number, number, number, number]>;
 }
 
 export function connectRedis(url: string, prefix: string): RedisClient {
   const redis = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 3, enableAutoPipelining: true }) as RedisClient;
   redis.defineCommand('walletApply', { numberOfKeys: 3, lua: lua('wallet-apply') });
   redis.defineCommand('walletLoad', { lua: lua('wallet-load') });
-  redis.defineCommand('rateAcquire', { numberOfKeys: 2, lua: lua('rate-acquire') });
   redis.defineCommand('leaseRenew', { numberOfKeys: 1, lua: lua('lease-renew') });
+  redis.defineCommand('authGate', { numberOfKeys: 6, lua: lua('auth-gate') });
   return redis;
 }
 

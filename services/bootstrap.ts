@@ -7,6 +7,7 @@ import { Wallet } from './wallet';
 import { KeyService } from './keys';
 import { AccountService } from './accounts';
 import { UsageRecorder } from './usage';
+import { AuthLookup } from './auth-lookup';
 import { loadCatalogue } from './catalogue-store';
 import type { GatewayDeps } from '../gateway/deps';
 
@@ -23,15 +24,18 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   }, CATALOGUE_RELOAD_MS);
   reload.unref();
   const usage = new UsageRecorder(db, log);
+  const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG });
+  const accounts = new AccountService(db, redis, wallet);
   return {
     config,
     db,
     redis,
     log,
     wallet,
-    keys: new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG }),
-    accounts: new AccountService(db, redis, wallet),
+    keys,
+    accounts,
     usage,
+    authLookup: new AuthLookup(redis, keys, accounts, wallet),
     catalogue: () => catalogue,
     async close() {
       clearInterval(reload);

@@ -4,6 +4,7 @@ import { sha256Hex } from '../../infra/secrets';
 import { rkeys } from '../../infra/redis';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
+import { holdLease, isStreamingBody, LEASE_MS } from './rate-limit';
 
 export interface AuthOptions {
   /** `all`: x-api-key, x-goog-api-key, ?key=, Bearer (in that order); `header-only`: x-api-key and Bearer. */
@@ -12,6 +13,8 @@ export interface AuthOptions {
   billable: boolean;
   /** Whether the call counts as use of the key (the balance endpoint does not). */
   touchLastUsed: boolean;
+  /** Apply the account's rate limits (every /v1/* call except the billing views). Default true. */
+  rateLimited?: boolean;
 }
 
 const SOURCES_ALL = 'x-api-key, x-goog-api-key, ?key= or Authorization: Bearer';
@@ -42,21 +45,22 @@ export function authenticate(deps: GatewayDeps, options: AuthOptions): Middlewar
     if (!presented) throw errors.auth(AUTH_MESSAGES.missing(`send the key in ${sources}`));
     if (!KEY_PATTERN.test(presented)) throw errors.auth(AUTH_MESSAGES.missing('expected sk-<service>-<64 hex characters>'));
 
-    const key = await deps.keys.lookupByHash(sha256Hex(presented));
-    if (!key || key.deleted) throw errors.auth(AUTH_MESSAGES.invalid);
+    const limited = options.rateLimited !== false;
+    const snapshot = await deps.authLookup.byHash(sha256Hex(presented), limited ? { member: ctx.state.requestId, leaseMs: LEASE_MS } : undefined);
+    if (!snapshot || snapshot.key.deleted) throw errors.auth(AUTH_MESSAGES.invalid);
+    const { key, account, balanceNano, keySpendNano } = snapshot;
     if (!key.enabled) throw errors.auth(AUTH_MESSAGES.revoked);
     if (key.expires_at !== null && key.expires_at <= Date.now()) throw errors.auth(AUTH_MESSAGES.expired);
-
-    // One round trip for the rest (auto-pipelined).
-    const [account, balanceNano, keySpendNano] = await Promise.all([
-      deps.accounts.lookup(key.account_id),
-      deps.wallet.balance(key.account_id),
-      deps.wallet.keySpend(key.id),
-    ]);
     if (!account || account.status !== 'active') throw errors.auth(AUTH_MESSAGES.inactive);
     ctx.state.auth = { key, account, balanceNano, keySpendNano };
-    if (options.billable && remainingNano(balanceNano, key, keySpendNano) <= 0) throw errors.quota();
-    if (options.touchLastUsed) void deps.redis.set(rkeys.keyLastUsed(key.id), Date.now()).catch(() => undefined);
-    await next();
+    ctx.state.rate = snapshot.rate;
+    const release = snapshot.rate?.allowed && snapshot.rate.concurrency ? holdLease(deps, ctx, account.id) : undefined;
+    try {
+      if (options.billable && remainingNano(balanceNano, key, keySpendNano) <= 0) throw errors.quota();
+      if (options.touchLastUsed) void deps.redis.set(rkeys.keyLastUsed(key.id), Date.now()).catch(() => undefined);
+      await next();
+    } finally {
+      if (release && !isStreamingBody(ctx)) release();
+    }
   };
 }

@@ -1,5 +1,6 @@
 import { GatewayError } from '../../domain/errors';
 import { rkeys } from '../../infra/redis';
+import type { RateDecision } from '../../services/auth-lookup';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
 
@@ -9,58 +10,60 @@ const RENEW_EVERY_MS = LEASE_MS / 3;
 
 /**
  * Per-account limits (spec 1 section 8): requests per minute over a sliding
- * 60 s window and concurrent in-flight requests, decided atomically in Redis.
- * Unlimited unless the account has limits set.
+ * 60 s window and concurrent in-flight requests. The verdict is taken
+ * atomically in Redis during authentication (same round trip, see
+ * services/auth-lookup.ts); this middleware turns it into headers or a 429.
  */
-export function rateLimit(deps: GatewayDeps): Middleware {
+export function rateLimit(): Middleware {
   return async function limitRate(ctx: Ctx, next) {
-    const account = ctx.state.auth?.account;
-    if (!account || (!account.rpm && !account.concurrency)) return next();
-    const rpm = account.rpm ?? 0;
-    const conc = account.concurrency ?? 0;
-    const member = ctx.state.requestId;
-    const leaseKey = rkeys.rateLeases(account.id);
-    const [allowed, reason, rpmUsed, concUsed, resetMs] = await deps.redis.rateAcquire(
-      rkeys.rateWindow(account.id), leaseKey, rpm, conc, member, LEASE_MS,
-    );
-    const headers: Record<string, string> = {};
-    if (rpm) {
-      headers['x-ratelimit-limit-requests'] = String(rpm);
-      headers['x-ratelimit-remaining-requests'] = String(Math.max(0, rpm - rpmUsed));
-      headers['x-ratelimit-reset-requests'] = `${Math.max(1, Math.ceil(resetMs / 1000))}s`;
-    }
-    if (conc) {
-      headers['x-ratelimit-limit-concurrency'] = String(conc);
-      headers['x-ratelimit-remaining-concurrency'] = String(Math.max(0, conc - concUsed));
-    }
-    if (!allowed) {
-      headers['retry-after'] = String(Math.max(1, Math.ceil(resetMs / 1000)));
-      const what = reason === 'rpm' ? `${rpm} requests per minute` : `${conc} concurrent requests`;
+    const rate = ctx.state.rate;
+    if (!rate) return next();
+    const headers = rateHeaders(rate);
+    if (!rate.allowed) {
+      headers['retry-after'] = String(Math.max(1, Math.ceil(rate.resetMs / 1000)));
+      const what = rate.reason === 'rpm' ? `${rate.rpm} requests per minute` : `${rate.concurrency} concurrent requests`;
       throw new GatewayError('rate_limit_exceeded', `Rate limit reached for this account: ${what}. Retry after ${headers['retry-after']} s.`, { headers });
     }
     ctx.set(headers);
-    if (!conc) return next();
-
-    // Hold the slot until the response is finished or the client went away.
-    let released = false;
-    const renew = setInterval(() => void deps.redis.leaseRenew(leaseKey, member, LEASE_MS).catch(() => undefined), RENEW_EVERY_MS);
-    const release = () => {
-      if (released) return;
-      released = true;
-      clearInterval(renew);
-      void deps.redis.zrem(leaseKey, member).catch(() => undefined);
-    };
-    ctx.res.once('close', release);
-    try {
-      await next();
-    } finally {
-      // Streaming bodies keep the slot until the socket closes; plain bodies free it now.
-      if (!isStreamingBody(ctx)) release();
-    }
+    return next();
   };
 }
 
-function isStreamingBody(ctx: Ctx): boolean {
+function rateHeaders(rate: RateDecision): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (rate.rpm) {
+    headers['x-ratelimit-limit-requests'] = String(rate.rpm);
+    headers['x-ratelimit-remaining-requests'] = String(Math.max(0, rate.rpm - rate.rpmUsed));
+    headers['x-ratelimit-reset-requests'] = `${Math.max(1, Math.ceil(rate.resetMs / 1000))}s`;
+  }
+  if (rate.concurrency) {
+    headers['x-ratelimit-limit-concurrency'] = String(rate.concurrency);
+    headers['x-ratelimit-remaining-concurrency'] = String(Math.max(0, rate.concurrency - rate.concUsed));
+  }
+  return headers;
+}
+
+/**
+ * Keep a granted concurrency slot until the response is finished or the
+ * client went away (streams keep it until the socket closes); renew the lease
+ * while the request lives. Returns the function that frees it.
+ */
+export function holdLease(deps: GatewayDeps, ctx: Ctx, accountId: string): () => void {
+  const leaseKey = rkeys.rateLeases(accountId);
+  const member = ctx.state.requestId;
+  let released = false;
+  const renew = setInterval(() => void deps.redis.leaseRenew(leaseKey, member, LEASE_MS).catch(() => undefined), RENEW_EVERY_MS);
+  const release = () => {
+    if (released) return;
+    released = true;
+    clearInterval(renew);
+    void deps.redis.zrem(leaseKey, member).catch(() => undefined);
+  };
+  ctx.res.once('close', release);
+  return release;
+}
+
+export function isStreamingBody(ctx: Ctx): boolean {
   const body = ctx.body as { pipe?: unknown } | undefined;
   return !!body && typeof body.pipe === 'function';
 }

@@ -16,9 +16,10 @@ function figures(auth: AuthState) {
 /** Balance object (spec 1 section 2.5) and billing compatibility objects (2.6). */
 export function balanceRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  const free = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false });
+  const free = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false, rateLimited: false });
+  const counted = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false });
 
-  router.get('/v1/key/balance', free, rateLimit(deps), (ctx) => {
+  router.get('/v1/key/balance', counted, rateLimit(), (ctx) => {
     const auth = ctx.state.auth!;
     const f = figures(auth);
     ctx.body = {

@@ -14,7 +14,7 @@ export function embeddingRoutes(deps: GatewayDeps): Router<GatewayState> {
     '/v1/embeddings',
     authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     usageCapture(deps, 'embeddings'),
-    rateLimit(deps),
+    rateLimit(),
     jsonBody(1024 * 1024),
     (ctx) => {
       const model = (ctx.state.body as { model?: unknown }).model;

@@ -42,7 +42,7 @@ export function modelRoutes(deps: GatewayDeps): Router<GatewayState> {
   router.get(
     '/v1/models',
     authenticate(deps, { methods: 'header-only', billable: false, touchLastUsed: false }),
-    rateLimit(deps),
+    rateLimit(),
     (ctx) => {
       const allowed = ctx.state.auth!.key.allowed_models;
       const data = deps.catalogue().models.filter((m) => isModelAllowed(allowed, [m.id, ...m.aliases])).map(registryEntry);

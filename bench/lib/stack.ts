@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { spawnManaged, freePort, waitForPort, type Managed } from '../../scripts/lib/proc';
+import { startServices, type Services } from '../../scripts/lib/services';
+
+/** Services on free ports plus the project's processes, for benchmarks. */
+export async function benchServices(name: string): Promise<{ services: Services; secrets: Record<string, string> }> {
+  const services = await startServices({
+    dataDir: path.resolve(`.data/bench-${name}-${Date.now()}`),
+    ports: { temporal: await freePort(), temporalUi: await freePort(), mongo: await freePort(), redis: await freePort() },
+    portFallback: true,
+    log: () => undefined,
+  });
+  const secrets = { ADMIN_TOKEN: randomBytes(16).toString('hex'), KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+  return { services, secrets };
+}
+
+export async function startProcess(name: string, script: string, env: Record<string, string>, port?: number): Promise<Managed> {
+  const proc = spawnManaged({ name, cmd: process.execPath, args: ['--import', 'tsx', script], env: { ...process.env, ...env }, logFile: path.resolve(`.data/bench-logs/${name}.log`) });
+  if (port) await waitForPort(port, proc, 60_000);
+  return proc;
+}
+
+export async function runOnce(script: string, env: Record<string, string>): Promise<void> {
+  const proc = spawnManaged({ name: path.basename(script), cmd: process.execPath, args: ['--import', 'tsx', script], env: { ...process.env, ...env }, logFile: path.resolve('.data/bench-logs/once.log') });
+  const { code } = await proc.exited;
+  if (code !== 0) throw new Error(`${script} exited with ${code}`);
+}

@@ -1,0 +1,79 @@
+import type { AccountRecord, KeyRecord } from '../domain/api-key';
+import { rkeys, type RedisClient } from '../infra/redis';
+import type { KeyService } from './keys';
+import type { AccountService } from './accounts';
+import type { Wallet } from './wallet';
+
+/** The account limiter's verdict for this request, when the account has limits. */
+export interface RateDecision {
+  allowed: boolean;
+  reason: string;
+  rpm: number;
+  concurrency: number;
+  rpmUsed: number;
+  concUsed: number;
+  resetMs: number;
+}
+
+export interface AuthSnapshot {
+  key: KeyRecord;
+  account: AccountRecord | null;
+  balanceNano: number;
+  keySpendNano: number;
+  /** Set when limits were applied in the same round trip (see rate-limit middleware). */
+  rate?: RateDecision;
+}
+
+/**
+ * Everything authentication and the rate limiter need in one Redis round trip
+ * (infra/lua/auth-gate.lua). Which account a key belongs to never changes, so
+ * that mapping is memoised in-process; the mutable state (key record, account,
+ * balance, key spend, limits) is read fresh on every request, so a disabled key
+ * is refused on the very next request on every instance. Misses fall back to
+ * Mongo and fill Redis.
+ */
+export class AuthLookup {
+  private readonly owners = new Map<string, { keyId: string; accountId: string }>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: KeyService,
+    private readonly accounts: AccountService,
+    private readonly wallet: Wallet,
+  ) {}
+
+  async byHash(hash: string, limit?: { member: string; leaseMs: number }): Promise<AuthSnapshot | null> {
+    let owner = this.owners.get(hash);
+    if (!owner) {
+      const key = await this.keys.lookupByHash(hash);
+      if (!key) return null;
+      owner = { keyId: key.id, accountId: key.account_id };
+      if (this.owners.size > 100_000) this.owners.clear();
+      this.owners.set(hash, owner);
+    }
+    const r = await this.redis.authGate(
+      rkeys.keyRecord(hash), rkeys.account(owner.accountId), rkeys.balance(owner.accountId), rkeys.keySpend(owner.keyId),
+      rkeys.rateWindow(owner.accountId), rkeys.rateLeases(owner.accountId),
+      limit?.member ?? '-', limit?.leaseMs ?? 0, limit ? '1' : '0',
+    );
+    const [keyJson, accountJson, balance, spend, limited] = r;
+    if (!keyJson || !accountJson) {
+      // Cold Redis: fill it, then decide once more with everything present.
+      const key = await this.keys.lookupByHash(hash);
+      if (!key) return null;
+      const account = await this.accounts.lookup(owner.accountId);
+      if (!account) return { key, account: null, balanceNano: 0, keySpendNano: 0 };
+      return this.byHash(hash, limit);
+    }
+    const snapshot: AuthSnapshot = {
+      key: JSON.parse(keyJson) as KeyRecord,
+      account: JSON.parse(accountJson) as AccountRecord,
+      balanceNano: balance !== null ? Number(balance) : await this.wallet.balance(owner.accountId),
+      keySpendNano: spend !== null ? Number(spend) : 0,
+    };
+    if (limited === 1) {
+      snapshot.rate = { allowed: r[5] === 1, reason: r[6], rpm: r[7], concurrency: r[8], rpmUsed: r[9], concUsed: r[10], resetMs: r[11] };
+    }
+    return snapshot;
+  }
+}
