@@ -140,3 +140,19 @@ test('files resolve under a channel-prefixed publicBaseUrl too', async (t) => {
   t.is(file.headers.get('content-type'), 'image/png');
   t.is(media.state.tasks.size, 1);
 });
+
+test('delay holds the submission answer (sync result or async task id) for ms', async (t) => {
+  const sim = await simFor(t, { baseDelayMs: 0 });
+  await sim.control.fault('c10', { type: 'delay', ms: 300 }, { times: 2 });
+  let started = Date.now();
+  const img = await sim.post(`${sim.ch('c10')}/v1/images/generations`, { prompt: 'x' });
+  t.is(img.status, 200);
+  t.true(Date.now() - started >= 290);
+  started = Date.now();
+  const { id } = await json(sim.post(`${sim.ch('c10')}${ARK}`, VIDEO));
+  t.true(Date.now() - started >= 290);
+  t.regex(id, /^cgt-/);
+  started = Date.now();
+  await sim.post(`${sim.ch('c10')}${ARK}`, VIDEO);
+  t.true(Date.now() - started < 250, 'used up after times: 2');
+});
