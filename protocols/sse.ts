@@ -1,0 +1,94 @@
+import type { SseEvent } from './types';
+
+/**
+ * Incremental server-sent-events parser (WHATWG event-stream rules): feed it
+ * the body chunks as they arrive, get back every event completed so far.
+ * Handles `\n`, `\r\n` and `\r` line ends (also split across chunks), UTF-8
+ * split across chunks, comment lines, multi-line `data:` and a leading BOM.
+ * `id:` and `retry:` are not needed by the gateway and are ignored.
+ */
+export class SseParser {
+  private readonly decoder = new TextDecoder();
+  private buffer = '';
+  private started = false;
+  /** The previous chunk ended with `\r`: a `\n` opening the next chunk belongs to it. */
+  private pendingCr = false;
+  private data: string[] = [];
+  private eventType: string | undefined;
+
+  push(chunk: Uint8Array | string): SseEvent[] {
+    let text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+    if (!this.started && text.length > 0) {
+      this.started = true;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    if (this.pendingCr && text.length > 0) {
+      this.pendingCr = false;
+      if (text.charCodeAt(0) === 10) text = text.slice(1);
+    }
+    this.buffer = this.buffer.length === 0 ? text : this.buffer + text;
+    const out: SseEvent[] = [];
+    let start = 0;
+    const buf = this.buffer;
+    for (let i = 0; i < buf.length; i++) {
+      const c = buf.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      this.line(buf.slice(start, i), out);
+      if (c === 13) {
+        if (i + 1 === buf.length) this.pendingCr = true;
+        else if (buf.charCodeAt(i + 1) === 10) i++;
+      }
+      start = i + 1;
+    }
+    this.buffer = start === 0 ? buf : buf.slice(start);
+    return out;
+  }
+
+  /**
+   * The body ended. The standard discards an unterminated event; we dispatch
+   * it when it has data, because upstreams sometimes omit the final blank
+   * line after `data: [DONE]` and the gateway bills on what was received.
+   */
+  end(): SseEvent[] {
+    const out: SseEvent[] = [];
+    const tail = this.decoder.decode();
+    if (tail) out.push(...this.push(tail));
+    if (this.buffer.length > 0) {
+      this.line(this.buffer, out);
+      this.buffer = '';
+    }
+    this.dispatch(out);
+    return out;
+  }
+
+  private line(line: string, out: SseEvent[]): void {
+    if (line.length === 0) return this.dispatch(out);
+    if (line.charCodeAt(0) === 58 /* : */) return;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.eventType = value;
+  }
+
+  private dispatch(out: SseEvent[]): void {
+    if (this.data.length > 0) {
+      const data = this.data.length === 1 ? this.data[0] : this.data.join('\n');
+      out.push(this.eventType ? { event: this.eventType, data } : { data });
+    }
+    this.data = [];
+    this.eventType = undefined;
+  }
+}
+
+/** One SSE frame: `event: X\n` (when given) then one `data:` line per line of data, then a blank line. */
+export function formatSse(data: unknown, event?: string): string {
+  const text = typeof data === 'string' ? data : JSON.stringify(data);
+  const head = event ? `event: ${event}\n` : '';
+  if (!text.includes('\n') && !text.includes('\r')) return `${head}data: ${text}\n\n`;
+  return `${head}${text.split(/\r\n|\r|\n/).map((l) => `data: ${l}`).join('\n')}\n\n`;
+}
+
+/** The chat-completions stream terminator. */
+export const SSE_DONE = 'data: [DONE]\n\n';

@@ -1,0 +1,56 @@
+import test from 'ava';
+import { formatSse, SseParser } from '../../protocols/sse';
+
+test('parses events with event names, split across chunks at any byte', (t) => {
+  const body =
+    'event: message_start\ndata: {"type":"message_start"}\n\n' +
+    'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"text":"héllo"}}\n\n';
+  const bytes = Buffer.from(body, 'utf8');
+  for (let cut = 1; cut < bytes.length; cut++) {
+    const p = new SseParser();
+    const events = [...p.push(bytes.subarray(0, cut)), ...p.push(bytes.subarray(cut)), ...p.end()];
+    t.deepEqual(events, [
+      { event: 'message_start', data: '{"type":"message_start"}' },
+      { event: 'content_block_delta', data: '{"type":"content_block_delta","delta":{"text":"héllo"}}' },
+    ]);
+  }
+});
+
+test('handles \\r\\n and bare \\r line ends, including a \\r\\n split between chunks', (t) => {
+  const p = new SseParser();
+  const a = p.push('data: {"a":1}\r');
+  const b = p.push('\n\r\ndata: {"b":2}\r\rdata: [DONE]\r\n');
+  const c = p.push('\r\n');
+  t.deepEqual([...a, ...b, ...c], [{ data: '{"a":1}' }, { data: '{"b":2}' }, { data: '[DONE]' }]);
+});
+
+test('joins multi-line data with \\n, ignores comments, id and retry, and a leading BOM', (t) => {
+  const p = new SseParser();
+  const events = p.push('\uFEFF: keep-alive\nid: 7\nretry: 100\ndata: line one\ndata:line two\ndata\n\n');
+  t.deepEqual(events, [{ data: 'line one\nline two\n' }]);
+});
+
+test('an event with no data is not dispatched; its event name does not leak into the next', (t) => {
+  const p = new SseParser();
+  t.deepEqual(p.push('event: ping\n\ndata: x\n\n'), [{ data: 'x' }]);
+});
+
+test('end() dispatches a final event that lacks its blank line', (t) => {
+  const p = new SseParser();
+  t.deepEqual(p.push('data: {"x":1}\n\ndata: [DONE]'), [{ data: '{"x":1}' }]);
+  t.deepEqual(p.end(), [{ data: '[DONE]' }]);
+});
+
+test('Gemini-style \\r\\n\\r\\n separated frames', (t) => {
+  const p = new SseParser();
+  const events = p.push('data: {"candidates":[]}\r\n\r\ndata: {"usageMetadata":{}}\r\n\r\n');
+  t.deepEqual(events.map((e) => e.data), ['{"candidates":[]}', '{"usageMetadata":{}}']);
+});
+
+test('formatSse writes event and data lines, splitting multi-line data', (t) => {
+  t.is(formatSse({ type: 'ping' }, 'ping'), 'event: ping\ndata: {"type":"ping"}\n\n');
+  t.is(formatSse('[DONE]'), 'data: [DONE]\n\n');
+  t.is(formatSse('a\nb'), 'data: a\ndata: b\n\n');
+  const p = new SseParser();
+  t.deepEqual(p.push(formatSse('a\nb', 'x')), [{ event: 'x', data: 'a\nb' }]);
+});
