@@ -40,6 +40,15 @@ const ROUTES: Route[] = [
 
 const CONTROL_PREFIX = '/_control/media';
 
+/**
+ * The base URL clients reached this server at (`http://{Host}`), for callers
+ * that do not know their public address: result links then point back here.
+ */
+export function publicBaseUrlOf(req: http.IncomingMessage): string {
+  const proto = String(req.headers['x-forwarded-proto'] ?? 'http').split(',')[0].trim();
+  return `${proto}://${req.headers.host ?? '127.0.0.1'}`;
+}
+
 /** The media vendors' upstream APIs (images, grid images, video, music, speech, digital humans). */
 export function createMediaHandler(opts: MediaOptions = {}): MediaHandler {
   const state = new MediaState(opts);

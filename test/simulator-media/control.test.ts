@@ -156,3 +156,9 @@ test('delay holds the submission answer (sync result or async task id) for ms', 
   await sim.post(`${sim.ch('c10')}${ARK}`, VIDEO);
   t.true(Date.now() - started < 250, 'used up after times: 2');
 });
+
+test('publicBaseUrlOf derives the base URL from the Host header', async (t) => {
+  const { publicBaseUrlOf } = await import('../../simulator/media/index');
+  t.is(publicBaseUrlOf({ headers: { host: '127.0.0.1:8090' } } as unknown as http.IncomingMessage), 'http://127.0.0.1:8090');
+  t.is(publicBaseUrlOf({ headers: { host: 'sim.local', 'x-forwarded-proto': 'https' } } as unknown as http.IncomingMessage), 'https://sim.local');
+});
