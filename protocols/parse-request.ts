@@ -33,6 +33,6 @@ export function parseRequest<P extends Protocol>(protocol: P, body: unknown): Re
   const input = protocol === 'generate-content' ? normalizeGenerateContentKeys(body) : body;
   const result = SCHEMAS[protocol].safeParse(input);
   if (result.success) return result.data;
-  const { message, param } = describeIssue(result.error.issues[0]);
+  const { message, param } = describeIssue(result.error.issues[0], input);
   throw errors.invalidRequest(message, param);
 }

@@ -31,7 +31,7 @@ export function dottedPath(path: Path): string {
  * most likely meant), so a text block without `text` reports
  * `content[0].text`, not "Invalid input" on the block.
  */
-export function describeIssue(issue: Issue, prefix: Path = []): IssueReport {
+export function describeIssue(issue: Issue, root?: unknown, prefix: Path = []): IssueReport {
   const path = [...prefix, ...issue.path];
   if (issue.code === 'invalid_union') {
     if ('note' in issue && issue.note === 'No matching discriminator') {
@@ -43,11 +43,11 @@ export function describeIssue(issue: Issue, prefix: Path = []): IssueReport {
       const allTypeAtRoot = branches.every((b) => b[0].path.length === 0 && b[0].code === 'invalid_type');
       if (allTypeAtRoot) {
         const expected = [...new Set(branches.map((b) => (b[0] as { expected: string }).expected))];
-        return report(path, `Invalid input: expected ${expected.join(' or ')}, received ${received(issue.input)}`);
+        return report(path, `Invalid input: expected ${expected.join(' or ')}, received ${received(valueAt(root, path))}`);
       }
       let best = branches[0];
       for (const b of branches) if (depth(b) > depth(best)) best = b;
-      return describeIssue(best[0], path);
+      return describeIssue(best[0], root, path);
     }
   }
   return report(path, issue.message);
@@ -59,6 +59,15 @@ function depth(branch: readonly Issue[]): number {
   // rank it below a branch that accepted the type and failed on a real field.
   const penalty = first.path[first.path.length - 1] === 'type' ? 0.5 : 0;
   return first.path.length - penalty;
+}
+
+function valueAt(root: unknown, path: Path): unknown {
+  let v = root;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
 }
 
 function received(input: unknown): string {
