@@ -53,6 +53,7 @@ function convert(input: Json, defs: Json, depth: number): Json {
 
   if (schema.const !== undefined) out.enum = [String(schema.const)];
   else if (Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === 'string')) out.enum = schema.enum;
+  if (out.enum) out.type ??= 'STRING';
   else if (Array.isArray(schema.enum) && schema.enum.length > 0) {
     // Gemini enums are strings only: fall back to a described value list.
     out.description = [out.description, `One of: ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`]
