@@ -8,6 +8,7 @@ import type { KeyService } from '../services/keys';
 import type { AccountService } from '../services/accounts';
 import type { UsageRecorder } from '../services/usage';
 import type { AuthLookup } from '../services/auth-lookup';
+import type { UpstreamPools } from '../infra/upstream';
 
 /** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
 export interface GatewayDeps {
@@ -20,6 +21,8 @@ export interface GatewayDeps {
   accounts: AccountService;
   usage: UsageRecorder;
   authLookup: AuthLookup;
+  /** Keep-alive pools to upstream channels. */
+  upstream: UpstreamPools;
   /** The current registry; replaced in place when it is reloaded. */
   catalogue: () => Catalogue;
 }

@@ -8,6 +8,7 @@ import { KeyService } from './keys';
 import { AccountService } from './accounts';
 import { UsageRecorder } from './usage';
 import { AuthLookup } from './auth-lookup';
+import { UpstreamPools } from '../infra/upstream';
 import { loadCatalogue } from './catalogue-store';
 import type { GatewayDeps } from '../gateway/deps';
 
@@ -26,6 +27,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const usage = new UsageRecorder(db, log);
   const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG });
   const accounts = new AccountService(db, redis, wallet);
+  const upstream = new UpstreamPools({ connections: 256, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
   return {
     config,
     db,
@@ -36,10 +38,12 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     accounts,
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
+    upstream,
     catalogue: () => catalogue,
     async close() {
       clearInterval(reload);
       await usage.flush();
+      await upstream.close();
       redis.disconnect();
       await db.conn.close();
     },

@@ -7,6 +7,7 @@ import { connectMongo } from '../../infra/mongo';
 import { buildDeps } from '../../services/bootstrap';
 import { readCatalogueFile, seedCatalogue } from '../../services/catalogue-store';
 import { createApp } from '../../gateway/app';
+import { createSimulator, type Simulator } from '../../simulator/app';
 import type { GatewayDeps } from '../../gateway/deps';
 
 /**
@@ -37,6 +38,11 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 
 export interface TestGateway {
   url: string;
+  /** This file's own upstream simulator (faults scripted here touch no other file). */
+  sim?: Simulator;
+  simUrl?: string;
+  /** POST/DELETE to the simulator's control API. */
+  control(method: string, path: string, body?: unknown): Promise<any>;
   config: Config;
   deps: GatewayDeps;
   server: Server;
@@ -46,7 +52,14 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(overrides: Record<string, string> = {}): Promise<TestGateway> {
+export async function startGateway(overrides: Record<string, string> = {}, opts: { simulator?: boolean } = {}): Promise<TestGateway> {
+  let sim: Simulator | undefined;
+  let simUrl: string | undefined;
+  if (opts.simulator) {
+    sim = createSimulator();
+    simUrl = await sim.listen(0, '127.0.0.1');
+    overrides = { SIMULATOR_URL: simUrl, ...overrides };
+  }
   const config = testConfig(overrides);
   const seedDb = await connectMongo(config.MONGO_URL);
   await seedCatalogue(seedDb, readCatalogueFile(config.CATALOGUE_FILE));
@@ -65,8 +78,17 @@ export async function startGateway(overrides: Record<string, string> = {}): Prom
     return { status: res.status, body: (await res.json()) as any };
   };
 
+  const control = async (method: string, path: string, body?: unknown) => {
+    if (!simUrl) throw new Error('started without a simulator');
+    const res = await fetch(`${simUrl}/_control${path}`, {
+      method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return text ? JSON.parse(text) : null;
+  };
+
   return {
-    url, config, deps, server, admin,
+    url, config, deps, server, admin, sim, simUrl, control,
     async newAccount(opts = {}) {
       const r = await admin('POST', '/accounts', { name: opts.name ?? 'test', ...(opts.enterprise ? { enterprise: true } : {}) });
       if (r.status !== 201) throw new Error(`account not created: ${JSON.stringify(r.body)}`);
@@ -82,6 +104,7 @@ export async function startGateway(overrides: Record<string, string> = {}): Prom
       await new Promise((r) => server.close(r));
       await deps.db.conn.dropDatabase().catch(() => undefined);
       await deps.close();
+      await sim?.close();
     },
   };
 }

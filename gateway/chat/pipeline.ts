@@ -1,0 +1,175 @@
+import type { Dispatcher } from 'undici';
+import { GatewayError, errors } from '../../domain/errors';
+import type { Channel, Model } from '../../domain/catalogue';
+import { prechargeEstimate, type TokenUsage } from '../../domain/pricing';
+import { remainingNano } from '../../domain/api-key';
+import { classifyTransportError } from '../../infra/upstream';
+import { chatProviders } from '../../providers';
+import type { Protocol } from '../../protocols/types';
+import type { GatewayDeps } from '../deps';
+import type { Ctx } from '../context';
+import { upstreamError } from './upstream-error';
+import { settleChat } from './settle';
+import { getTranslator, extractUsage, type Translator } from '../../protocols';
+import { relayStream } from './stream-relay';
+
+/** At most this many channels are tried per request (spec 1 section 1). */
+export const MAX_ATTEMPTS = 3;
+
+export interface ChatCall {
+  client: Protocol;
+  model: Model;
+  /** The client body, validated; forwarded as is on native channels. */
+  body: Record<string, unknown>;
+  raw: Buffer;
+  stream: boolean;
+  /** Client asked for usage in the stream (chat-completions stream_options.include_usage). */
+  includeUsage: boolean;
+  maxTokens: number | undefined;
+  /** What the pre-charge input estimate is measured on (messages, contents, input...). */
+  promptForEstimate: unknown;
+  channels: Channel[];
+  /** chat-completions built-in tool path: a mid-stream failure injects an error chunk. */
+  builtinToolPath: boolean;
+}
+
+export type ChatEnv = GatewayDeps;
+
+/** Pre-charge gate: an estimate above what the key can spend is 402, with no upstream call. */
+export function precharge(deps: GatewayDeps, ctx: Ctx, call: ChatCall): void {
+  const auth = ctx.state.auth!;
+  const bytes = Buffer.byteLength(JSON.stringify(call.promptForEstimate ?? ''));
+  const estimate = prechargeEstimate(call.model, deps.catalogue().pricingRules, bytes, call.maxTokens);
+  if (estimate > remainingNano(auth.balanceNano, auth.key, auth.keySpendNano)) throw errors.quota();
+}
+
+interface Prepared {
+  channel: Channel;
+  translation: Translator<any> | undefined;
+  dropped: string[];
+  body: Buffer | string;
+}
+
+function prepare(env: ChatEnv, call: ChatCall, channel: Channel): Prepared {
+  const upstreamModel = channel.upstream_model ?? call.model.id;
+  if (channel.kind === 'translated') {
+    const translation = getTranslator(call.client, channel.upstream as Protocol);
+    if (!translation) throw new GatewayError('internal_error', `no translator ${call.client} -> ${channel.upstream}`);
+    const { body, dropped } = translation.request(call.body as never, {
+      model: upstreamModel,
+      defaultMaxTokens: call.maxTokens ?? Math.min(call.model.default_max_tokens ?? 4096, 32768),
+      stream: call.stream,
+    });
+    return { channel, translation, dropped, body: JSON.stringify(body) };
+  }
+  // Native or upstream-converted: forward the client's bytes, unless the model id must change
+  // (an alias) or the stream must report usage for billing.
+  const needsUsage = call.stream && call.client === 'chat-completions' && !call.includeUsage;
+  if (call.body.model === upstreamModel && !needsUsage) return { channel, translation: undefined, dropped: [], body: call.raw };
+  const body: Record<string, unknown> = { ...call.body };
+  if (call.client !== 'generate-content') body.model = upstreamModel;
+  if (needsUsage) body.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
+  return { channel, translation: undefined, dropped: [], body: JSON.stringify(body) };
+}
+
+function clientHeaders(ctx: Ctx): Record<string, string | undefined> {
+  return { 'anthropic-version': ctx.get('anthropic-version') || undefined, 'anthropic-beta': ctx.get('anthropic-beta') || undefined };
+}
+
+/**
+ * One chat request: try up to three channels in order (a 5xx or a connection
+ * failure moves to the next one; nothing is retried once the client got a
+ * byte), translate when the channel speaks another protocol, relay the answer
+ * or the stream, then settle on actual usage.
+ */
+export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<void> {
+  if (call.channels.length === 0) throw errors.noChannel(call.model.id, call.client);
+  precharge(env, ctx, call);
+
+  const clientGone = new AbortController();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) clientGone.abort();
+  };
+  ctx.req.once('close', onClose);
+  ctx.res.once('close', onClose);
+  const deadline = AbortSignal.timeout(env.config.CHAT_UPSTREAM_TIMEOUT_MS);
+  const signal = AbortSignal.any([clientGone.signal, deadline]);
+
+  let attempts = 0;
+  let lastError: GatewayError | undefined;
+  for (const channel of call.channels.slice(0, MAX_ATTEMPTS)) {
+    attempts++;
+    const prepared = prepare(env, call, channel);
+    const provider = chatProviders[channel.upstream];
+    if (!provider) throw new GatewayError('internal_error', `no provider for upstream ${channel.upstream}`);
+    const target = provider.call(channel, {
+      model: channel.upstream_model ?? call.model.id,
+      stream: call.stream,
+      apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway',
+      clientHeaders: clientHeaders(ctx),
+    });
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await env.upstream.request(target.url, { method: 'POST', headers: target.headers, body: prepared.body, signal });
+    } catch (err) {
+      const kind = deadline.aborted ? 'timeout' : classifyTransportError(err);
+      if (kind === 'aborted' || clientGone.signal.aborted) {
+        await settleChat(env, ctx, call.model, null, { status: 'interrupted', attempts, errorCode: 'client_closed', errorMessage: 'client disconnected before the upstream answered' });
+        return;
+      }
+      if (kind === 'timeout') throw new GatewayError('upstream_timeout', `upstream did not answer within ${env.config.CHAT_UPSTREAM_TIMEOUT_MS / 1000} s`);
+      lastError = new GatewayError('upstream_unreachable', `upstream connection failed (${(err as Error).message})`);
+      continue;
+    }
+    if (res.statusCode >= 500) {
+      const text = await res.body.text().catch(() => '');
+      lastError = upstreamError(res.statusCode, text, res.headers);
+      continue;
+    }
+    if (res.statusCode >= 300) {
+      const text = await res.body.text().catch(() => '');
+      throw upstreamError(res.statusCode, text, res.headers);
+    }
+    setTranslationHeaders(ctx, call, prepared);
+    if (call.stream) {
+      await relayStream(env, ctx, call, { res, translation: prepared.translation, upstream: channel.upstream as Protocol, attempts, clientGone, deadline });
+    } else {
+      await relayJson(env, ctx, call, res, prepared, attempts);
+    }
+    return;
+  }
+  throw lastError ?? new GatewayError('upstream_unreachable', 'no upstream channel answered');
+}
+
+function setTranslationHeaders(ctx: Ctx, call: ChatCall, prepared: Prepared): void {
+  if (!prepared.translation) return;
+  ctx.set('X-Protocol-Translation', `${call.client}_to_${prepared.channel.upstream}`);
+  if (prepared.dropped.length) ctx.set('X-Protocol-Warning', prepared.dropped.join('; '));
+}
+
+async function relayJson(env: ChatEnv, ctx: Ctx, call: ChatCall, res: Dispatcher.ResponseData, prepared: Prepared, attempts: number) {
+  const bytes = Buffer.from(await res.body.arrayBuffer());
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new GatewayError('upstream_error', 'upstream answered with a body that is not JSON', { status: 502 });
+  }
+  const upstream = prepared.channel.upstream as Protocol;
+  const usage = toTokenUsage(extractUsage(upstream, json));
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = prepared.translation ? JSON.stringify(prepared.translation.response(json, { model: call.model.id })) : bytes;
+  await settleChat(env, ctx, call.model, usage, { status: 'success', attempts });
+}
+
+export function toTokenUsage(u: { inputTokens: number; outputTokens: number; cachedTokens: number; cacheWriteTokens: number; serverToolCalls: number } | undefined): TokenUsage | null {
+  if (!u) return null;
+  return {
+    inputTokens: u.inputTokens,
+    outputTokens: u.outputTokens,
+    cachedTokens: u.cachedTokens,
+    cacheWriteTokens: u.cacheWriteTokens,
+    serverToolCalls: u.serverToolCalls,
+  };
+}

@@ -1,0 +1,116 @@
+import Router from '@koa/router';
+import { parseRequest } from '../../protocols';
+import { errors } from '../../domain/errors';
+import type { GatewayDeps } from '../deps';
+import type { Ctx, GatewayState } from '../context';
+import { authenticate } from '../middleware/auth';
+import { rateLimit } from '../middleware/rate-limit';
+import { usageCapture } from '../middleware/usage-capture';
+import { jsonBody } from '../middleware/body';
+import { resolveModel } from '../model-access';
+import { runChat } from '../chat/pipeline';
+import { applyBuiltinToolRules, builtinToolsOf } from '../chat/builtin-tools';
+
+/** Chat request bodies (images inline as base64 included). */
+const CHAT_BODY_LIMIT = 32 * 1024 * 1024;
+
+type Body = Record<string, any>;
+
+/** The four chat endpoints (spec 1 sections 4.1-4.4): validate, resolve, then the shared pipeline. */
+export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  const chain = (endpoint: string) => [
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
+    usageCapture(deps, endpoint),
+    rateLimit(),
+    jsonBody(CHAT_BODY_LIMIT),
+  ];
+
+  router.post('/v1/chat/completions', ...chain('chat.completions'), async (ctx: Ctx) => {
+    const body = parseRequest('chat-completions', ctx.state.body) as Body;
+    const model = resolveModel(deps, ctx, body.model);
+    const stream = body.stream === true;
+    const channels = deps.catalogue().channels(model, 'chat-completions');
+    if (channels.length === 0) throw errors.noChannel(model.id, 'chat-completions');
+    const builtins = builtinToolsOf(body.tools);
+    await runChat(deps, ctx, {
+      client: 'chat-completions',
+      model,
+      body,
+      raw: ctx.state.rawBody!,
+      stream,
+      includeUsage: body.stream_options?.include_usage === true,
+      maxTokens: body.max_completion_tokens ?? body.max_tokens,
+      promptForEstimate: body.messages,
+      channels: applyBuiltinToolRules(model, channels, builtins, stream),
+      builtinToolPath: builtins.size > 0,
+    });
+  });
+
+  router.post('/v1/messages', ...chain('messages'), async (ctx: Ctx) => {
+    const version = ctx.get('anthropic-version');
+    if (version && !/^\d{4}-\d{2}-\d{2}$/.test(version)) {
+      throw errors.invalidRequest(`anthropic-version header must be a date such as 2023-06-01, got '${version}'`, 'anthropic-version');
+    }
+    const body = parseRequest('messages', ctx.state.body) as Body;
+    const model = resolveModel(deps, ctx, body.model);
+    await runChat(deps, ctx, {
+      client: 'messages',
+      model,
+      body,
+      raw: ctx.state.rawBody!,
+      stream: body.stream === true,
+      includeUsage: true,
+      maxTokens: body.max_tokens,
+      promptForEstimate: body.messages,
+      channels: deps.catalogue().channels(model, 'messages'),
+      builtinToolPath: false,
+    });
+  });
+
+  // `{model}:generateContent` / `{model}:streamGenerateContent`: the model is in the path.
+  router.post('/v1beta/models/:target', ...chain('generate-content'), async (ctx: Ctx) => {
+    const target = String(ctx.params.target);
+    const cut = target.lastIndexOf(':');
+    const method = cut >= 0 ? target.slice(cut + 1) : '';
+    if (method !== 'generateContent' && method !== 'streamGenerateContent') {
+      throw errors.notFound(`unknown method '${method || target}': use {model}:generateContent or {model}:streamGenerateContent`);
+    }
+    const body = parseRequest('generate-content', ctx.state.body) as Body;
+    const model = resolveModel(deps, ctx, decodeURIComponent(target.slice(0, cut)).replace(/^models\//, ''));
+    await runChat(deps, ctx, {
+      client: 'generate-content',
+      model,
+      body,
+      raw: ctx.state.rawBody!,
+      stream: method === 'streamGenerateContent',
+      includeUsage: true,
+      maxTokens: body.generationConfig?.maxOutputTokens,
+      promptForEstimate: body.contents,
+      channels: deps.catalogue().channels(model, 'generate-content'),
+      builtinToolPath: false,
+    });
+  });
+
+  router.post('/v1/responses', ...chain('responses'), async (ctx: Ctx) => {
+    const raw = ctx.state.body as Body;
+    if (raw.previous_response_id !== undefined && raw.previous_response_id !== null) {
+      throw errors.invalidRequest('previous_response_id is not supported: sessions are not stored, send the whole conversation in input on each turn', 'previous_response_id');
+    }
+    const body = parseRequest('responses', raw) as Body;
+    const model = resolveModel(deps, ctx, body.model);
+    await runChat(deps, ctx, {
+      client: 'responses',
+      model,
+      body,
+      raw: ctx.state.rawBody!,
+      stream: body.stream === true,
+      includeUsage: true,
+      maxTokens: body.max_output_tokens,
+      promptForEstimate: body.input,
+      channels: deps.catalogue().channels(model, 'responses'),
+      builtinToolPath: false,
+    });
+  });
+  return router;
+}

@@ -1,0 +1,54 @@
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+
+/**
+ * Keep-alive connection pools, one per upstream origin, shared by every
+ * request of the process. Bytes we do not need to change are forwarded as is.
+ */
+export class UpstreamPools {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly opts: { connections: number; timeoutMs: number }) {}
+
+  pool(origin: string): Pool {
+    let p = this.pools.get(origin);
+    if (!p) {
+      p = new Pool(origin, {
+        connections: this.opts.connections,
+        pipelining: 1,
+        keepAliveTimeout: 30_000,
+        headersTimeout: this.opts.timeoutMs,
+        bodyTimeout: this.opts.timeoutMs,
+        connectTimeout: 10_000,
+      });
+      this.pools.set(origin, p);
+    }
+    return p;
+  }
+
+  async request(url: URL, init: { method: 'POST' | 'GET'; headers: Record<string, string>; body?: Buffer | string; signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
+    return this.pool(url.origin).request({
+      path: url.pathname + url.search,
+      method: init.method,
+      headers: init.headers,
+      body: init.body,
+      signal: init.signal,
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close()));
+    this.pools.clear();
+  }
+}
+
+export type UpstreamFailure = 'connect' | 'timeout' | 'aborted' | 'other';
+
+/** Classify a thrown transport error: connection failures are retried on another channel. */
+export function classifyTransportError(err: unknown): UpstreamFailure {
+  const e = err as { code?: string; name?: string };
+  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError || e.name === 'TimeoutError') return 'timeout';
+  if (e.name === 'AbortError' || err instanceof undiciErrors.RequestAbortedError) return 'aborted';
+  if (err instanceof undiciErrors.ConnectTimeoutError || err instanceof undiciErrors.SocketError) return 'connect';
+  if (e.code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'].includes(e.code)) return 'connect';
+  return 'other';
+}
