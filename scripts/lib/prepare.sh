@@ -7,5 +7,10 @@ export GOTELEMETRY=off GOTOOLCHAIN=local DO_NOT_TRACK=1
 # package-lock.json means the lock file changed since.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "installing dependencies: npm ci"
-  npm ci --no-audit --no-fund
+  if ! npm ci --no-audit --no-fund; then
+    # npm ci refuses a lock file that lacks some platform's optional packages
+    # (e.g. @swc/core-darwin-*); install from the same lock without rewriting it.
+    echo "warning: npm ci failed (package-lock.json out of sync with package.json?); trying npm install --no-save" >&2
+    npm install --no-audit --no-fund --no-save
+  fi
 fi
