@@ -7,7 +7,7 @@
 // example the media routes) in order; then a 404.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SimulatorState, handleControl } from './control';
+import { SimulatorState, handleControl, selectHeaders } from './control';
 import { BodyTooLarge, readBody, resetSocket, sendBody, sendJson } from './http';
 import { defaultErrorBody, openaiError } from './errors';
 import type { ChatRoute } from './chat/common';
@@ -144,7 +144,8 @@ async function runChat(
   params: { model?: string; method?: string },
 ): Promise<void> {
   const body = await readBody(req);
-  state.record(channel, req, path, search, body);
+  const headers = selectHeaders(req);
+  state.record(channel, req.method ?? 'POST', path, search, headers, body);
   const fault = state.takeFault(channel);
   if (fault) {
     switch (fault.type) {
@@ -169,8 +170,8 @@ async function runChat(
         return; // never answer; the socket closes when the client gives up
       case 'cut':
       case 'error_frame':
-        return route.handle({ req, res, channel, path, search, body, state, fault, params });
+        return route.handle({ req, res, channel, path, search, headers, body, state, fault, params });
     }
   }
-  route.handle({ req, res, channel, path, search, body, state, fault: null, params });
+  route.handle({ req, res, channel, path, search, headers, body, state, fault: null, params });
 }

@@ -42,6 +42,7 @@ export interface RequestRecord {
   search: string;
   headers: Record<string, string>;
   body: string;
+  truncated: boolean;
 }
 
 interface ChannelLog {
@@ -50,6 +51,8 @@ interface ChannelLog {
 }
 
 export const LOG_KEEP = 50;
+/** Logged bodies are cut at 1 MiB characters (vision payloads can be huge). */
+export const LOG_BODY_MAX = 1 << 20;
 
 /** Request headers kept in the request log. */
 export const LOGGED_HEADERS = [
@@ -67,6 +70,25 @@ export const LOGGED_HEADERS = [
   'x-request-id',
   'traceparent',
 ];
+
+const LOGGED_SET = new Set(LOGGED_HEADERS);
+
+/**
+ * The LOGGED_HEADERS of a request, lower-cased, read from rawHeaders in one
+ * pass (cheaper than materialising `req.headers`). Repeated headers are joined
+ * with ", ".
+ */
+export function selectHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    if (!LOGGED_SET.has(name)) continue;
+    const prev = out[name];
+    out[name] = prev === undefined ? raw[i + 1] : prev + ', ' + raw[i + 1];
+  }
+  return out;
+}
 
 /** `*` as a fault channel matches every channel that has no fault of its own. */
 export const ANY_CHANNEL = '*';
@@ -152,17 +174,12 @@ export class SimulatorState {
   }
 
   // ---- request log
-  record(channel: string, req: IncomingMessage, path: string, search: string, body: string): void {
-    const headers: Record<string, string> = {};
-    const src = req.headers;
-    for (const name of LOGGED_HEADERS) {
-      const v = src[name];
-      if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(', ') : v;
-    }
+  record(channel: string, method: string, path: string, search: string, headers: Record<string, string>, body: string): void {
     let log = this.logs.get(channel);
     if (!log) this.logs.set(channel, (log = { count: 0, items: [] }));
     log.count++;
-    log.items.push({ seq: ++this.seq, at: Date.now(), channel, method: req.method ?? 'GET', path, search, headers, body });
+    const kept = body.length > LOG_BODY_MAX ? body.slice(0, LOG_BODY_MAX) : body;
+    log.items.push({ seq: ++this.seq, at: Date.now(), channel, method, path, search, headers, body: kept, truncated: kept !== body });
     if (log.items.length > LOG_KEEP) log.items.shift();
   }
 
@@ -347,7 +364,8 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
             path: r.path,
             query: Object.fromEntries(new URLSearchParams(r.search)),
             headers: r.headers,
-            body: parseBodyForLog(r.body),
+            body: r.truncated ? r.body : parseBodyForLog(r.body),
+            ...(r.truncated ? { body_truncated: true } : {}),
             channel: r.channel,
             at: new Date(r.at).toISOString(),
           })),

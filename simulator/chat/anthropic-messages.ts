@@ -114,9 +114,9 @@ function outputCount(p: Plan, o: UsageOverride | undefined): number {
 
 function handle(call: ChatCall): void {
   // The API key comes in x-api-key (curl, SDK 0.x) or as a Bearer token (SDK 1.x sends `Authorization: Bearer <key>`).
-  if (!header(call.req, 'x-api-key') && !/^Bearer\s+\S/i.test(header(call.req, 'authorization') ?? ''))
+  if (!header(call, 'x-api-key') && !/^Bearer\s+\S/i.test(header(call, 'authorization') ?? ''))
     return respondError(call, 401, anthropicError('authentication_error', 'x-api-key header is required'));
-  const version = header(call.req, 'anthropic-version');
+  const version = header(call, 'anthropic-version');
   if (!version) return respondError(call, 400, anthropicError('invalid_request_error', 'anthropic-version: header is required'));
   const p = cached('a' + call.body, () => plan(call.body))!;
   if ('status' in p) return respondError(call, p.status, p.body);

@@ -14,6 +14,8 @@ export interface ChatCall {
   path: string;
   /** Raw query string including '?', or ''. */
   search: string;
+  /** The request headers named in LOGGED_HEADERS (auth and version headers among them), lower-cased. */
+  headers: Record<string, string>;
   body: string;
   state: SimulatorState;
   /** A cut / error_frame fault taken for this request, applied while answering. */
@@ -42,13 +44,13 @@ export function parseObject(body: string): Record<string, unknown> | undefined {
  * cache keyed by route + body skips parsing and planning for repeated bodies
  * (benchmarks, retries across channels).
  */
-export function planCache<P>(max = 512): (key: string, build: () => P | undefined) => P | undefined {
+export function planCache<P>(max = 256): (key: string, build: () => P | undefined) => P | undefined {
   const cache = new Map<string, P>();
   return (key, build) => {
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
     const p = build();
-    if (p !== undefined && key.length <= 16384) {
+    if (p !== undefined && key.length <= 8192) {
       if (cache.size >= max) cache.clear();
       cache.set(key, p);
     }
@@ -58,15 +60,15 @@ export function planCache<P>(max = 512): (key: string, build: () => P | undefine
 
 /** Answer a non-streaming request (after ttft + tokens x delay; halves the body on `cut`). */
 export function respondJson(call: ChatCall, status: number, body: string, outputTokens: number, headers?: readonly string[]): void {
-  const { res, fault } = call;
   const lat = call.state.latencyFor(call.channel);
   const wait = status < 300 ? lat.ttftMs + lat.tokenDelayMs * outputTokens : 0;
-  const go = () => {
-    if (fault && fault.type === 'cut') sendHalfThenDestroy(res, status, body, JSON_TYPE, headers);
-    else sendBody(res, status, body, JSON_TYPE, headers);
-  };
-  if (wait <= 0) go();
-  else void delay(res, wait).then((alive) => alive && go());
+  if (wait <= 0) sendNow(call, status, body, headers);
+  else void delay(call.res, wait).then((alive) => alive && sendNow(call, status, body, headers));
+}
+
+function sendNow(call: ChatCall, status: number, body: string, headers?: readonly string[]): void {
+  if (call.fault && call.fault.type === 'cut') sendHalfThenDestroy(call.res, status, body, JSON_TYPE, headers);
+  else sendBody(call.res, status, body, JSON_TYPE, headers);
 }
 
 /** Answer with a vendor error (validation, auth): no latency, but a `cut` still cuts. */
@@ -92,9 +94,9 @@ export function usageOf(call: ChatCall): UsageOverride | undefined {
   return call.state.usageFor(call.channel);
 }
 
-export function header(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
+/** A request header by lower-case name (only the LOGGED_HEADERS are available). */
+export function header(call: ChatCall, name: string): string | undefined {
+  return call.headers[name];
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {

@@ -104,7 +104,7 @@ function usageMetadata(p: Plan, o: UsageOverride | undefined) {
 }
 
 function handle(call: ChatCall): void {
-  const key = header(call.req, 'x-goog-api-key') || (call.search.includes('key=') ? new URLSearchParams(call.search).get('key') : null);
+  const key = header(call, 'x-goog-api-key') || (call.search.includes('key=') ? new URLSearchParams(call.search).get('key') : null);
   if (!key) return respondError(call, 403, geminiError(403, NO_KEY, 'PERMISSION_DENIED'));
   const model = call.params.model ?? '';
   const p = cached('g' + model + '\0' + call.body, () => plan(model, call.body))!;

@@ -19,6 +19,8 @@ interface Plan {
   tool: ToolCallPlan | null;
   builtinTools: number;
   visibleTokens: number;
+  /** Memo: the non-streaming body after `"created":N` for text answers without usage overrides. */
+  textTail?: string;
 }
 
 type Invalid = { status: number; body: string };
@@ -33,7 +35,7 @@ export const BAD_JSON =
 
 /** Bearer auth as OpenAI checks it: a missing header is 401 with code null. */
 export function openaiAuthError(call: ChatCall): string | null {
-  const auth = header(call.req, 'authorization');
+  const auth = header(call, 'authorization');
   if (!auth || !/^Bearer\s+\S/i.test(auth)) return openaiError(NO_KEY, 'invalid_request_error', null, null);
   return null;
 }
@@ -121,10 +123,22 @@ function handle(call: ChatCall): void {
   const headers = ['x-request-id', makeId('req_', 32, true)];
   const id = makeId('chatcmpl-', 29);
   const created = unixSeconds();
-  const u = usage(p, usageOf(call));
+  const o = usageOf(call);
+  const u = usage(p, o);
 
   if (!p.stream) {
     if (call.fault?.type === 'error_frame') return respondError(call, 503, defaultErrorBody('openai', 503));
+    if (!p.tool && !o) {
+      // Hot path (benchmarks): everything after `created` is the same for every answer to this body.
+      p.textTail ??= JSON.stringify({
+        model: p.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: p.text, refusal: null, annotations: [] }, logprobs: null, finish_reason: p.finish }],
+        usage: u,
+        service_tier: 'default',
+        system_fingerprint: FINGERPRINT,
+      }).slice(1);
+      return respondJson(call, 200, '{"id":"' + id + '","object":"chat.completion","created":' + created + ',' + p.textTail, p.visibleTokens, headers);
+    }
     const message: Record<string, unknown> = { role: 'assistant', content: p.tool ? null : p.text, refusal: null, annotations: [] };
     if (p.tool) message.tool_calls = [{ id: makeId('call_', 24), type: 'function', function: { name: p.tool.name, arguments: p.tool.arguments } }];
     const body = JSON.stringify({

@@ -161,6 +161,13 @@ test('request log: last 50 per channel, all counted, selected headers, parsed bo
   t.is((await requests(url, ch)).requests.at(-1).body, 'not json');
   t.is((await requests(url, channel('c'))).count, 0);
 
+  // Huge bodies (vision payloads) are kept only up to 1 MiB.
+  const big = JSON.stringify(chatBody({ pad: 'x'.repeat(1_200_000) }));
+  await (await post(url, `/ch/${ch}/v1/chat/completions`, big, OPENAI_AUTH)).text();
+  const bigLog = (await requests(url, ch)).requests.at(-1);
+  t.true(bigLog.body_truncated);
+  t.is(bigLog.body.length, 1 << 20);
+
   await control(url, 'DELETE', `/_control/requests?channel=${ch}`);
   t.is((await requests(url, ch)).count, 0);
 });
