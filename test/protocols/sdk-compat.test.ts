@@ -14,7 +14,7 @@ import { dataSse, messagesSse, run } from './helpers';
 type Captured = { url: string; body: unknown };
 
 function fakeFetch(payload: string, contentType: string, captured: Captured[] = []) {
-  return async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+  return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     captured.push({ url, body: init?.body ? JSON.parse(String(init.body)) : undefined });
     return new Response(payload, { status: 200, headers: { 'content-type': contentType } });
