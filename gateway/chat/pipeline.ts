@@ -12,6 +12,7 @@ import { upstreamError } from './upstream-error';
 import { settleChat } from './settle';
 import { getTranslator, extractUsage, type Translator } from '../../protocols';
 import { relayStream } from './stream-relay';
+import { recordOutcome } from '../middleware/usage-capture';
 
 /** At most this many channels are tried per request (spec 1 section 1). */
 export const MAX_ATTEMPTS = 3;
@@ -31,6 +32,8 @@ export interface ChatCall {
   channels: Channel[];
   /** chat-completions built-in tool path: a mid-stream failure injects an error chunk. */
   builtinToolPath: boolean;
+  /** generate-content `:streamGenerateContent` without `alt=sse`: the client wants a JSON array stream. */
+  jsonArrayStream?: boolean;
 }
 
 export type ChatEnv = GatewayDeps;
@@ -97,48 +100,88 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
 
   let attempts = 0;
   let lastError: GatewayError | undefined;
-  for (const channel of call.channels.slice(0, MAX_ATTEMPTS)) {
-    attempts++;
-    const prepared = prepare(env, call, channel);
-    const provider = chatProviders[channel.upstream];
-    if (!provider) throw new GatewayError('internal_error', `no provider for upstream ${channel.upstream}`);
-    const target = provider.call(channel, {
-      model: channel.upstream_model ?? call.model.id,
-      stream: call.stream,
-      apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway',
-      clientHeaders: clientHeaders(ctx),
-    });
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await env.upstream.request(target.url, { method: 'POST', headers: target.headers, body: prepared.body, signal });
-    } catch (err) {
-      const kind = deadline.aborted ? 'timeout' : classifyTransportError(err);
-      if (kind === 'aborted' || clientGone.signal.aborted) {
-        await settleChat(env, ctx, call.model, null, { status: 'interrupted', attempts, errorCode: 'client_closed', errorMessage: 'client disconnected before the upstream answered' });
+  try {
+    for (const channel of call.channels.slice(0, MAX_ATTEMPTS)) {
+      attempts++;
+      const prepared = prepare(env, call, channel);
+      const provider = chatProviders[channel.upstream];
+      if (!provider) throw new GatewayError('internal_error', `no provider for upstream ${channel.upstream}`);
+      const target = provider.call(channel, {
+        model: channel.upstream_model ?? call.model.id,
+        stream: call.stream,
+        apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway',
+        clientHeaders: clientHeaders(ctx),
+      });
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await env.upstream.request(target.url, { method: 'POST', headers: target.headers, body: prepared.body, signal });
+      } catch (err) {
+        const failure = transportFailure(env, err, deadline, clientGone);
+        if (failure === 'client_gone') return await clientLeft(env, ctx, call, attempts);
+        if (failure instanceof GatewayError && failure.code === 'upstream_timeout') throw failure;
+        lastError = failure;
+        continue;
+      }
+      if (res.statusCode >= 500) {
+        const text = await res.body.text().catch(() => '');
+        lastError = upstreamError(res.statusCode, text, res.headers);
+        continue;
+      }
+      if (res.statusCode >= 300) {
+        const text = await res.body.text().catch(() => '');
+        throw upstreamError(res.statusCode, text, res.headers);
+      }
+      if (call.stream) {
+        setTranslationHeaders(ctx, call, prepared);
+        await relayStream(env, ctx, call, { res, translation: prepared.translation, upstream: channel.upstream as Protocol, attempts, clientGone, deadline });
         return;
       }
-      if (kind === 'timeout') throw new GatewayError('upstream_timeout', `upstream did not answer within ${env.config.CHAT_UPSTREAM_TIMEOUT_MS / 1000} s`);
-      lastError = new GatewayError('upstream_unreachable', `upstream connection failed (${(err as Error).message})`);
-      continue;
+      // Nothing reached the client yet: a body cut short is a connection failure like any other.
+      let bytes: Buffer;
+      try {
+        bytes = Buffer.from(await res.body.arrayBuffer());
+      } catch (err) {
+        const failure = transportFailure(env, err, deadline, clientGone);
+        if (failure === 'client_gone') return await clientLeft(env, ctx, call, attempts);
+        if (failure instanceof GatewayError && failure.code === 'upstream_timeout') throw failure;
+        lastError = failure;
+        continue;
+      }
+      setTranslationHeaders(ctx, call, prepared);
+      await relayJson(env, ctx, call, bytes, prepared, attempts);
+      return;
     }
-    if (res.statusCode >= 500) {
-      const text = await res.body.text().catch(() => '');
-      lastError = upstreamError(res.statusCode, text, res.headers);
-      continue;
+    throw lastError ?? new GatewayError('upstream_unreachable', 'no upstream channel answered');
+  } catch (err) {
+    // One usage row per request, with the attempts it took (failed attempts are not rows).
+    if (err instanceof GatewayError && !ctx.state.usageRecorded && attempts > 0) {
+      recordOutcome(env, ctx, {
+        status: err.status < 500 ? 'rejected' : 'error',
+        model: call.model.id,
+        attempts_count: attempts,
+        error_code: err.code,
+        error_message: err.message,
+      });
     }
-    if (res.statusCode >= 300) {
-      const text = await res.body.text().catch(() => '');
-      throw upstreamError(res.statusCode, text, res.headers);
-    }
-    setTranslationHeaders(ctx, call, prepared);
-    if (call.stream) {
-      await relayStream(env, ctx, call, { res, translation: prepared.translation, upstream: channel.upstream as Protocol, attempts, clientGone, deadline });
-    } else {
-      await relayJson(env, ctx, call, res, prepared, attempts);
-    }
-    return;
+    throw err;
+  } finally {
+    ctx.req.off('close', onClose);
+    ctx.res.off('close', onClose);
   }
-  throw lastError ?? new GatewayError('upstream_unreachable', 'no upstream channel answered');
+}
+
+/** What a thrown transport error means here: the client left, the deadline passed, or the channel failed. */
+function transportFailure(env: ChatEnv, err: unknown, deadline: AbortSignal, clientGone: AbortController): GatewayError | 'client_gone' {
+  if (deadline.aborted) return new GatewayError('upstream_timeout', `upstream did not answer within ${env.config.CHAT_UPSTREAM_TIMEOUT_MS / 1000} s`);
+  const kind = classifyTransportError(err);
+  if (clientGone.signal.aborted || kind === 'aborted') return 'client_gone';
+  if (kind === 'timeout') return new GatewayError('upstream_timeout', `upstream did not answer within ${env.config.CHAT_UPSTREAM_TIMEOUT_MS / 1000} s`);
+  return new GatewayError('upstream_unreachable', `upstream connection failed (${(err as Error).message})`);
+}
+
+/** The client went away before any byte of the answer: nothing generated reached it, nothing is billed. */
+async function clientLeft(env: ChatEnv, ctx: Ctx, call: ChatCall, attempts: number): Promise<void> {
+  await settleChat(env, ctx, call.model, null, { status: 'interrupted', attempts, errorCode: 'client_closed', errorMessage: 'client disconnected before the upstream answered' });
 }
 
 function setTranslationHeaders(ctx: Ctx, call: ChatCall, prepared: Prepared): void {
@@ -147,8 +190,7 @@ function setTranslationHeaders(ctx: Ctx, call: ChatCall, prepared: Prepared): vo
   if (prepared.dropped.length) ctx.set('X-Protocol-Warning', prepared.dropped.join('; '));
 }
 
-async function relayJson(env: ChatEnv, ctx: Ctx, call: ChatCall, res: Dispatcher.ResponseData, prepared: Prepared, attempts: number) {
-  const bytes = Buffer.from(await res.body.arrayBuffer());
+async function relayJson(env: ChatEnv, ctx: Ctx, call: ChatCall, bytes: Buffer, prepared: Prepared, attempts: number) {
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString('utf8'));

@@ -41,13 +41,20 @@ export async function relayStream(
   },
 ): Promise<void> {
   ctx.respond = false;
+  ctx.status = 200;
   const out = ctx.res;
-  out.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const array = call.jsonArrayStream === true;
+  out.writeHead(200, {
+    'content-type': array ? 'application/json; charset=utf-8' : 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
   const parser = new SseParser();
   const acc = createUsageAccumulator(s.upstream);
   const enc = s.translation?.stream({ model: call.model.id, includeUsage: call.includeUsage });
   const dropUsageChunk = !enc && call.client === 'chat-completions' && !call.includeUsage;
   let failure: unknown;
+  let items = 0;
 
   const write = async (text: string) => {
     if (!text || out.destroyed) return;
@@ -61,17 +68,25 @@ export async function relayStream(
       out.once('close', done);
     });
   };
+  // A generate-content JSON array stream (no alt=sse): `[` item `,\r\n` item ... `]`, as Google frames it.
+  const frameOf = (ev: SseEvent) => (array ? (items++ === 0 ? '[' : ',\r\n') + ev.data : frame(ev));
+  const relay = async (events: SseEvent[]) => {
+    for (const ev of events) {
+      acc.push(ev);
+      if (enc) await write(enc.push(ev).frames.join(''));
+      else if (!(dropUsageChunk && isUsageOnlyChunk(ev))) await write(frameOf(ev));
+    }
+  };
 
   try {
     for await (const chunk of s.res.body) {
-      for (const ev of parser.push(chunk as Buffer)) {
-        acc.push(ev);
-        if (enc) await write(enc.push(ev).frames.join(''));
-        else if (!(dropUsageChunk && isUsageOnlyChunk(ev))) await write(frame(ev));
-      }
+      await relay(parser.push(chunk as Buffer));
       if (s.clientGone.signal.aborted) break;
     }
-    if (enc && !s.clientGone.signal.aborted) await write(enc.end().join(''));
+    if (!s.clientGone.signal.aborted) {
+      await relay(parser.end());
+      if (enc) await write(enc.end().join(''));
+    }
   } catch (err) {
     failure = err;
   }
@@ -80,6 +95,7 @@ export async function relayStream(
   if (clientGone) s.res.body.destroy();
   const completed = acc.completed && !failure && !clientGone;
   if (!completed && !clientGone && call.builtinToolPath) await write(BUILTIN_TOOL_STREAM_ERROR);
+  if (completed && array) await write(items === 0 ? '[]' : '\n]');
   if (!out.writableEnded) out.end();
 
   const usage = billedUsage(call, toTokenUsage(acc.usage), acc.outputChars, completed);
@@ -92,10 +108,14 @@ export async function relayStream(
   });
 }
 
-/** Actual usage when it arrived; otherwise an estimate from the prompt size and the output characters. */
+/**
+ * Actual usage when it arrived; otherwise an estimate from the prompt size and
+ * the output characters (also for a stream that ended properly without usage).
+ */
 function billedUsage(call: ChatCall, usage: TokenUsage | null, outputChars: number, completed: boolean): TokenUsage | null {
-  if (completed) return usage;
-  if (outputChars === 0 && (!usage || usage.outputTokens === 0)) return null; // never bill an empty output
+  if (completed && usage) return usage;
+  // Never bill an empty output (a messages stream reports output_tokens: 1 in message_start already).
+  if (outputChars === 0) return null;
   const estimatedOutput = Math.ceil(outputChars / 4);
   if (usage) return { ...usage, outputTokens: Math.max(usage.outputTokens, estimatedOutput) };
   const promptTokens = Math.ceil(Buffer.byteLength(JSON.stringify(call.promptForEstimate ?? '')) / 4);

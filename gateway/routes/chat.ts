@@ -84,6 +84,7 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
       body,
       raw: ctx.state.rawBody!,
       stream: method === 'streamGenerateContent',
+      jsonArrayStream: method === 'streamGenerateContent' && ctx.query.alt !== 'sse',
       includeUsage: true,
       maxTokens: body.generationConfig?.maxOutputTokens,
       promptForEstimate: body.contents,
