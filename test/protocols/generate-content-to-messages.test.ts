@@ -145,3 +145,27 @@ test('stream: an upstream error event is handed to the caller; nothing is faked'
   t.false(done);
   t.is((errors[0] as any).error.type, 'overloaded_error');
 });
+
+test('request: files by URL become PDF documents; other file types are reported', (t) => {
+  const { body, dropped } = tr.request(
+    parseRequest('generate-content', {
+      contents: [
+        {
+          parts: [
+            { fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/paper.pdf' } },
+            { fileData: { mimeType: 'audio/mp3', fileUri: 'https://example.com/talk.mp3' } },
+            { fileData: { mimeType: 'image/webp', fileUri: 'https://example.com/pic.webp' } },
+            { text: 'Summarize these.' },
+          ],
+        },
+      ],
+    }),
+    { model: 'claude' },
+  ) as any;
+  t.deepEqual(body.messages[0].content, [
+    { type: 'document', source: { type: 'url', url: 'https://example.com/paper.pdf' } },
+    { type: 'image', source: { type: 'url', url: 'https://example.com/pic.webp' } },
+    { type: 'text', text: 'Summarize these.' },
+  ]);
+  t.deepEqual(dropped, ['contents.parts.fileData']);
+});

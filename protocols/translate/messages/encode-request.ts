@@ -109,9 +109,12 @@ function source(s: MediaSource): Record<string, string> {
   return s.kind === 'url' ? { type: 'url', url: s.url } : { type: 'base64', media_type: s.mediaType, data: s.data };
 }
 
-/** PDFs (inline or URL) and inline plain text are documents here; other files are not. */
+/** PDFs (inline or by URL) and inline plain text are documents here; other files are not. */
 function documentSource(s: MediaSource): Record<string, string> | undefined {
-  if (s.kind === 'url') return { type: 'url', url: s.url };
+  if (s.kind === 'url') {
+    const pdf = s.mediaType === undefined || s.mediaType === 'application/pdf';
+    return pdf ? { type: 'url', url: s.url } : undefined;
+  }
   if (s.mediaType === 'application/pdf') return { type: 'base64', media_type: s.mediaType, data: s.data };
   if (s.mediaType === 'text/plain') {
     return { type: 'text', media_type: 'text/plain', data: Buffer.from(s.data, 'base64').toString('utf8') };
