@@ -96,16 +96,20 @@ export async function relayStream(
   const completed = acc.completed && !failure && !clientGone;
   if (!completed && !clientGone && call.builtinToolPath) await write(BUILTIN_TOOL_STREAM_ERROR);
   if (completed && array) await write(items === 0 ? '[]' : '\n]');
-  if (!out.writableEnded) out.end();
 
+  // Settle before the stream ends, so the client's next request already sees the charge.
   const usage = billedUsage(call, toTokenUsage(acc.usage), acc.outputChars, completed);
   const reason = clientGone ? 'client_closed' : s.deadline.aborted ? 'upstream_timeout' : failure ? 'upstream_cut' : !completed ? 'upstream_incomplete' : undefined;
-  await settleChat(env, ctx, call.model, usage, {
-    status: completed ? 'success' : 'interrupted',
-    attempts: s.attempts,
-    errorCode: reason,
-    errorMessage: reason ? `stream ended early (${reason})` : undefined,
-  });
+  try {
+    await settleChat(env, ctx, call.model, usage, {
+      status: completed ? 'success' : 'interrupted',
+      attempts: s.attempts,
+      errorCode: reason,
+      errorMessage: reason ? `stream ended early (${reason})` : undefined,
+    });
+  } finally {
+    if (!out.writableEnded) out.end();
+  }
 }
 
 /**

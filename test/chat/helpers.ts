@@ -61,9 +61,18 @@ export async function upstreamCount(gw: TestGateway, channel: string): Promise<n
   return (await gw.control('GET', `/requests?channel=${channel}`)).count;
 }
 
-export async function usageRow(gw: TestGateway, requestId: string): Promise<any> {
-  await gw.deps.usage.flush();
-  return gw.deps.db.Usage.findById(requestId).lean();
+/**
+ * The usage row of a request. A stream's row is written after its last byte
+ * went out, so the client can be ahead of it: wait up to `ms` for it.
+ */
+export async function usageRow(gw: TestGateway, requestId: string, ms = 5000): Promise<any> {
+  const until = Date.now() + ms;
+  for (;;) {
+    await gw.deps.usage.flush();
+    const row = await gw.deps.db.Usage.findById(requestId).lean();
+    if (row || Date.now() > until) return row;
+    await sleep(20);
+  }
 }
 
 export async function usageRows(gw: TestGateway, accountId: string): Promise<any[]> {
