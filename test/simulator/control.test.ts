@@ -105,31 +105,33 @@ test('per-channel latency: time to first token and per-token delay', async (t) =
   await c.text();
   t.true(Date.now() - t0 >= 300 + 5 * 20 - 10);
 
-  // Other channels are unaffected; clearing restores speed.
+  // Other channels are unaffected; clearing restores speed. (Upper bounds get a
+  // wide margin below a long ttft, so a loaded machine cannot fail them.)
+  await control(url, 'POST', '/_control/latency', { channel: ch, ttft_ms: 3000, token_delay_ms: 0 });
   t0 = Date.now();
   await (await post(url, `/ch/${channel('c')}/v1/chat/completions`, chatBody(), OPENAI_AUTH)).text();
-  t.true(Date.now() - t0 < 250);
+  t.true(Date.now() - t0 < 2000);
   await control(url, 'DELETE', `/_control/latency?channel=${ch}`);
   t0 = Date.now();
   await (await post(url, `/ch/${ch}/v1/chat/completions`, chatBody(), OPENAI_AUTH)).text();
-  t.true(Date.now() - t0 < 250);
+  t.true(Date.now() - t0 < 2000);
 });
 
 test('global latency from options, and from the control API without a channel', async (t) => {
-  const own = createSimulator({ ttftMs: 300, tokenDelayMs: 0 });
+  const own = createSimulator({ ttftMs: 1200, tokenDelayMs: 0 });
   const base = await own.listen(0);
   try {
     let t0 = Date.now();
     await (await post(base, '/v1/chat/completions', chatBody(), OPENAI_AUTH)).text();
-    t.true(Date.now() - t0 >= 290);
+    t.true(Date.now() - t0 >= 1190);
     await control(base, 'POST', '/_control/latency', { ttft_ms: 0, token_delay_ms: 0 });
     t0 = Date.now();
     await (await post(base, '/v1/chat/completions', chatBody(), OPENAI_AUTH)).text();
-    t.true(Date.now() - t0 < 250);
+    t.true(Date.now() - t0 < 800);
     await control(base, 'POST', '/_control/reset');
     t0 = Date.now();
     await (await post(base, '/v1/chat/completions', chatBody(), OPENAI_AUTH)).text();
-    t.true(Date.now() - t0 >= 290, 'reset restores the configured defaults');
+    t.true(Date.now() - t0 >= 1190, 'reset restores the configured defaults');
   } finally {
     await own.close();
   }
@@ -178,14 +180,14 @@ test('POST /_control/reset clears faults, usage, latency and logs', async (t) =>
   try {
     await addFault(base, 'a', { type: 'status', status: 500 });
     await setUsage(base, 'a', { prompt_tokens: 7 });
-    await control(base, 'POST', '/_control/latency', { channel: 'a', ttft_ms: 500, token_delay_ms: 0 });
+    await control(base, 'POST', '/_control/latency', { channel: 'a', ttft_ms: 3000, token_delay_ms: 0 });
     t.is((await post(base, '/ch/a/v1/chat/completions', chatBody(), OPENAI_AUTH)).status, 500);
     t.is((await control(base, 'POST', '/_control/reset')).status, 200);
     const t0 = Date.now();
     const r = await post(base, '/ch/a/v1/chat/completions', chatBody(), OPENAI_AUTH);
     t.is(r.status, 200);
     t.is((await jsonOf(r)).usage.prompt_tokens, 2);
-    t.true(Date.now() - t0 < 400);
+    t.true(Date.now() - t0 < 2000);
     t.is((await requests(base, 'a')).count, 1);
     t.is((await control(base, 'GET', '/_control/nope')).status, 404);
   } finally {
