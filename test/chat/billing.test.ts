@@ -238,7 +238,7 @@ test.serial('pre-charge gate: estimate above the balance is 402 with no upstream
   const nextMessages = await post(gw, '/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 1, messages }, { key: acc.key });
   t.is(nextMessages.status, 402);
   t.is(await upstreamCount(gw, 'openai-a'), 2);
-  const view = await (await fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${acc.key}` } })).json();
+  const view = (await (await fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${acc.key}` } })).json()) as { remaining_usd: string };
   t.is(view.remaining_usd, '0.00');
 });
 
