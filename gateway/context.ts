@@ -1,6 +1,7 @@
 import type { ParameterizedContext, Next } from 'koa';
 import type { AccountRecord, KeyRecord } from '../domain/api-key';
 import type { RateDecision } from '../services/auth-lookup';
+import type { IdempotencyHandle } from './middleware/idempotency';
 
 export type ErrorShape = 'openai' | 'messages' | 'generate-content';
 
@@ -25,6 +26,8 @@ export interface GatewayState {
   /** Parsed JSON body and its raw bytes. */
   body?: unknown;
   rawBody?: Buffer;
+  /** Present on charging POSTs sent with an Idempotency-Key. */
+  idempotency?: IdempotencyHandle;
 }
 
 export type Ctx = ParameterizedContext<GatewayState>;

@@ -9,6 +9,8 @@ import type { AccountService } from '../services/accounts';
 import type { UsageRecorder } from '../services/usage';
 import type { AuthLookup } from '../services/auth-lookup';
 import type { UpstreamPools } from '../infra/upstream';
+import type { Client } from '@temporalio/client';
+import type { MediaHttp } from '../providers/media/http';
 
 /** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
 export interface GatewayDeps {
@@ -23,6 +25,10 @@ export interface GatewayDeps {
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */
   upstream: UpstreamPools;
+  /** JSON calls to media vendors over the same pools. */
+  mediaHttp: MediaHttp;
+  /** Temporal client (lazy connection): media submissions start workflows. */
+  temporal: Client;
   /** The current registry; replaced in place when it is reloaded. */
   catalogue: () => Catalogue;
 }

@@ -25,6 +25,10 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Upstream timeout of the four chat endpoints, streaming included. */
   CHAT_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
+  /** Overrides every media family's poll cadence (tests use a short one). */
+  MEDIA_POLL_INTERVAL_MS: z.coerce.number().int().positive().optional(),
+  /** Sync image calls send headers and keep-alive whitespace after this long (spec 2 section 4.2: 90 s). */
+  IMAGE_SYNC_KEEPALIVE_MS: z.coerce.number().int().positive().default(90_000),
 });
 
 export type Config = z.infer<typeof EnvSchema>;

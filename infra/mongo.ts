@@ -89,6 +89,58 @@ export interface WalletAuditDoc {
   created_at: Date;
 }
 
+export interface TaskDoc {
+  /** Task id = Temporal workflow id. */
+  _id: string;
+  account_id: string;
+  key_id: string;
+  key_name: string;
+  key_prefix: string;
+  kind: string;
+  /** Which public collection lists it (`generations`, `edits`, `videos`, `music`, `speech`, `avatars`, ...). */
+  endpoint: string;
+  model: string;
+  /** Internal state (domain/media/task.ts). */
+  state: string;
+  progress: number | null;
+  /** The validated request the workflow works from. */
+  input: Record<string, unknown>;
+  /** Pricing of this task, fixed at submission (domain/media/pricing.ts MediaQuote). */
+  quote: { unitType: string; unitNano: number; fixedNano: number; reservedUnits: number };
+  reserved_nano: number;
+  cost_nano: number;
+  unit_count: number;
+  upstream: { channel: string; task_id: string | null; attempts: number } | null;
+  result: { urls: string[]; expires_at: Date | null; links_expired: boolean; extra: Record<string, unknown> | null } | null;
+  /** Final client body for sync-compatible tasks (images), so async polling answers byte-identically. */
+  final_body: string | null;
+  final_status: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  request_id: string;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  updated_at: Date;
+}
+
+export interface IdempotencyDoc {
+  /** `{accountId}:{sha256(Idempotency-Key)}`: the claim is this insert. */
+  _id: string;
+  account_id: string;
+  body_hash: string;
+  state: 'in_flight' | 'done';
+  /** Random id of the request holding the claim. */
+  holder: string;
+  /** In flight: the claim lapses after this (10 min). Done: kept until this (7 days). */
+  until: Date;
+  status: number | null;
+  headers: Record<string, string> | null;
+  body: string | null;
+  not_cached: boolean;
+  created_at: Date;
+}
+
 export interface CatalogueModelDoc {
   _id: string;
   doc: unknown;
@@ -191,6 +243,29 @@ const WalletAuditSchema = new Schema<WalletAuditDoc>(
   opts,
 );
 
+const TaskSchema = new Schema<TaskDoc>(
+  {
+    _id: String, account_id: String, key_id: String, key_name: String, key_prefix: String, kind: String, endpoint: String,
+    model: String, state: String, progress: { type: Number, default: null }, input: Schema.Types.Mixed, quote: Schema.Types.Mixed,
+    reserved_nano: Number, cost_nano: { type: Number, default: 0 }, unit_count: { type: Number, default: 0 },
+    upstream: { type: Schema.Types.Mixed, default: null }, result: { type: Schema.Types.Mixed, default: null },
+    final_body: { type: String, default: null }, final_status: { type: Number, default: null },
+    error_code: { type: String, default: null }, error_message: { type: String, default: null }, request_id: String,
+    created_at: Date, started_at: { type: Date, default: null }, completed_at: { type: Date, default: null }, updated_at: Date,
+  },
+  { ...opts, minimize: false },
+);
+TaskSchema.index({ account_id: 1, endpoint: 1, created_at: -1 });
+
+const IdempotencySchema = new Schema<IdempotencyDoc>(
+  {
+    _id: String, account_id: String, body_hash: String, state: String, holder: String, until: Date,
+    status: { type: Number, default: null }, headers: { type: Schema.Types.Mixed, default: null }, body: { type: String, default: null },
+    not_cached: { type: Boolean, default: false }, created_at: Date,
+  },
+  opts,
+);
+
 const CatalogueModelSchema = new Schema<CatalogueModelDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 const CatalogueRulesSchema = new Schema<CatalogueRulesDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 
@@ -201,6 +276,8 @@ export interface Db {
   Ledger: Model<LedgerDoc>;
   Usage: Model<UsageDoc>;
   WalletAudit: Model<WalletAuditDoc>;
+  Task: Model<TaskDoc>;
+  Idempotency: Model<IdempotencyDoc>;
   CatalogueModel: Model<CatalogueModelDoc>;
   CatalogueRules: Model<CatalogueRulesDoc>;
 }
@@ -215,10 +292,12 @@ export async function connectMongo(url: string): Promise<Db> {
     Ledger: conn.model('Ledger', LedgerSchema, 'ledger'),
     Usage: conn.model('Usage', UsageSchema, 'usage'),
     WalletAudit: conn.model('WalletAudit', WalletAuditSchema, 'wallet_audits'),
+    Task: conn.model('Task', TaskSchema, 'tasks'),
+    Idempotency: conn.model('Idempotency', IdempotencySchema, 'idempotency'),
     CatalogueModel: conn.model('CatalogueModel', CatalogueModelSchema, 'catalogue_models'),
     CatalogueRules: conn.model('CatalogueRules', CatalogueRulesSchema, 'catalogue_rules'),
   };
-  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage].map((m) => m.init()));
+  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage, db.Task].map((m) => m.init()));
   return db;
 }
 

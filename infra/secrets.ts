@@ -20,7 +20,7 @@ export function unseal(sealed: Sealed, keyHex: string): string {
   return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString('utf8');
 }
 
-export function sha256Hex(text: string): string {
+export function sha256Hex(text: string | Buffer): string {
   return createHash('sha256').update(text).digest('hex');
 }
 

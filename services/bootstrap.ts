@@ -9,6 +9,8 @@ import { AccountService } from './accounts';
 import { UsageRecorder } from './usage';
 import { AuthLookup } from './auth-lookup';
 import { UpstreamPools } from '../infra/upstream';
+import { createMediaHttp } from '../providers/media/http';
+import { Client, Connection } from '@temporalio/client';
 import { loadCatalogue } from './catalogue-store';
 import type { GatewayDeps } from '../gateway/deps';
 
@@ -28,6 +30,8 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG });
   const accounts = new AccountService(db, redis, wallet);
   const upstream = new UpstreamPools({ connections: 256, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
+  const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
   return {
     config,
     db,
@@ -39,11 +43,14 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
+    mediaHttp: createMediaHttp(upstream),
+    temporal,
     catalogue: () => catalogue,
     async close() {
       clearInterval(reload);
       await usage.flush();
       await upstream.close();
+      await temporalConnection.close().catch(() => undefined);
       redis.disconnect();
       await db.conn.close();
     },

@@ -1,2 +1,3 @@
 /** Workflow entry for the worker bundle (workflowsPath). Deterministic code only. */
 export { auditWalletWorkflow } from './audit-wallet';
+export { mediaTaskWorkflow, expireLinksWorkflow } from './media-task';

@@ -8,6 +8,8 @@ import { buildDeps } from '../../services/bootstrap';
 import { readCatalogueFile, seedCatalogue } from '../../services/catalogue-store';
 import { createApp } from '../../gateway/app';
 import { createSimulator, type Simulator } from '../../simulator/app';
+import { createMediaHandler, publicBaseUrlOf } from '../../simulator/media/index';
+import { createWorker } from '../../workers/worker';
 import type { GatewayDeps } from '../../gateway/deps';
 
 /**
@@ -31,6 +33,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     ADMIN_TOKEN: `admin-${randomBytes(16).toString('hex')}`,
     KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    MEDIA_POLL_INTERVAL_MS: '100',
     PORT: '0',
     ...overrides,
   });
@@ -52,11 +55,15 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(overrides: Record<string, string> = {}, opts: { simulator?: boolean } = {}): Promise<TestGateway> {
+export async function startGateway(
+  overrides: Record<string, string> = {},
+  opts: { simulator?: boolean; mediaDelayMs?: number; worker?: boolean } = {},
+): Promise<TestGateway> {
   let sim: Simulator | undefined;
   let simUrl: string | undefined;
   if (opts.simulator) {
-    sim = createSimulator();
+    const media = createMediaHandler({ baseDelayMs: opts.mediaDelayMs ?? 0 });
+    sim = createSimulator({ extraHandlers: [(req, res, ctx) => media.handle(req, res, { ...ctx, publicBaseUrl: publicBaseUrlOf(req) })] });
     simUrl = await sim.listen(0, '127.0.0.1');
     overrides = { SIMULATOR_URL: simUrl, ...overrides };
   }
@@ -68,6 +75,9 @@ export async function startGateway(overrides: Record<string, string> = {}, opts:
   const server = createApp(deps).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // An in-process worker on this file's own task queue, when the file needs workflows to run.
+  const worker = opts.worker ? await createWorker(config, deps) : undefined;
+  const workerRun = worker?.worker.run();
 
   const admin: TestGateway['admin'] = async (method, path, body) => {
     const res = await fetch(`${url}/admin/v1${path}`, {
@@ -100,6 +110,11 @@ export async function startGateway(overrides: Record<string, string> = {}, opts:
       return r.body;
     },
     async close() {
+      if (worker) {
+        worker.worker.shutdown();
+        await workerRun?.catch(() => undefined);
+        await worker.connection.close();
+      }
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await deps.db.conn.dropDatabase().catch(() => undefined);

@@ -1,0 +1,167 @@
+import { Context, ApplicationFailure } from '@temporalio/activity';
+import type { Catalogue } from '../domain/catalogue';
+import { FINAL_STATES, type TaskOutcome, type TaskState } from '../domain/media/task';
+import { settlementNano, type MediaQuote } from '../domain/media/pricing';
+import type { Db, TaskDoc } from '../infra/mongo';
+import type { Wallet } from '../services/wallet';
+import type { UsageRecorder } from '../services/usage';
+import { mediaProviders, UpstreamHttpError, UpstreamTransportError, type MediaHttp, type ProviderCall, type ProviderOutcome } from '../providers/media';
+
+/** Channels tried per submission (spec 2: the channel ladder, 3 at most). */
+export const MAX_CHANNELS = 3;
+
+export interface MediaActivityDeps {
+  db: Db;
+  wallet: Wallet;
+  usage: UsageRecorder;
+  catalogue: () => Catalogue;
+  mediaHttp: MediaHttp;
+}
+
+export type SubmitOutcome =
+  | { kind: 'done'; outcome: ProviderOutcome }
+  | { kind: 'task'; channelId: string; upstreamTaskId: string };
+
+export interface PollOutcome {
+  state: TaskState;
+  progress: number | null;
+  outcome?: ProviderOutcome;
+}
+
+function failed(code: string, message: string, clientStatus = 502, upstreamBody?: string): ProviderOutcome {
+  return {
+    state: 'failed', units: 0, urls: [], expiresAt: null, errorCode: code, errorMessage: message, clientStatus,
+    clientBody: upstreamBody ?? JSON.stringify({ error: { code, message, param: null, type: 'upstream_error' } }),
+  };
+}
+
+/**
+ * Side effects of the media task workflow. Every activity is idempotent by
+ * the task id: a retry after a crash finds what the first try did (the
+ * upstream task id, the settle op) and does not do it again.
+ */
+export function createMediaActivities(deps: MediaActivityDeps) {
+  const loadTask = async (taskId: string): Promise<TaskDoc> => {
+    const task = await deps.db.Task.findById(taskId).lean<TaskDoc>();
+    if (!task) throw ApplicationFailure.nonRetryable(`task ${taskId} not found`, 'TaskNotFound');
+    return task;
+  };
+  const callFor = (task: TaskDoc, channelId?: string): { call: ProviderCall; provider: (typeof mediaProviders)[string] }[] => {
+    const model = deps.catalogue().resolve(task.model);
+    if (!model) throw ApplicationFailure.nonRetryable(`model ${task.model} left the catalogue`, 'ModelGone');
+    const channels = deps.catalogue().channels(model, 'task').filter((c) => !channelId || c.id === channelId);
+    return channels.slice(0, MAX_CHANNELS).map((channel) => {
+      const provider = mediaProviders[channel.upstream];
+      if (!provider) throw ApplicationFailure.nonRetryable(`no media provider ${channel.upstream}`, 'NoProvider');
+      return {
+        provider,
+        call: {
+          channel, task, http: deps.mediaHttp, upstreamModel: channel.upstream_model ?? model.id,
+          apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway',
+        },
+      };
+    });
+  };
+  const patchTask = (taskId: string, set: Partial<TaskDoc>) => deps.db.Task.updateOne({ _id: taskId }, { $set: { ...set, updated_at: new Date() } });
+
+  return {
+    /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
+    async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
+      const task = await loadTask(input.taskId);
+      if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id };
+      const beat = setInterval(() => Context.current().heartbeat(), 2000);
+      try {
+        let last: ProviderOutcome = failed('upstream_unreachable', 'no channel is available for this model', 503);
+        let attempts = 0;
+        for (const { provider, call } of callFor(task)) {
+          attempts++;
+          try {
+            const r = await provider.submit(call);
+            if (r.kind === 'task') {
+              await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts } });
+              return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId };
+            }
+            await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: null, attempts }, started_at: new Date() });
+            return { kind: 'done', outcome: r.outcome };
+          } catch (err) {
+            if (err instanceof UpstreamHttpError) {
+              // 4xx: the upstream refused this request; another channel would too. Passed through, not charged.
+              if (!err.retryable) return { kind: 'done', outcome: failed(`upstream_${err.status}`, err.message, err.status, err.body) };
+              last = failed('upstream_error', err.message, err.status, err.body);
+              continue;
+            }
+            if (err instanceof UpstreamTransportError) {
+              last = err.kind === 'timeout' ? failed('upstream_timeout', err.message, 504) : failed('upstream_unreachable', err.message, 502);
+              continue;
+            }
+            throw err;
+          }
+        }
+        return { kind: 'done', outcome: last };
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /** One poll of the upstream task; records running state and progress when they change. Transient errors throw (retried). */
+    async pollMediaTask(input: { taskId: string; channelId: string; upstreamTaskId: string }): Promise<PollOutcome> {
+      const task = await loadTask(input.taskId);
+      const [entry] = callFor(task, input.channelId);
+      if (!entry?.provider.poll) throw ApplicationFailure.nonRetryable(`channel ${input.channelId} cannot be polled`, 'NoPoll');
+      const r = await entry.provider.poll(entry.call, input.upstreamTaskId);
+      const state: TaskState = r.outcome ? task.state as TaskState : r.state === 'queued' ? 'queued' : 'running';
+      const progress = r.progress ?? null;
+      if (!r.outcome && (state !== task.state || progress !== task.progress)) {
+        await patchTask(task._id, { state, progress, ...(state === 'running' && !task.started_at ? { started_at: new Date() } : {}) });
+      }
+      return { state: r.outcome ? r.outcome.state : state, progress, outcome: r.outcome };
+    },
+
+    /**
+     * Settle on the actual output and refund the surplus (all of it on failure,
+     * expiry or cancellation); then the task and its usage row turn final.
+     * The wallet op `{taskId}:settle` is applied once however often this runs.
+     */
+    async settleMediaTask(input: { taskId: string; outcome: ProviderOutcome }): Promise<{ costNano: number }> {
+      const task = await loadTask(input.taskId);
+      const o = input.outcome;
+      const cost = o.state === 'succeeded' ? settlementNano(task.quote as MediaQuote, o.units) : 0;
+      const refund = task.reserved_nano - cost;
+      await deps.wallet.apply({
+        opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
+        amountNano: refund, keySpendNano: -refund, ref: task._id,
+      });
+      const now = new Date();
+      const completedAt = FINAL_STATES.has(task.state as TaskState) && task.completed_at ? task.completed_at : now;
+      await patchTask(task._id, {
+        state: o.state, cost_nano: cost, unit_count: o.state === 'succeeded' ? o.units : 0, completed_at: completedAt,
+        progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
+        result: o.state === 'succeeded'
+          ? { urls: o.urls, expires_at: o.expiresAt ? new Date(o.expiresAt) : null, links_expired: false, extra: o.extra ?? null }
+          : null,
+        final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
+        error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
+      });
+      await deps.usage.replace({
+        _id: task._id, request_id: task.request_id, task_id: task._id, account_id: task.account_id, key_id: task.key_id,
+        key_name: task.key_name, key_prefix: task.key_prefix, endpoint: task.endpoint, model: task.model,
+        status: o.state === 'succeeded' ? 'success' : 'error', error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
+        unit_count: o.state === 'succeeded' ? o.units : 0, unit_type: task.quote.unitType, cost_nano: cost, reserved_nano: task.reserved_nano,
+        latency_ms: completedAt.getTime() - task.created_at.getTime(), submitted_at: task.created_at,
+        attempts_count: task.upstream?.attempts ?? 1, result_urls: o.urls, result_expires_at: o.expiresAt ? new Date(o.expiresAt) : null,
+        created_at: task.created_at,
+      });
+      return { costNano: cost };
+    },
+
+    /** Hosted links are gone after their lifetime: keep them as text only. */
+    async expireMediaLinks(input: { taskId: string }): Promise<void> {
+      const task = await loadTask(input.taskId);
+      if (!task.result || task.result.links_expired) return;
+      await patchTask(task._id, { result: { ...task.result, links_expired: true } });
+    },
+  };
+}
+
+export type MediaActivities = ReturnType<typeof createMediaActivities>;
+export type { TaskOutcome };

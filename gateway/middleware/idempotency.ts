@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { GatewayError } from '../../domain/errors';
+import { isDuplicateKey, type IdempotencyDoc } from '../../infra/mongo';
+import { sha256Hex } from '../../infra/secrets';
+import type { GatewayDeps } from '../deps';
+import type { Ctx, Middleware } from '../context';
+
+/** Spec 2 section 4.1 and 8. */
+export const KEY_PATTERN = /^[\x20-\x7E]{1,200}$/;
+export const RETENTION_MS = 7 * 24 * 3600 * 1000;
+export const IN_FLIGHT_HOLD_MS = 10 * 60 * 1000;
+/** Responses above this are not kept (only b64_json images get this large). */
+export const MAX_CACHED_BODY_BYTES = 1024 * 1024;
+
+export interface IdempotencyHandle {
+  /** Remember a 2xx answer written by the handler itself (streamed responses); anything else frees the key. */
+  complete(status: number, body: string, contentType: string): Promise<void>;
+}
+
+const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-Key was used with a different request body; use a new key for a new request', { status: 409 });
+
+/**
+ * Idempotency-Key on charging POSTs. The claim is an insert against the
+ * unique _id `{account}:{sha256(key)}` (atomic on MongoDB and FerretDB);
+ * scope is the account. Only 2xx answers are remembered (7 days); failures
+ * free the key; a running claim holds it up to 10 minutes.
+ */
+export function idempotency(deps: GatewayDeps): Middleware {
+  const db = deps.db;
+  return async function idempotent(ctx: Ctx, next) {
+    const key = ctx.headers['idempotency-key'];
+    if (key === undefined) return next();
+    if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+      throw new GatewayError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 200 printable ASCII characters', { param: 'Idempotency-Key' });
+    }
+    const account = ctx.state.auth!.account.id;
+    const id = `${account}:${sha256Hex(key)}`;
+    const bodyHash = sha256Hex(ctx.state.rawBody ?? Buffer.alloc(0));
+    const holder = randomBytes(8).toString('hex');
+
+    for (let round = 0; ; round++) {
+      if (round > 5) throw new GatewayError('idempotency_in_flight', 'this Idempotency-Key is busy; retry shortly', { status: 409 });
+      const now = Date.now();
+      try {
+        await db.Idempotency.create({
+          _id: id, account_id: account, body_hash: bodyHash, state: 'in_flight', holder, until: new Date(now + IN_FLIGHT_HOLD_MS),
+          status: null, headers: null, body: null, not_cached: false, created_at: new Date(now),
+        });
+        break;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      const existing = await db.Idempotency.findById(id).lean<IdempotencyDoc>();
+      if (!existing) continue;
+      if (existing.until.getTime() <= now) {
+        // Retention over (done) or the holder vanished (in flight): the key counts as new.
+        await db.Idempotency.deleteOne({ _id: id, holder: existing.holder });
+        continue;
+      }
+      if (existing.body_hash !== bodyHash) throw reuse();
+      if (existing.state === 'in_flight') {
+        throw new GatewayError('idempotency_in_flight', 'a request with this Idempotency-Key is still running', { status: 409 });
+      }
+      if (existing.not_cached) {
+        throw new GatewayError(
+          'idempotency_response_not_cached',
+          'the original request succeeded but its response was too large to keep; use the default url output to replay, or resubmit with a new key (charged again)',
+          { status: 409 },
+        );
+      }
+      ctx.status = existing.status ?? 200;
+      ctx.type = existing.headers?.['content-type'] ?? 'application/json';
+      ctx.set('Idempotency-Replayed', 'true');
+      ctx.body = existing.body ?? '';
+      ctx.state.usageRecorded = true; // a replay is not a new call
+      return;
+    }
+
+    let settled = false;
+    const release = async () => {
+      settled = true;
+      await db.Idempotency.deleteOne({ _id: id, holder });
+    };
+    const remember = async (status: number, body: string, contentType: string) => {
+      settled = true;
+      const tooLarge = Buffer.byteLength(body) > MAX_CACHED_BODY_BYTES;
+      await db.Idempotency.updateOne(
+        { _id: id, holder },
+        { $set: { state: 'done', until: new Date(Date.now() + RETENTION_MS), status, headers: { 'content-type': contentType }, body: tooLarge ? null : body, not_cached: tooLarge } },
+      );
+    };
+    const handle: IdempotencyHandle = {
+      complete: (status, body, contentType) => (status >= 200 && status < 300 ? remember(status, body, contentType) : release()),
+    };
+    ctx.state.idempotency = handle;
+    try {
+      await next();
+    } catch (err) {
+      if (!settled) await release();
+      throw err;
+    }
+    if (settled || ctx.respond === false) return;
+    if (ctx.status >= 200 && ctx.status < 300) {
+      const body = ctx.body;
+      const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body);
+      ctx.body = text;
+      await remember(ctx.status, text, ctx.response.get('content-type') || 'application/json');
+    } else {
+      await release();
+    }
+  };
+}

@@ -1,0 +1,62 @@
+import type { UpstreamPools } from '../../infra/upstream';
+import { classifyTransportError } from '../../infra/upstream';
+
+/** An upstream answered with a non-2xx status. 5xx (and 429) may be retried on another channel. */
+export class UpstreamHttpError extends Error {
+  constructor(readonly status: number, readonly body: string, readonly contentType: string | undefined) {
+    super(`upstream HTTP ${status}: ${body.slice(0, 300)}`);
+    this.name = 'UpstreamHttpError';
+  }
+  get retryable(): boolean {
+    return this.status >= 500;
+  }
+}
+
+/** The upstream could not be reached (connection refused/reset) or did not answer in time. */
+export class UpstreamTransportError extends Error {
+  constructor(readonly kind: 'connect' | 'timeout' | 'other', message: string) {
+    super(message);
+    this.name = 'UpstreamTransportError';
+  }
+}
+
+export interface MediaHttp {
+  json<T = unknown>(method: 'GET' | 'POST', url: string, opts: { headers: Record<string, string>; body?: unknown; timeoutMs: number }): Promise<{ status: number; json: T; text: string }>;
+  raw(method: 'POST', url: string, opts: { headers: Record<string, string>; body: Buffer; timeoutMs: number }): Promise<{ status: number; text: string; contentType?: string }>;
+}
+
+export function createMediaHttp(pools: UpstreamPools): MediaHttp {
+  const send = async (method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: Buffer | string | undefined, timeoutMs: number) => {
+    const u = new URL(url);
+    let res;
+    try {
+      res = await pools.request(u, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      const kind = classifyTransportError(err);
+      throw new UpstreamTransportError(kind === 'aborted' ? 'timeout' : kind, `${method} ${u.origin}${u.pathname}: ${(err as Error).message}`);
+    }
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      throw new UpstreamTransportError('connect', `${method} ${u.origin}${u.pathname}: body cut: ${(err as Error).message}`);
+    }
+    const contentType = typeof res.headers['content-type'] === 'string' ? res.headers['content-type'] : undefined;
+    if (res.statusCode >= 300) throw new UpstreamHttpError(res.statusCode, text, contentType);
+    return { status: res.statusCode, text, contentType };
+  };
+  return {
+    async json(method, url, opts) {
+      const headers = { ...opts.headers, ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) };
+      const r = await send(method, url, headers, opts.body === undefined ? undefined : JSON.stringify(opts.body), opts.timeoutMs);
+      let json: unknown;
+      try {
+        json = r.text ? JSON.parse(r.text) : null;
+      } catch {
+        throw new UpstreamHttpError(502, `upstream answered with a body that is not JSON: ${r.text.slice(0, 200)}`, r.contentType);
+      }
+      return { status: r.status, json: json as never, text: r.text };
+    },
+    raw: (method, url, opts) => send(method, url, opts.headers, opts.body, opts.timeoutMs),
+  };
+}

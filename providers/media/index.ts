@@ -1,0 +1,15 @@
+import type { MediaProvider } from './types';
+import { openaiImages } from './openai-images';
+import { imageTasks } from './image-tasks';
+
+/** Media adapters by the catalogue channel's `upstream` value. */
+const PROVIDERS: MediaProvider[] = [openaiImages, imageTasks];
+
+export const mediaProviders: Record<string, MediaProvider> = Object.fromEntries(PROVIDERS.map((p) => [p.name, p]));
+
+export function registerMediaProvider(p: MediaProvider): void {
+  mediaProviders[p.name] = p;
+}
+
+export type { MediaProvider, ProviderCall, SubmitResult, PollResult, ProviderOutcome } from './types';
+export { createMediaHttp, UpstreamHttpError, UpstreamTransportError, type MediaHttp } from './http';

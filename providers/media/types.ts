@@ -1,0 +1,39 @@
+import type { Channel } from '../../domain/catalogue';
+import type { TaskOutcome } from '../../domain/media/task';
+import type { TaskDoc } from '../../infra/mongo';
+import type { MediaHttp } from './http';
+
+/** What a provider adapter gets for one call: the channel, the task (its validated input) and HTTP. */
+export interface ProviderCall {
+  channel: Channel;
+  task: Pick<TaskDoc, '_id' | 'model' | 'input' | 'kind' | 'endpoint'>;
+  http: MediaHttp;
+  apiKey: string;
+  /** The upstream model id for this channel. */
+  upstreamModel: string;
+}
+
+/** A submission either finished at once (synchronous vendor APIs) or gave an upstream task id to poll. */
+export type SubmitResult = { kind: 'done'; outcome: ProviderOutcome } | { kind: 'task'; upstreamTaskId: string };
+
+export interface ProviderOutcome extends TaskOutcome {
+  /** For pass-through families (images): the exact client body and status. */
+  clientBody?: string;
+  clientStatus?: number;
+}
+
+export interface PollResult {
+  state: 'queued' | 'running' | 'succeeded' | 'failed' | 'expired' | 'cancelled';
+  progress?: number | null;
+  /** Present when the state is final. */
+  outcome?: ProviderOutcome;
+}
+
+export interface MediaProvider {
+  /** Catalogue channel `upstream` value this adapter serves. */
+  name: string;
+  /** Timeout of the submission call (video: 60 s). */
+  submitTimeoutMs: number;
+  submit(call: ProviderCall): Promise<SubmitResult>;
+  poll?(call: ProviderCall, upstreamTaskId: string): Promise<PollResult>;
+}
