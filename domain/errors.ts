@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'idempotency_in_flight'
   | 'idempotency_response_not_cached'
   | 'invalid_api_key'
+  | 'authentication_error'
+  | 'invalid_request_error'
   | 'quota_exceeded'
   | 'permission_denied'
   | 'not_found'
@@ -49,6 +51,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   idempotency_in_flight: 409,
   idempotency_response_not_cached: 409,
   invalid_api_key: 401,
+  authentication_error: 401,
+  invalid_request_error: 400,
   quota_exceeded: 402,
   permission_denied: 403,
   not_found: 404,

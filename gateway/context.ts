@@ -26,6 +26,11 @@ export interface GatewayState {
   /** Parsed JSON body and its raw bytes. */
   body?: unknown;
   rawBody?: Buffer;
+  /**
+   * Avatar and digital-human endpoints report 401 authentication_error, 403 model_not_allowed,
+   * 404 model_not_found and 400 invalid_request_error (spec 2 section 7.4).
+   */
+  errorDialect?: 'digital-human';
   /** Present on charging POSTs sent with an Idempotency-Key. */
   idempotency?: IdempotencyHandle;
 }

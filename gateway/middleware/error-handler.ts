@@ -1,4 +1,4 @@
-import { GatewayError } from '../../domain/errors';
+import { GatewayError, type ErrorCode } from '../../domain/errors';
 import type { Logger } from '../../infra/logger';
 import type { Ctx, Middleware } from '../context';
 import { errorBody, shapeOfPath } from '../errors/shapes';
@@ -16,13 +16,26 @@ export function errorHandler(log: Logger): Middleware {
         throw new GatewayError('not_found', `no route for ${ctx.method} ${ctx.path}`, { status: 404, type: 'invalid_request_error' });
       }
     } catch (thrown) {
-      const err = toGatewayError(thrown, ctx, log);
+      let err = toGatewayError(thrown, ctx, log);
+      if (ctx.state.errorDialect === 'digital-human') err = digitalHumanDialect(err);
       if (ctx.headerSent || !ctx.writable) return;
       ctx.status = err.status;
       if (err.headers) ctx.set(err.headers);
       ctx.body = errorBody(err, shapeOfPath(ctx.path));
     }
   };
+}
+
+/** The digital-human endpoints' own codes for the same refusals (spec 2 section 7.4). */
+function digitalHumanDialect(err: GatewayError): GatewayError {
+  const remap: Partial<Record<string, { code: ErrorCode; status: number; type: string }>> = {
+    invalid_api_key: { code: 'authentication_error', status: 401, type: 'authentication_error' },
+    model_not_allowed: { code: 'model_not_allowed', status: 403, type: 'permission_error' },
+    model_not_found: { code: 'model_not_found', status: 404, type: 'invalid_request_error' },
+    invalid_request: { code: 'invalid_request_error', status: 400, type: 'invalid_request_error' },
+  };
+  const to = remap[err.code];
+  return to ? new GatewayError(to.code, err.message, { status: to.status, type: to.type, param: err.param, headers: err.headers }) : err;
 }
 
 function toGatewayError(thrown: unknown, ctx: Ctx, log: Logger): GatewayError {
