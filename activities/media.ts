@@ -3,6 +3,7 @@ import type { Catalogue } from '../domain/catalogue';
 import { FINAL_STATES, type TaskOutcome, type TaskState } from '../domain/media/task';
 import { settlementNano, type MediaQuote } from '../domain/media/pricing';
 import type { Db, TaskDoc } from '../infra/mongo';
+import { failpoint } from '../infra/failpoints';
 import type { Wallet } from '../services/wallet';
 import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, UpstreamHttpError, UpstreamTransportError, type MediaHttp, type ProviderCall, type ProviderOutcome } from '../providers/media';
@@ -76,7 +77,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         for (const { provider, call } of callFor(task)) {
           attempts++;
           try {
+            failpoint('media.submit.before-upstream');
             const r = await provider.submit(call);
+            failpoint('media.submit.after-upstream');
             if (r.kind === 'task') {
               await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts } });
               return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId };
@@ -109,6 +112,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       const [entry] = callFor(task, input.channelId);
       if (!entry?.provider.poll) throw ApplicationFailure.nonRetryable(`channel ${input.channelId} cannot be polled`, 'NoPoll');
       const r = await entry.provider.poll(entry.call, input.upstreamTaskId);
+      failpoint('media.poll.after-upstream');
       const state: TaskState = r.outcome ? task.state as TaskState : r.state === 'queued' ? 'queued' : 'running';
       const progress = r.progress ?? null;
       if (!r.outcome && (state !== task.state || progress !== task.progress)) {
@@ -131,6 +135,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
         amountNano: refund, keySpendNano: -refund, ref: task._id,
       });
+      failpoint('media.settle.after-wallet');
       const now = new Date();
       const completedAt = FINAL_STATES.has(task.state as TaskState) && task.completed_at ? task.completed_at : now;
       await patchTask(task._id, {
@@ -151,6 +156,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         attempts_count: task.upstream?.attempts ?? 1, result_urls: o.urls, result_expires_at: o.expiresAt ? new Date(o.expiresAt) : null,
         created_at: task.created_at,
       });
+      failpoint('media.settle.before-report');
       return { costNano: cost };
     },
 

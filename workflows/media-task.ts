@@ -7,16 +7,16 @@ import type { ProviderOutcome } from '../providers/media/types';
 /** Named once: the submission may wait on a synchronous vendor call (images: up to 280 s over the ladder). */
 const { submitMediaTask } = proxyActivities<MediaActivities>({
   startToCloseTimeout: '6 minutes',
-  heartbeatTimeout: '15 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '15 seconds', maximumAttempts: 5 },
 });
 const { pollMediaTask } = proxyActivities<MediaActivities>({
-  startToCloseTimeout: '45 seconds',
+  startToCloseTimeout: '20 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 12 },
 });
 /** Settlement must happen: retried until it does. */
 const { settleMediaTask, expireMediaLinks } = proxyActivities<MediaActivities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 

@@ -1,0 +1,99 @@
+import test from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { startGateway, type TestGateway } from '../helpers/stack';
+import { parseCredits } from '../../domain/money';
+
+/**
+ * A worker killed with SIGKILL at any point of a task (mid-submit, right after
+ * the upstream accepted, mid-poll, between the settle's wallet op and its
+ * report) and replaced by a fresh worker leads to one outcome and one charge.
+ */
+function startWorker(gw: TestGateway, failpoints: string): ChildProcess {
+  const c = gw.config;
+  const env = {
+    ...process.env,
+    MONGO_URL: c.MONGO_URL, REDIS_URL: c.REDIS_URL, REDIS_PREFIX: c.REDIS_PREFIX, TEMPORAL_ADDRESS: c.TEMPORAL_ADDRESS,
+    TEMPORAL_TASK_QUEUE: c.TEMPORAL_TASK_QUEUE, ADMIN_TOKEN: c.ADMIN_TOKEN, KEY_ENCRYPTION_KEY: c.KEY_ENCRYPTION_KEY,
+    SIMULATOR_URL: c.SIMULATOR_URL, MEDIA_POLL_INTERVAL_MS: String(c.MEDIA_POLL_INTERVAL_MS ?? 100), LOG_LEVEL: 'warn',
+    FAILPOINTS: failpoints,
+  };
+  return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+function exited(p: ChildProcess, timeoutMs: number): Promise<NodeJS.Signals | number | null> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('worker did not exit in time')), timeoutMs);
+    p.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(signal ?? code);
+    });
+  });
+}
+
+async function pollFinal(gw: TestGateway, key: string, id: string, timeoutMs: number): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const r = await fetch(`${gw.url}/v1/images/generations/${id}`, { headers: { authorization: `Bearer ${key}` } });
+    if (r.status !== 202) return r;
+    await r.body?.cancel();
+    await new Promise((res) => setTimeout(res, 200));
+  }
+  throw new Error(`task ${id} did not finish`);
+}
+
+const scenarios: Array<{ failpoint: string; model: string; upstreamTasks: number }> = [
+  { failpoint: 'media.submit.before-upstream', model: 'flux-kontext-pro', upstreamTasks: 1 },
+  // The upstream accepted but the worker died before recording its id: the upstream sees a second
+  // submission (the vendor is paid twice), the customer is charged once.
+  { failpoint: 'media.submit.after-upstream', model: 'flux-kontext-pro', upstreamTasks: 2 },
+  { failpoint: 'media.poll.after-upstream', model: 'flux-kontext-pro', upstreamTasks: 1 },
+  { failpoint: 'media.settle.after-wallet', model: 'flux-kontext-pro', upstreamTasks: 1 },
+  { failpoint: 'media.settle.before-report', model: 'gpt-image-1', upstreamTasks: 1 },
+];
+
+for (const s of scenarios) {
+  test(`SIGKILL at ${s.failpoint}: one outcome, one charge`, async (t) => {
+    t.timeout(180_000);
+    const gw = await startGateway({}, { simulator: true, mediaDelayMs: 300 });
+    const workers: ChildProcess[] = [];
+    try {
+      const a = await gw.newAccount();
+      const key = (await gw.newKey(a.id)).key;
+      const first = startWorker(gw, s.failpoint);
+      workers.push(first);
+      const sub = await fetch(`${gw.url}/v1/images/generations`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: s.model, prompt: 'crash test', n: 2, async: true }),
+      });
+      t.is(sub.status, 200);
+      const { id } = (await sub.json()) as { id: string };
+      t.is(await exited(first, 60_000), 'SIGKILL');
+      const second = startWorker(gw, '');
+      workers.push(second);
+      const final = await pollFinal(gw, key, id, 120_000);
+      t.is(final.status, 200);
+      const body = (await final.json()) as { data: unknown[] };
+      t.is(body.data.length, 2);
+
+      const price = parseCredits('0.04');
+      const ledger = await gw.deps.db.Ledger.find({ account_id: a.id }).sort({ _id: 1 }).lean();
+      t.deepEqual(ledger.map((e) => e._id).sort(), [`${a.id}:grant`, `${id}:reserve`, `${id}:settle`].sort());
+      t.is(ledger.filter((e) => e.ref === id).reduce((sum, e) => sum + e.amount_nano, 0), -2 * price);
+      t.is(await gw.deps.wallet.balance(a.id), parseCredits('40.44') - 2 * price);
+      const task = await gw.deps.db.Task.findById(id).lean();
+      t.is(task?.state, 'succeeded');
+      t.is(task?.cost_nano, 2 * price);
+      await gw.deps.usage.flush();
+      const rows = await gw.deps.db.Usage.find({ task_id: id }).lean();
+      t.is(rows.length, 1);
+      t.is(rows[0].status, 'success');
+      t.is(rows[0].cost_nano, 2 * price);
+      const upstream = (await gw.control('GET', `/media/tasks?channel=${s.model === 'gpt-image-1' ? 'openai-images-a' : 'image-tasks-a'}`)) as { tasks?: unknown[]; submissions?: unknown[] } | unknown[];
+      const count = Array.isArray(upstream) ? upstream.length : (upstream.tasks ?? upstream.submissions ?? []).length;
+      t.is(count, s.upstreamTasks);
+    } finally {
+      for (const w of workers) w.kill('SIGKILL');
+      await gw.close();
+    }
+  });
+}
