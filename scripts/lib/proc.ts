@@ -34,7 +34,6 @@ export interface SpawnOptions {
 }
 
 const live = new Set<Managed>();
-const shutdownHooks: Array<() => Promise<void> | void> = [];
 let handlersInstalled = false;
 let shuttingDown = false;
 
@@ -89,15 +88,10 @@ export function spawnManaged(opts: SpawnOptions): Managed {
   };
   live.add(managed);
   void exited.then(() => {
-    if (!shuttingDown) live.delete(managed);
+    signalGroup(child, 'SIGTERM'); // orphans the leader left behind, if any
+    live.delete(managed);
   });
   return managed;
-}
-
-/** Runs before managed children are stopped on a signal (e.g. stop the app before its database). */
-export function onShutdown(hook: () => Promise<void> | void): void {
-  installHandlers();
-  shutdownHooks.push(hook);
 }
 
 /** Stops every managed child still running, newest first. */
@@ -137,13 +131,6 @@ function installHandlers(): void {
       firstSignalAt = Date.now();
       console.error(`\n${sig}: stopping…`);
       void (async () => {
-        for (const hook of [...shutdownHooks].reverse()) {
-          try {
-            await hook();
-          } catch (err) {
-            console.error(err);
-          }
-        }
         await stopAll();
         process.exit(codes[sig]);
       })();

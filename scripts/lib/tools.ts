@@ -78,7 +78,8 @@ async function ensureTemporal(log: (l: string) => void): Promise<string> {
   const bin = temporalBinary();
   return cachedBuild('temporal', TEMPORAL_VERSION, bin, log, async (stage) => {
     requireGo();
-    await run('go', ['install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_VERSION}`], {
+    const ldflags = `-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_VERSION}`; // else it says 0.0.0-DEV
+    await run('go', ['install', '-ldflags', ldflags, `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_VERSION}`], {
       cwd: stage,
       env: goEnv({ GOBIN: stage }),
       log,
