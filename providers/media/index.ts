@@ -1,9 +1,11 @@
 import type { MediaProvider } from './types';
 import { openaiImages } from './openai-images';
 import { imageTasks } from './image-tasks';
+import { arkVideo } from './ark-video';
+import { dhVideo } from './dh-video';
 
 /** Media adapters by the catalogue channel's `upstream` value. */
-const PROVIDERS: MediaProvider[] = [openaiImages, imageTasks];
+const PROVIDERS: MediaProvider[] = [openaiImages, imageTasks, arkVideo, dhVideo];
 
 export const mediaProviders: Record<string, MediaProvider> = Object.fromEntries(PROVIDERS.map((p) => [p.name, p]));
 
