@@ -56,7 +56,8 @@ export class MediaTasks {
     };
     try {
       await this.deps.db.Task.create(doc);
-      this.deps.usage.record({
+      // Written now, not batched: the settlement replaces this row and must find it first.
+      await this.deps.usage.replace({
         _id: taskId, request_id: req.requestId, task_id: taskId, account_id: auth.account.id, key_id: auth.key.id,
         key_name: auth.key.name, key_prefix: auth.key.prefix, endpoint: req.endpoint, model: req.model.id, status: 'in_flight',
         unit_type: req.quote.unitType, reserved_nano: reserved, submitted_at: now, created_at: now,
@@ -64,7 +65,7 @@ export class MediaTasks {
       const input: MediaTaskInput = {
         taskId,
         pollIntervalMs: this.deps.config.MEDIA_POLL_INTERVAL_MS ?? POLL_INTERVAL_MS[req.kind],
-        maxRunMs: MAX_RUN_MS[req.kind],
+        maxRunMs: MAX_RUN_MS[req.kind] === null ? null : (this.deps.config.MEDIA_MAX_RUN_MS ?? MAX_RUN_MS[req.kind]),
       };
       await this.deps.temporal.workflow.start('mediaTaskWorkflow', {
         taskQueue: this.deps.config.TEMPORAL_TASK_QUEUE,

@@ -33,19 +33,33 @@ export class UsageRecorder {
     await this.db.Usage.replaceOne({ _id: row._id }, { ...DEFAULTS, created_at: new Date(), ...row }, { upsert: true });
   }
 
+  /**
+   * FerretDB stops an unordered batch at its first duplicate (MongoDB goes on),
+   * so after a duplicate the rest of the batch is written one by one.
+   */
+  private async insertAll(rows: UsageDoc[]): Promise<void> {
+    try {
+      await this.db.Usage.insertMany(rows, { ordered: false });
+      return;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 11000) {
+        this.log.error('usage rows not written', { err, rows: rows.length });
+        return;
+      }
+    }
+    for (const row of rows) {
+      await this.db.Usage.create(row).catch((err: unknown) => {
+        if ((err as { code?: number }).code !== 11000) this.log.error('usage row not written', { err, id: row._id });
+      });
+    }
+  }
+
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const rows = this.buffer;
     this.buffer = [];
-    const write = rows.length
-      ? this.db.Usage.insertMany(rows, { ordered: false }).then(
-          () => undefined,
-          (err: unknown) => {
-            if ((err as { code?: number }).code !== 11000) this.log.error('usage rows not written', { err, rows: rows.length });
-          },
-        )
-      : Promise.resolve();
+    const write = rows.length ? this.insertAll(rows) : Promise.resolve();
     this.inflight = this.inflight.then(() => write);
     await this.inflight;
   }
