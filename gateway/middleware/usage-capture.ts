@@ -5,7 +5,10 @@ import type { Ctx, Middleware } from '../context';
 /**
  * Every public model call ends in exactly one usage row. Handlers write the
  * row for outcomes they own (success, interrupted, in-flight tasks); this
- * middleware writes it for refusals (`rejected`, cost 0) and failures.
+ * middleware writes it for refusals (`rejected`, cost 0) and failures. It goes
+ * BEFORE authenticate: a 402 at authentication is a rejected call of a known
+ * key (authenticate sets ctx.state.auth before that check); a 401 has no
+ * account to log it against.
  */
 export function usageCapture(deps: GatewayDeps, endpoint: string): Middleware {
   return async function captureUsage(ctx: Ctx, next) {

@@ -20,8 +20,8 @@ type Body = Record<string, any>;
 export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const chain = (endpoint: string) => [
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     usageCapture(deps, endpoint),
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     rateLimit(),
     jsonBody(CHAT_BODY_LIMIT),
   ];

@@ -12,8 +12,8 @@ export function embeddingRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.post(
     '/v1/embeddings',
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     usageCapture(deps, 'embeddings'),
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     rateLimit(),
     jsonBody(1024 * 1024),
     (ctx) => {

@@ -73,8 +73,8 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const tasks = new MediaTasks(deps);
   const submitChain = (endpoint: string) => [
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     usageCapture(deps, `images.${endpoint}`),
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     rateLimit(),
     jsonBody(IMAGES_BODY_LIMIT),
     idempotency(deps),
