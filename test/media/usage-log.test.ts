@@ -1,0 +1,36 @@
+import test from 'ava';
+import { startGateway, type TestGateway } from '../helpers/stack';
+
+let gw: TestGateway;
+test.before(async () => {
+  gw = await startGateway({}, { simulator: true, worker: true });
+});
+test.after.always(async () => gw?.close());
+
+test('usage: one row per public call, rejected included; in-flight rows settle into normal rows; CSV columns', async (t) => {
+  const a = await gw.newAccount();
+  const key = (await gw.newKey(a.id)).key;
+  const h = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const post = (path: string, body: unknown) => fetch(`${gw.url}${path}`, { method: 'POST', headers: h, body: JSON.stringify(body) });
+  await (await post('/v1/images/generations', { model: 'gpt-image-1', prompt: 'a', n: 2 })).text(); // success
+  await (await post('/v1/images/generations', { model: 'nope', prompt: 'a' })).text(); // rejected
+  await (await post('/v1/images/generations', { model: 'gpt-image-1', prompt: 'a', n: 99 })).text(); // rejected
+  const sum = (await (await fetch(`${gw.url}/api/v1/usage`, { headers: h })).json()) as Record<string, any>;
+  t.is(sum.total_requests, 3);
+  t.is(sum.by_status.success, 1);
+  t.is(sum.by_status.rejected, 2);
+  t.is(sum.total_cost_usd, '0.08');
+  const ok = sum.data.find((r: any) => r.status === 'success');
+  t.is(ok.unit_count, 2);
+  t.is(ok.unit_type, 'image');
+  t.truthy(ok.task_id);
+  t.truthy(ok.submitted_at);
+  t.is(ok.result_urls.split('|').length, 2);
+
+  const csv = await fetch(`${gw.url}/api/v1/usage/export`, { headers: h });
+  t.is(csv.headers.get('content-type'), 'text/csv; charset=utf-8');
+  t.is(csv.headers.get('x-truncated'), null);
+  const lines = (await csv.text()).trim().split('\n');
+  t.is(lines[0], 'id,created_at,key_name,key_prefix,model,status,error_code,error_message,input_tokens,output_tokens,cached_tokens,unit_count,unit_type,cost_usd,latency_ms,request_id,task_id,submitted_at,attempts_count,result_urls,result_expires_at');
+  t.is(lines.length, 4);
+});
