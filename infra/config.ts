@@ -29,6 +29,10 @@ const EnvSchema = z.object({
   MEDIA_POLL_INTERVAL_MS: z.coerce.number().int().positive().optional(),
   /** Sync image calls send headers and keep-alive whitespace after this long (spec 2 section 4.2: 90 s). */
   IMAGE_SYNC_KEEPALIVE_MS: z.coerce.number().int().positive().default(90_000),
+  /** Overrides the run limit of the families that have one (images: 280 s, domain/media/cadence.ts); tests use a short one. */
+  MEDIA_MAX_RUN_MS: z.coerce.number().int().positive().optional(),
+  /** Idempotent answers larger than this are not kept (spec 2 section 4.1 rule 8); default 1 MiB (gateway/middleware/idempotency.ts). */
+  IDEMPOTENCY_MAX_CACHED_BODY_BYTES: z.coerce.number().int().positive().optional(),
 });
 
 export type Config = z.infer<typeof EnvSchema>;
