@@ -57,7 +57,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       return {
         provider,
         call: {
-          channel, task, http: deps.mediaHttp, upstreamModel: channel.upstream_model ?? model.id,
+          channel, task, http: deps.mediaHttp, taskFiles: deps.db.TaskFile, upstreamModel: channel.upstream_model ?? model.id,
           apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway',
         },
       };

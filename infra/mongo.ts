@@ -124,6 +124,19 @@ export interface TaskDoc {
   updated_at: Date;
 }
 
+/**
+ * A chunk (at most 8 MB) of a large file kept out of a task document (16 MB
+ * limit): uploaded reference images, large b64_json answers. `_id` is
+ * `{group}/{file}/{chunk}`; group = the submission's request id or the task id.
+ */
+export interface TaskFileDoc {
+  _id: string;
+  group: string;
+  content_type: string;
+  data: Buffer;
+  created_at: Date;
+}
+
 export interface IdempotencyDoc {
   /** `{accountId}:{sha256(Idempotency-Key)}`: the claim is this insert. */
   _id: string;
@@ -266,6 +279,8 @@ const IdempotencySchema = new Schema<IdempotencyDoc>(
   opts,
 );
 
+const TaskFileSchema = new Schema<TaskFileDoc>({ _id: String, group: String, content_type: String, data: Buffer, created_at: Date }, opts);
+
 const CatalogueModelSchema = new Schema<CatalogueModelDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 const CatalogueRulesSchema = new Schema<CatalogueRulesDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 
@@ -278,6 +293,7 @@ export interface Db {
   WalletAudit: Model<WalletAuditDoc>;
   Task: Model<TaskDoc>;
   Idempotency: Model<IdempotencyDoc>;
+  TaskFile: Model<TaskFileDoc>;
   CatalogueModel: Model<CatalogueModelDoc>;
   CatalogueRules: Model<CatalogueRulesDoc>;
 }
@@ -294,6 +310,7 @@ export async function connectMongo(url: string): Promise<Db> {
     WalletAudit: conn.model('WalletAudit', WalletAuditSchema, 'wallet_audits'),
     Task: conn.model('Task', TaskSchema, 'tasks'),
     Idempotency: conn.model('Idempotency', IdempotencySchema, 'idempotency'),
+    TaskFile: conn.model('TaskFile', TaskFileSchema, 'task_files'),
     CatalogueModel: conn.model('CatalogueModel', CatalogueModelSchema, 'catalogue_models'),
     CatalogueRules: conn.model('CatalogueRules', CatalogueRulesSchema, 'catalogue_rules'),
   };

@@ -83,7 +83,7 @@ export function idempotency(deps: GatewayDeps): Middleware {
     };
     const remember = async (status: number, body: string, contentType: string) => {
       settled = true;
-      const tooLarge = Buffer.byteLength(body) > MAX_CACHED_BODY_BYTES;
+      const tooLarge = Buffer.byteLength(body) > (deps.config.IDEMPOTENCY_MAX_CACHED_BODY_BYTES ?? MAX_CACHED_BODY_BYTES);
       await db.Idempotency.updateOne(
         { _id: id, holder },
         { $set: { state: 'done', until: new Date(Date.now() + RETENTION_MS), status, headers: { 'content-type': contentType }, body: tooLarge ? null : body, not_cached: tooLarge } },

@@ -1,5 +1,6 @@
 import type { MediaProvider } from './types';
-import { imagesOutcome, type ImagesBody } from './images-common';
+import { ImagesBody, imagesOutcome, keptOutcome, parseUpstream } from './images-common';
+import { resolveInput } from './images-files';
 
 /** OpenAI-style Images API, synchronous: POST {base}/v1/images/generations | edits. */
 export const IMAGE_SYNC_HOP_TIMEOUT_MS = 240_000;
@@ -7,14 +8,16 @@ export const IMAGE_SYNC_HOP_TIMEOUT_MS = 240_000;
 export const openaiImages: MediaProvider = {
   name: 'openai-images',
   submitTimeoutMs: IMAGE_SYNC_HOP_TIMEOUT_MS,
-  async submit({ channel, task, http, apiKey, upstreamModel }) {
+  async submit(call) {
+    const { channel, task, http, apiKey, upstreamModel } = call;
     const path = task.endpoint === 'edits' ? 'edits' : 'generations';
-    const { async: _async, ...body } = task.input as Record<string, unknown>;
-    const r = await http.json<ImagesBody>('POST', `${channel.base_url}/v1/images/${path}`, {
+    const { async: _async, ...body } = await resolveInput(call, task.input);
+    const r = await http.json('POST', `${channel.base_url}/v1/images/${path}`, {
       headers: { authorization: `Bearer ${apiKey}` },
       body: { ...body, model: upstreamModel },
       timeoutMs: IMAGE_SYNC_HOP_TIMEOUT_MS,
     });
-    return { kind: 'done', outcome: imagesOutcome(r.json, task.model, Date.now()) };
+    const images = parseUpstream(ImagesBody, r.json, 'images');
+    return { kind: 'done', outcome: await keptOutcome(call, imagesOutcome(images, task.model, Date.now())) };
   },
 };

@@ -1,6 +1,6 @@
 import type { Channel } from '../../domain/catalogue';
 import type { TaskOutcome } from '../../domain/media/task';
-import type { TaskDoc } from '../../infra/mongo';
+import type { Db, TaskDoc } from '../../infra/mongo';
 import type { MediaHttp } from './http';
 
 /** What a provider adapter gets for one call: the channel, the task (its validated input) and HTTP. */
@@ -11,6 +11,8 @@ export interface ProviderCall {
   apiKey: string;
   /** The upstream model id for this channel. */
   upstreamModel: string;
+  /** Large files kept out of the task document (uploads, big answers): providers/media/images-files.ts. */
+  taskFiles?: Db['TaskFile'];
 }
 
 /** A submission either finished at once (synchronous vendor APIs) or gave an upstream task id to poll. */
