@@ -2,7 +2,6 @@ import { z } from 'zod';
 
 /** Every environment variable the processes read, parsed once. Documented in README.md. */
 const EnvSchema = z.object({
-  NODE_ENV: z.string().default('development'),
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   MONGO_URL: z.string().default('mongodb://127.0.0.1:27017/model_gateway'),
@@ -14,8 +13,6 @@ const EnvSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().default('media'),
   /** Base URL substituted for ${SIMULATOR_URL} in the catalogue's channel URLs. */
   SIMULATOR_URL: z.string().default('http://127.0.0.1:8090'),
-  /** Public base URL of this gateway (hosted asset links). */
-  PUBLIC_BASE_URL: z.string().default('http://127.0.0.1:8080'),
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters'),
   /** 32 bytes as 64 hex characters: AES-256-GCM key for stored API keys. */
   KEY_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'KEY_ENCRYPTION_KEY must be 64 hex characters'),

@@ -45,7 +45,6 @@ async function main(): Promise<void> {
     TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE || 'default',
     ADMIN_TOKEN: secrets.ADMIN_TOKEN,
     KEY_ENCRYPTION_KEY: secrets.KEY_ENCRYPTION_KEY,
-    PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || gatewayUrl,
   };
 
   // Simulator ------------------------------------------------------------
