@@ -7,6 +7,8 @@ export interface LoadOptions {
   body?: string;
   connections: number;
   durationMs: number;
+  /** Latency = time to the first body chunk (streams: time to first token) instead of the whole response. */
+  firstChunk?: boolean;
 }
 
 export interface LoadResult {
@@ -31,12 +33,16 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
         const t0 = performance.now();
         try {
           const res = await pool.request({ path: u.pathname + u.search, method: opts.method ?? 'GET', headers: opts.headers, body: opts.body });
-          await res.body.dump();
+          let first = 0;
+          if (opts.firstChunk) {
+            for await (const _ of res.body) if (!first) first = performance.now();
+          } else await res.body.dump();
           if (res.statusCode >= 400) errors++;
+          latencies.push((first || performance.now()) - t0);
         } catch {
           errors++;
+          latencies.push(performance.now() - t0);
         }
-        latencies.push(performance.now() - t0);
       }
     }),
   );

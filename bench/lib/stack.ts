@@ -15,8 +15,8 @@ export async function benchServices(name: string): Promise<{ services: Services;
   return { services, secrets };
 }
 
-export async function startProcess(name: string, script: string, env: Record<string, string>, port?: number): Promise<Managed> {
-  const proc = spawnManaged({ name, cmd: process.execPath, args: ['--import', 'tsx', script], env: { ...process.env, ...env }, logFile: path.resolve(`.data/bench-logs/${name}.log`) });
+export async function startProcess(name: string, script: string, env: Record<string, string>, port?: number, nodeArgs: string[] = []): Promise<Managed> {
+  const proc = spawnManaged({ name, cmd: process.execPath, args: [...nodeArgs, '--import', 'tsx', script], env: { ...process.env, ...env }, logFile: path.resolve(`.data/bench-logs/${name}.log`) });
   if (port) await waitForPort(port, proc, 60_000);
   return proc;
 }

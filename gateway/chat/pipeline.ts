@@ -9,7 +9,7 @@ import type { Protocol } from '../../protocols/types';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
 import { upstreamError } from './upstream-error';
-import { settleChat } from './settle';
+import { settleAfterResponse, settleChat } from './settle';
 import { getTranslator, extractUsage, type Translator } from '../../protocols';
 import { relayStream } from './stream-relay';
 import { recordOutcome } from '../middleware/usage-capture';
@@ -202,7 +202,8 @@ async function relayJson(env: ChatEnv, ctx: Ctx, call: ChatCall, bytes: Buffer, 
   ctx.status = 200;
   ctx.type = 'application/json';
   ctx.body = prepared.translation ? JSON.stringify(prepared.translation.response(json, { model: call.model.id })) : bytes;
-  await settleChat(env, ctx, call.model, usage, { status: 'success', attempts });
+  // The client gets its answer without waiting on the ledger write.
+  await settleAfterResponse(env, ctx, call.model, usage, { status: 'success', attempts });
 }
 
 export function toTokenUsage(u: { inputTokens: number; outputTokens: number; cachedTokens: number; cacheWriteTokens: number; serverToolCalls: number } | undefined): TokenUsage | null {

@@ -4,7 +4,7 @@ import type { TokenUsage } from '../../domain/pricing';
 import type { Ctx } from '../context';
 import type { ChatCall, ChatEnv } from './pipeline';
 import { toTokenUsage } from './pipeline';
-import { settleChat } from './settle';
+import { settleAfterResponse } from './settle';
 
 /** The one error chunk of the chat-completions built-in-tool path (spec 1 section 6). */
 export const BUILTIN_TOOL_STREAM_ERROR =
@@ -56,9 +56,14 @@ export async function relayStream(
   let failure: unknown;
   let items = 0;
 
-  const write = async (text: string) => {
-    if (!text || out.destroyed) return;
-    if (!out.write(text)) await new Promise<void>((resolve) => {
+  // Same protocol with nothing to drop or reframe: the upstream bytes go out untouched (one write per
+  // upstream chunk) and are only parsed for billing. Not on the built-in-tool path, whose error chunk
+  // must never land after half an event.
+  const passthrough = !enc && !dropUsageChunk && !array && !call.builtinToolPath;
+
+  const write = async (data: string | Buffer) => {
+    if (data.length === 0 || out.destroyed) return;
+    if (!out.write(data)) await new Promise<void>((resolve) => {
       const done = () => {
         out.off('drain', done);
         out.off('close', done);
@@ -70,21 +75,25 @@ export async function relayStream(
   };
   // A generate-content JSON array stream (no alt=sse): `[` item `,\r\n` item ... `]`, as Google frames it.
   const frameOf = (ev: SseEvent) => (array ? (items++ === 0 ? '[' : ',\r\n') + ev.data : frame(ev));
-  const relay = async (events: SseEvent[]) => {
+  /** Account every event; return what the client gets for them (all frames of one upstream chunk in one write). */
+  const framesOf = (events: SseEvent[]): string => {
+    let text = '';
     for (const ev of events) {
       acc.push(ev);
-      if (enc) await write(enc.push(ev).frames.join(''));
-      else if (!(dropUsageChunk && isUsageOnlyChunk(ev))) await write(frameOf(ev));
+      if (enc) text += enc.push(ev).frames.join('');
+      else if (!passthrough && !(dropUsageChunk && isUsageOnlyChunk(ev))) text += frameOf(ev);
     }
+    return text;
   };
 
   try {
-    for await (const chunk of s.res.body) {
-      await relay(parser.push(chunk as Buffer));
+    for await (const chunk of s.res.body as AsyncIterable<Buffer>) {
+      const text = framesOf(parser.push(chunk));
+      await write(passthrough ? chunk : text);
       if (s.clientGone.signal.aborted) break;
     }
     if (!s.clientGone.signal.aborted) {
-      await relay(parser.end());
+      await write(framesOf(parser.end()));
       if (enc) await write(enc.end().join(''));
     }
   } catch (err) {
@@ -97,19 +106,16 @@ export async function relayStream(
   if (!completed && !clientGone && call.builtinToolPath) await write(BUILTIN_TOOL_STREAM_ERROR);
   if (completed && array) await write(items === 0 ? '[]' : '\n]');
 
-  // Settle before the stream ends, so the client's next request already sees the charge.
+  if (!out.writableEnded) out.end();
+
   const usage = billedUsage(call, toTokenUsage(acc.usage), acc.outputChars, completed);
   const reason = clientGone ? 'client_closed' : s.deadline.aborted ? 'upstream_timeout' : failure ? 'upstream_cut' : !completed ? 'upstream_incomplete' : undefined;
-  try {
-    await settleChat(env, ctx, call.model, usage, {
-      status: completed ? 'success' : 'interrupted',
-      attempts: s.attempts,
-      errorCode: reason,
-      errorMessage: reason ? `stream ended early (${reason})` : undefined,
-    });
-  } finally {
-    if (!out.writableEnded) out.end();
-  }
+  await settleAfterResponse(env, ctx, call.model, usage, {
+    status: completed ? 'success' : 'interrupted',
+    attempts: s.attempts,
+    errorCode: reason,
+    errorMessage: reason ? `stream ended early (${reason})` : undefined,
+  });
 }
 
 /**

@@ -190,6 +190,7 @@ test.serial('pre-charge gate: estimate above the balance is 402 with no upstream
   await setUsage(gw, 'anthropic-a', { prompt_tokens: 0, output_tokens: 520_000 });
   const drain = await post(gw, '/v1/messages', { model: 'claude-opus-4-1', max_tokens: 10, messages: user('drain') }, { key: acc.key });
   t.is(drain.status, 200, drain.text);
+  await usageRow(gw, drain.trace); // settled just after the answer went out
   t.is(await balance(acc.accountId), 1_440_000_000);
   await gw.control('POST', '/reset');
 
@@ -218,6 +219,7 @@ test.serial('pre-charge gate: estimate above the balance is 402 with no upstream
   t.is(await upstreamCount(gw, 'openai-a'), 0);
   const exact = await post(gw, '/v1/chat/completions', { model: 'gpt-5.1', messages, max_tokens: maxTokens }, { key: acc.key });
   t.is(exact.status, 200, exact.text);
+  await usageRow(gw, exact.trace);
   t.is(await upstreamCount(gw, 'openai-a'), 1);
   // 8 x 1250 + 5 x 10000
   t.is(await balance(acc.accountId), 1_440_000_000 - 60_000);
@@ -227,11 +229,12 @@ test.serial('pre-charge gate: estimate above the balance is 402 with no upstream
   const small = await post(gw, '/v1/chat/completions', { model: 'gpt-5.1', messages, max_tokens: 10, stream: true }, { key: acc.key });
   t.is(small.status, 200);
   t.is(sseEvents(small.text).at(-1)?.data, '[DONE]');
+  await usageRow(gw, small.trace);
   // 1,439,940,000 - (8 x 1250 + 200,000 x 10000)
   t.is(await balance(acc.accountId), -560_070_000);
   t.is((await chargeEntry(gw, small.trace)).amount_nano, -2_000_010_000);
 
-  // The next request is refused at authentication, whatever its size and endpoint.
+  // The next request (after the settlement) is refused at authentication, whatever its size and endpoint.
   const next = await post(gw, '/v1/chat/completions', { model: 'gpt-5.1', messages, max_tokens: 1 }, { key: acc.key });
   t.is(next.status, 402);
   t.is(next.json.error.code, 'quota_exceeded');

@@ -33,7 +33,7 @@ export async function post(
 /** `data:` payloads (and `event:` names) of an SSE body, in order. */
 export function sseEvents(text: string): { event?: string; data: string }[] {
   const out: { event?: string; data: string }[] = [];
-  for (const block of text.split('\n\n')) {
+  for (const block of text.replace(/\r\n?/g, '\n').split('\n\n')) {
     if (!block.trim()) continue;
     let event: string | undefined;
     const data: string[] = [];

@@ -281,7 +281,7 @@ test('generate-content streams: alt=sse gives data: lines; without alt=sse a JSO
   const sse = await post(gw, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse', { contents: contents('hello'), generationConfig: { maxOutputTokens: 3 } }, { key });
   t.is(sse.status, 200);
   t.regex(sse.headers.get('content-type') ?? '', /^text\/event-stream/);
-  for (const line of sse.text.split('\n')) if (line !== '') t.true(line.startsWith('data: '), line);
+  for (const line of sse.text.split(/\r?\n/)) if (line !== '') t.true(line.startsWith('data: '), line);
   const chunks = sseEvents(sse.text).map((e) => JSON.parse(e.data));
   t.is(chunks.length, 3);
   t.is(chunks.at(-1).candidates[0].finishReason, 'MAX_TOKENS');

@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { startGateway, type TestGateway } from '../helpers/stack';
+import { usageRow } from './helpers';
 
 let gw: TestGateway;
 let key: string;
@@ -20,7 +21,11 @@ test('openai: chat non-streaming, with usage and a charge', async (t) => {
   const own = await gw.newAccount();
   const ownKey = (await gw.newKey(own.id)).key;
   const before = await gw.deps.wallet.balance(own.id);
-  const r = await new OpenAI({ apiKey: ownKey, baseURL: `${gw.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: 'gpt-5.1', messages: [{ role: 'user', content: 'Hello there, gateway' }], max_tokens: 20 });
+  const { data: r, response } = await new OpenAI({ apiKey: ownKey, baseURL: `${gw.url}/v1`, maxRetries: 0 }).chat.completions
+    .create({ model: 'gpt-5.1', messages: [{ role: 'user', content: 'Hello there, gateway' }], max_tokens: 20 })
+    .withResponse();
+  // The charge is settled right after the answer went out: its usage row marks the end.
+  t.truthy(await usageRow(gw, response.headers.get('x-gateway-trace')!));
   t.is(r.object, 'chat.completion');
   t.truthy(r.choices[0].message.content);
   t.true(r.usage!.prompt_tokens > 0);
