@@ -28,6 +28,8 @@ function finished(t: ArkTask, nowMs: number): ProviderOutcome {
         video_url: video, last_frame_url: t.content?.last_frame_url ?? null, duration: t.duration ?? seconds,
         ratio: t.ratio ?? null, resolution: t.resolution ?? null, seed: t.seed ?? null, framespersecond: t.framespersecond ?? null,
         generate_audio: t.generate_audio ?? null, usage: t.usage ?? null, upstream_updated_at: t.updated_at ?? null,
+        // Only the progress tier reports it; kept so a task that finished at its first poll still shows it.
+        ...(typeof t.progress === 'number' ? { progress: t.progress } : {}),
       },
     };
   }

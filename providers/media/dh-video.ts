@@ -2,6 +2,7 @@ import type { MediaProvider, PollResult, ProviderOutcome } from './types';
 import { linkExpiry } from './images-common';
 import { parseUpstream } from './ark-schemas';
 import { DhSubmitResponse, DhTask } from './dh-video-schemas';
+import { UpstreamHttpError } from './http';
 
 /**
  * Digital-human video, lip-sync, motion transfer and clip editing on the
@@ -11,6 +12,8 @@ import { DhSubmitResponse, DhTask } from './dh-video-schemas';
  */
 export const DH_SUBMIT_TIMEOUT_MS = 60_000;
 const POLL_TIMEOUT_MS = 15_000;
+/** Gateway-only input key: the one channel the task may run on (an avatar created there); never sent upstream. */
+export const PIN_CHANNEL_KEY = 'pin_channel';
 
 function finished(t: DhTask, nowMs: number): ProviderOutcome {
   if (t.status === 'succeeded') {
@@ -33,9 +36,12 @@ export const dhVideo: MediaProvider = {
   name: 'dh-video',
   submitTimeoutMs: DH_SUBMIT_TIMEOUT_MS,
   async submit({ channel, task, http, apiKey, upstreamModel }) {
+    const { [PIN_CHANNEL_KEY]: pinned, ...input } = task.input;
+    // A vendor's avatars belong to the account they were created on: other channels are skipped as unavailable.
+    if (typeof pinned === 'string' && pinned !== channel.id) throw new UpstreamHttpError(503, `the avatar lives on channel ${pinned}, not ${channel.id}`, undefined);
     const r = await http.json('POST', `${channel.base_url}/dh/v1/tasks`, {
       headers: { authorization: `Bearer ${apiKey}` },
-      body: { ...task.input, model: upstreamModel },
+      body: { ...input, model: upstreamModel },
       timeoutMs: DH_SUBMIT_TIMEOUT_MS,
     });
     return { kind: 'task', upstreamTaskId: parseUpstream(DhSubmitResponse, r.json, 'dh submit').task_id };
