@@ -19,6 +19,8 @@ const EnvSchema = z.object({
   /** The 8-character service tag in `sk-<tag>-<64 hex>`. */
   KEY_SERVICE_TAG: z.string().regex(/^[a-z0-9]{8}$/, 'KEY_SERVICE_TAG must be 8 lowercase letters or digits').default('mgateway'),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
+  /** A prebuilt workflow bundle (scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
+  WORKFLOW_BUNDLE: z.string().optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Upstream timeout of the four chat endpoints, streaming included. */
   CHAT_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),

@@ -10,6 +10,7 @@ import { pickPort, spawnManaged, stopAll, tailFile, waitForPort } from './lib/pr
 import { startServices, type Services } from './lib/services';
 import { summaryLine, TapReporter, type TapCounts } from './lib/tap';
 import { ensureTools } from './lib/tools';
+import { bundleWorkflows } from './bundle-workflows';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 process.chdir(root);
@@ -58,6 +59,8 @@ try {
     startServices({ dataDir, ports: TEST_PORTS, portFallback: true, mongoDb: 'model_gateway_test', log: quietLog }),
   );
   const simulatorUrl = await phase('simulator', startSimulator);
+  // One workflow bundle for every worker the tests start (each would otherwise run webpack).
+  const workflowBundle = await phase('workflow bundle', () => bundleWorkflows(path.join(dataDir, 'workflow-bundle.js')));
 
   await phase('typecheck', async () => {
     const { ok, output } = await typecheck;
@@ -74,6 +77,7 @@ try {
       ...process.env,
       ...services!.env,
       ...(simulatorUrl ? { SIMULATOR_URL: simulatorUrl } : {}),
+      WORKFLOW_BUNDLE: workflowBundle,
       TEST_STACK: '1',
     }),
   );

@@ -10,7 +10,7 @@ export async function createWorker(config: Config, deps: ActivityDeps, opts: { t
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: opts.taskQueue ?? config.TEMPORAL_TASK_QUEUE,
-    workflowsPath: WORKFLOWS_PATH,
+    ...(config.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE } } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(deps),
   });
   return { worker, connection };
