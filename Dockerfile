@@ -16,6 +16,9 @@ ENV NODE_ENV=production \
     DO_NOT_TRACK=1
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
+# Workers load this prebuilt bundle instead of running webpack at every start.
+RUN npx tsx scripts/bundle-workflows.ts /app/dist/workflow-bundle.js
+ENV WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
 USER node
 EXPOSE 8080
 ENTRYPOINT ["bash", "scripts/docker-entrypoint.sh"]
