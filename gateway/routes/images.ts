@@ -9,10 +9,12 @@ import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { usageCapture } from '../middleware/usage-capture';
-import { jsonBody } from '../middleware/body';
 import { idempotency } from '../middleware/idempotency';
 import { resolveModel } from '../model-access';
 import { parseImagesRequest } from '../media/images-request';
+import { imagesBody } from '../media/images-body';
+import { dropInlineFiles, storeInlineFiles } from '../media/images-files';
+import { answerSync, finalBody } from '../media/images-sync';
 import { listTasks, parseListQuery, unix } from '../media/list-query';
 import { MediaTasks } from '../../services/media-tasks';
 
@@ -39,36 +41,6 @@ function listItem(doc: TaskDoc) {
   return item;
 }
 
-/**
- * Sync mode waits on the task's workflow. After 90 s it sends the headers and
- * keep-alive whitespace; a failure after that point is a 200 with the error body.
- */
-async function answerWhenSettled(deps: GatewayDeps, tasks: MediaTasks, ctx: Ctx, doc: TaskDoc): Promise<void> {
-  const settled = tasks.waitSettled(doc._id);
-  let timer: NodeJS.Timeout | undefined;
-  const early = await Promise.race([settled, new Promise<null>((r) => (timer = setTimeout(() => r(null), deps.config.IMAGE_SYNC_KEEPALIVE_MS)))]);
-  clearTimeout(timer);
-  if (early) {
-    ctx.status = early.final_status ?? 502;
-    ctx.type = 'application/json';
-    ctx.body = early.final_body ?? '';
-    return;
-  }
-  ctx.respond = false;
-  const res = ctx.res;
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.write(' ');
-  const beat = setInterval(() => res.write(' '), 10_000);
-  try {
-    const final = await settled;
-    const body = final.final_body ?? JSON.stringify({ error: { code: 'upstream_error', message: 'no result', type: 'api_error' } });
-    res.end(body);
-    await ctx.state.idempotency?.complete(final.state === 'succeeded' ? 200 : 502, body, 'application/json');
-  } finally {
-    clearInterval(beat);
-  }
-}
-
 export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const tasks = new MediaTasks(deps);
@@ -76,7 +48,7 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
     usageCapture(deps, `images.${endpoint}`),
     authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     rateLimit(),
-    jsonBody(IMAGES_BODY_LIMIT),
+    imagesBody(IMAGES_BODY_LIMIT, { multipart: endpoint === 'edits' }),
     idempotency(deps),
   ];
   const readChain = [authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
@@ -88,21 +60,30 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
       throw errors.noChannel(model.id, `images ${endpoint}`);
     }
     const { references, async: isAsync, image: _i, image_urls: _u, ...rest } = req;
-    const doc = await tasks.submit({
-      auth: ctx.state.auth!,
-      requestId: ctx.state.requestId,
-      kind: 'image',
-      endpoint,
-      model,
-      input: { ...rest, model: model.id, ...(references.length ? { image: references } : {}) },
-      quote: imageQuote(model, { n: req.n, size: req.size, referenceImages: references.length }),
-    });
+    // Inline images go to task_files (keyed by the request id): the task document stays small.
+    const group = ctx.state.requestId;
+    const kept = await storeInlineFiles(deps.db, group, { ...rest, model: model.id, ...(references.length ? { image: references } : {}) });
+    let doc: TaskDoc;
+    try {
+      doc = await tasks.submit({
+        auth: ctx.state.auth!,
+        requestId: ctx.state.requestId,
+        kind: 'image',
+        endpoint,
+        model,
+        input: kept.input,
+        quote: imageQuote(model, { n: req.n, size: req.size, referenceImages: references.length }),
+      });
+    } catch (err) {
+      if (kept.stored) await dropInlineFiles(deps.db, group);
+      throw err;
+    }
     ctx.state.usageRecorded = true;
     if (isAsync) {
       ctx.body = pendingView(doc);
       return;
     }
-    await answerWhenSettled(deps, tasks, ctx, doc);
+    await answerSync(deps, tasks, ctx, doc);
   };
 
   router.post('/v1/images/generations', ...submitChain('generations'), submit('generations'));
@@ -125,7 +106,7 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
       }
       ctx.status = doc.final_status ?? 502;
       ctx.type = 'application/json';
-      ctx.body = doc.final_body;
+      ctx.body = await finalBody(deps, doc);
     });
   }
   return router;
