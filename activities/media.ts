@@ -70,7 +70,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
       const task = await loadTask(input.taskId);
       if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id };
-      const beat = setInterval(() => Context.current().heartbeat(), 2000);
+      // Local activities cannot heartbeat; regular ones report liveness during long vendor calls.
+      const ctx = Context.current();
+      const beat = setInterval(() => { if (!ctx.info.isLocal) ctx.heartbeat(); }, 2000);
       try {
         let last: ProviderOutcome = failed('upstream_unreachable', 'no channel is available for this model', 503);
         let attempts = 0;
@@ -160,11 +162,13 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       return { costNano: cost };
     },
 
-    /** Hosted links are gone after their lifetime: keep them as text only. */
-    async expireMediaLinks(input: { taskId: string }): Promise<void> {
-      const task = await loadTask(input.taskId);
-      if (!task.result || task.result.links_expired) return;
-      await patchTask(task._id, { result: { ...task.result, links_expired: true } });
+    /** Hosted links are gone after their lifetime: mark them expired (they stay as text). Returns how many tasks changed. */
+    async sweepExpiredLinks(input: { now: number }): Promise<number> {
+      const r = await deps.db.Task.updateMany(
+        { 'result.links_expired': false, 'result.expires_at': { $lte: new Date(input.now) } },
+        { $set: { 'result.links_expired': true, updated_at: new Date() } },
+      );
+      return r.modifiedCount;
     },
   };
 }

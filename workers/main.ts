@@ -1,12 +1,13 @@
 import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
-import { createWorker } from './worker';
+import { createWorker, ensureLinkSweeper } from './worker';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' });
 const deps = await buildDeps(config, log);
 const { worker, connection } = await createWorker(config, deps);
+await ensureLinkSweeper(deps.temporal, config.TEMPORAL_TASK_QUEUE, log);
 log.info('worker started', { taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE });
 process.once('SIGINT', () => worker.shutdown());
 process.once('SIGTERM', () => worker.shutdown());

@@ -1,4 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Logger } from '../infra/logger';
 import type { Config } from '../infra/config';
 import { WORKFLOWS_PATH } from '../infra/temporal';
 import { createActivities, type ActivityDeps } from '../activities';
@@ -14,4 +16,19 @@ export async function createWorker(config: Config, deps: ActivityDeps, opts: { t
     activities: createActivities(deps),
   });
   return { worker, connection };
+}
+
+/** How often hosted links are checked for expiry. */
+export const LINK_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+
+/** Start the deployment's single link sweeper unless it already runs. */
+export async function ensureLinkSweeper(client: Client, taskQueue: string, log: Logger): Promise<void> {
+  try {
+    await client.workflow.start('linkSweeperWorkflow', {
+      taskQueue, workflowId: 'media-link-sweeper', args: [{ intervalMs: LINK_SWEEP_INTERVAL_MS }],
+    });
+    log.info('link sweeper started');
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }

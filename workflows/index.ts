@@ -1,4 +1,5 @@
 /** Workflow entry for the worker bundle (workflowsPath). Deterministic code only. */
 export { auditWalletWorkflow } from './audit-wallet';
-export { mediaTaskWorkflow, expireLinksWorkflow } from './media-task';
+export { mediaTaskWorkflow } from './media-task';
+export { linkSweeperWorkflow } from './link-sweeper';
 export { benchNoopWorkflow } from './bench';

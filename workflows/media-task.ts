@@ -1,22 +1,33 @@
-import {
-  ApplicationFailure, CancellationScope, ParentClosePolicy, isCancellation, proxyActivities, sleep, startChild, workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { MediaActivities } from '../activities/media';
 import type { ProviderOutcome } from '../providers/media/types';
 
-/** Named once: the submission may wait on a synchronous vendor call (images: up to 280 s over the ladder). */
-const { submitMediaTask } = proxyActivities<MediaActivities>({
+/**
+ * Activities run as local activities: in the worker that runs the workflow
+ * task, recorded in its history as markers, with no activity-task round trip
+ * through the server. A synchronous upstream (most image vendors) is then
+ * submitted and settled within the task's first workflow task. Crash safety
+ * is unchanged: a worker that dies mid-activity loses its workflow task, a
+ * new worker replays and re-runs the activity, and every activity is
+ * idempotent by the task id.
+ *
+ * Timeouts and retries are named once here. The submission may wait on a
+ * synchronous vendor call (images: up to 280 s over the channel ladder).
+ */
+const { submitMediaTask } = proxyLocalActivities<MediaActivities>({
   startToCloseTimeout: '6 minutes',
-  heartbeatTimeout: '10 seconds',
+  localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '15 seconds', maximumAttempts: 5 },
 });
-const { pollMediaTask } = proxyActivities<MediaActivities>({
+const { pollMediaTask } = proxyLocalActivities<MediaActivities>({
   startToCloseTimeout: '20 seconds',
+  localRetryThreshold: '10 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 12 },
 });
 /** Settlement must happen: retried until it does. */
-const { settleMediaTask, expireMediaLinks } = proxyActivities<MediaActivities>({
+const { settleMediaTask } = proxyLocalActivities<MediaActivities>({
   startToCloseTimeout: '20 seconds',
+  localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
@@ -42,9 +53,9 @@ function ended(state: 'failed' | 'expired' | 'cancelled', code: string, message:
 
 /**
  * One async media task, workflowId = task id: submit upstream (channel
- * ladder), poll on durable timers, then settle on the actual output or
- * refund in full. The workflow returns once the task is settled; a child
- * workflow (abandoned on close) marks hosted links expired after their lifetime.
+ * ladder), poll on durable timers, then settle on the actual output or refund
+ * in full (failure, expiry, cancellation from the Temporal UI). Returns once
+ * the task is settled. Hosted links are marked expired by linkSweeperWorkflow.
  */
 export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTaskResult> {
   const startedAt = Date.now();
@@ -76,19 +87,5 @@ export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTas
   if (!outcome) throw ApplicationFailure.nonRetryable('task ended without an outcome');
   const final = outcome;
   const { costNano } = await CancellationScope.nonCancellable(() => settleMediaTask({ taskId: input.taskId, outcome: final }));
-  if (final.state === 'succeeded' && final.expiresAt !== null) {
-    await startChild(expireLinksWorkflow, {
-      workflowId: `${workflowInfo().workflowId}:links`,
-      args: [{ taskId: input.taskId, expiresAt: final.expiresAt }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-    });
-  }
   return { state: final.state, costNano };
-}
-
-/** Waits until the hosted links' expiry, then marks them expired on the task. */
-export async function expireLinksWorkflow(input: { taskId: string; expiresAt: number }): Promise<void> {
-  const wait = input.expiresAt - Date.now();
-  if (wait > 0) await sleep(wait);
-  await expireMediaLinks({ taskId: input.taskId });
 }

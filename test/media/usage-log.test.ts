@@ -34,3 +34,22 @@ test('usage: one row per public call, rejected included; in-flight rows settle i
   t.is(lines[0], 'id,created_at,key_name,key_prefix,model,status,error_code,error_message,input_tokens,output_tokens,cached_tokens,unit_count,unit_type,cost_usd,latency_ms,request_id,task_id,submitted_at,attempts_count,result_urls,result_expires_at');
   t.is(lines.length, 4);
 });
+
+test('hosted links are marked expired once their lifetime is over (link sweeper activity)', async (t) => {
+  const { createMediaActivities } = await import('../../activities/media');
+  const a = await gw.newAccount();
+  const key = (await gw.newKey(a.id)).key;
+  const r = await fetch(`${gw.url}/v1/images/generations`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-image-1', prompt: 'expiring' }),
+  });
+  t.is(r.status, 200);
+  const task = await gw.deps.db.Task.findOne({ account_id: a.id }).lean();
+  t.false(task!.result!.links_expired);
+  const acts = createMediaActivities(gw.deps);
+  t.is(await acts.sweepExpiredLinks({ now: Date.now() }), 0);
+  const later = task!.result!.expires_at!.getTime() + 1;
+  t.true(later - Date.now() > 23 * 3600 * 1000);
+  t.true((await acts.sweepExpiredLinks({ now: later })) >= 1);
+  t.true((await gw.deps.db.Task.findById(task!._id).lean())!.result!.links_expired);
+});

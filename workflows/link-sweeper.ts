@@ -1,0 +1,23 @@
+import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import type { MediaActivities } from '../activities/media';
+
+const { sweepExpiredLinks } = proxyActivities<MediaActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
+});
+
+/** One per deployment (workflowId `media-link-sweeper`, started by every worker; a second start is refused). */
+export const LINK_SWEEPER_ID = 'media-link-sweeper';
+const ROUNDS_PER_RUN = 500;
+
+/**
+ * Marks hosted result links expired once their lifetime (24 h) is over, for
+ * all tasks, every `intervalMs`. Continues as new to keep its history short.
+ */
+export async function linkSweeperWorkflow(input: { intervalMs: number }): Promise<void> {
+  for (let round = 0; round < ROUNDS_PER_RUN; round++) {
+    await sweepExpiredLinks({ now: Date.now() });
+    await sleep(input.intervalMs);
+  }
+  await continueAsNew<typeof linkSweeperWorkflow>(input);
+}
