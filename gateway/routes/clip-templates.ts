@@ -1,0 +1,141 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { errors, GatewayError } from '../../domain/errors';
+import { isModelAllowed } from '../../domain/api-key';
+import type { Channel } from '../../domain/catalogue';
+import { UpstreamHttpError, UpstreamTransportError } from '../../providers/media/http';
+import { parseUpstream } from '../../providers/media/ark-schemas';
+import type { GatewayDeps } from '../deps';
+import type { Ctx, GatewayState, Middleware } from '../context';
+import { authenticate } from '../middleware/auth';
+import { rateLimit } from '../middleware/rate-limit';
+
+/**
+ * Clip templates (spec 2 sections 2.4, 4.6; docs/media/avatars.md): per
+ * scene and by id, free, cached in Redis (the templates are the vendor's
+ * and change rarely). The key must be allowed at least one `clip-*` model.
+ */
+export const CLIP_SCENES = ['virtualman', 'realMan', 'oralMixCutting', 'newsMixCutting'] as const;
+export const CLIP_TEMPLATE_TTL_S = 600;
+/** The Redis client adds the deployment prefix. */
+const cacheKey = (what: string) => `cliptpl:${what}`;
+const UPSTREAM_TIMEOUT_MS = 15_000;
+const MAX_CHANNELS = 3;
+
+const Template = z.looseObject({
+  id: z.string(),
+  scene: z.string(),
+  title: z.string(),
+  description: z.string().nullish(),
+  cover_url: z.string().nullish(),
+  has_title: z.boolean(),
+  has_persona: z.boolean(),
+  duration_range: z.looseObject({ min_seconds: z.number(), max_seconds: z.number() }).nullish(),
+});
+const TemplateList = z.looseObject({ templates: z.array(Template) });
+const TemplateDetail = Template.extend({ canvas: z.looseObject({}), layers: z.array(z.looseObject({})) });
+
+/** A malformed vendor answer is a 502 for the client, not an internal error. */
+function shape<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
+  try {
+    return parseUpstream(schema, json, what);
+  } catch (err) {
+    if (err instanceof UpstreamHttpError) throw new GatewayError('upstream_error', err.message, { status: 502 });
+    throw err;
+  }
+}
+
+function summary(t: z.infer<typeof Template>) {
+  return {
+    id: t.id, scene: t.scene, title: t.title, description: t.description ?? null, cover: t.cover_url ?? null,
+    has_title: t.has_title, has_persona: t.has_persona, duration_range: t.duration_range ?? null,
+  };
+}
+
+const digitalHumanDialect: Middleware = async (ctx, next) => {
+  ctx.state.errorDialect = 'digital-human';
+  await next();
+};
+
+export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+
+  /** The clip models this key may use (403 model_not_allowed when none), and their channels in ladder order. */
+  const clipChannels = (ctx: Ctx): Channel[] => {
+    const catalogue = deps.catalogue();
+    const clips = catalogue.models.filter((m) => m.endpoint_type === 'clip' && m.callable && !m.retired);
+    const allowed = clips.filter((m) => isModelAllowed(ctx.state.auth!.key.allowed_models, [m.id, ...m.aliases]));
+    if (allowed.length === 0) {
+      throw new GatewayError('model_not_allowed', 'This API key is not allowed to use any clip model (clip-*), which clip templates require', { param: 'model' });
+    }
+    const seen = new Set<string>();
+    return allowed.flatMap((m) => catalogue.channels(m, 'task')).filter((c) => !seen.has(c.id) && seen.add(c.id));
+  };
+
+  /** GET from the vendor over up to 3 channels (5xx or no connection: next one); 404 passes as not found. */
+  const fetchUpstream = async (channels: Channel[], path: string): Promise<unknown> => {
+    if (channels.length === 0) throw errors.noChannel('clip-*', 'clip templates');
+    let last: GatewayError = new GatewayError('upstream_unreachable', 'no clip template channel answered');
+    for (const channel of channels.slice(0, MAX_CHANNELS)) {
+      const apiKey = (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway';
+      try {
+        const r = await deps.mediaHttp.json('GET', `${channel.base_url}${path}`, { headers: { authorization: `Bearer ${apiKey}` }, timeoutMs: UPSTREAM_TIMEOUT_MS });
+        return r.json;
+      } catch (err) {
+        if (err instanceof UpstreamHttpError) {
+          if (err.status === 404) throw errors.notFound('no such clip template');
+          if (!err.retryable) throw new GatewayError('upstream_error', `clip templates: upstream HTTP ${err.status}`, { status: 502 });
+          last = new GatewayError('upstream_error', `clip templates: upstream HTTP ${err.status}`, { status: 502 });
+          continue;
+        }
+        if (err instanceof UpstreamTransportError) {
+          last = err.kind === 'timeout' ? new GatewayError('upstream_timeout', 'clip templates: upstream timed out') : new GatewayError('upstream_unreachable', 'clip templates: upstream unreachable');
+          continue;
+        }
+        throw err;
+      }
+    }
+    throw last;
+  };
+
+  /** Cached JSON answer, else fetch, shape and cache it. A broken cache entry is refetched. */
+  const cached = async (key: string, load: () => Promise<unknown>): Promise<unknown> => {
+    const hit = await deps.redis.get(cacheKey(key)).catch(() => null);
+    if (hit) {
+      try {
+        return JSON.parse(hit);
+      } catch {
+        /* refetch */
+      }
+    }
+    const value = await load();
+    await deps.redis.set(cacheKey(key), JSON.stringify(value), 'EX', CLIP_TEMPLATE_TTL_S).catch(() => undefined);
+    return value;
+  };
+
+  const read = [digitalHumanDialect, authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
+
+  router.get('/v1/videos/clip-templates', ...read, async (ctx) => {
+    const scene = typeof ctx.query.scene === 'string' && ctx.query.scene !== '' ? ctx.query.scene : null;
+    if (scene !== null && !(CLIP_SCENES as readonly string[]).includes(scene)) {
+      throw errors.invalidRequest(`scene must be one of ${CLIP_SCENES.join(', ')}`, 'scene');
+    }
+    const channels = clipChannels(ctx);
+    const data = await cached(`list:${scene ?? 'all'}`, async () => {
+      const json = await fetchUpstream(channels, `/dh/v1/clip-templates${scene ? `?scene=${encodeURIComponent(scene)}` : ''}`);
+      return shape(TemplateList, json, 'clip templates').templates.map(summary);
+    });
+    ctx.body = { object: 'list', scene, data };
+  });
+
+  router.get('/v1/videos/clip-templates/:id', ...read, async (ctx) => {
+    const id = ctx.params.id;
+    if (!/^[A-Za-z0-9_.-]{1,100}$/.test(id)) throw errors.notFound(`no clip template ${id}`);
+    const channels = clipChannels(ctx);
+    ctx.body = await cached(`item:${id}`, async () => {
+      const t = shape(TemplateDetail, await fetchUpstream(channels, `/dh/v1/clip-templates/${encodeURIComponent(id)}`), 'clip template');
+      return { ...summary(t), canvas: t.canvas, layers: t.layers };
+    });
+  });
+  return router;
+}
