@@ -89,14 +89,24 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
   if (call.channels.length === 0) throw errors.noChannel(call.model.id, call.client);
   precharge(env, ctx, call);
 
+  // One signal stops the upstream request: the client went away, or the deadline (streaming included)
+  // passed. A plain timer, cleared when the request ends (AbortSignal.timeout would stay armed 180 s).
   const clientGone = new AbortController();
+  const expired = new AbortController();
+  const stop = new AbortController();
+  const signal = stop.signal;
+  const deadline = expired.signal;
   const onClose = () => {
-    if (!ctx.res.writableFinished) clientGone.abort();
+    if (ctx.res.writableFinished) return;
+    clientGone.abort();
+    stop.abort();
   };
   ctx.req.once('close', onClose);
   ctx.res.once('close', onClose);
-  const deadline = AbortSignal.timeout(env.config.CHAT_UPSTREAM_TIMEOUT_MS);
-  const signal = AbortSignal.any([clientGone.signal, deadline]);
+  const timer = setTimeout(() => {
+    expired.abort();
+    stop.abort();
+  }, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
 
   let attempts = 0;
   let lastError: GatewayError | undefined;
@@ -165,6 +175,7 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
     }
     throw err;
   } finally {
+    clearTimeout(timer);
     ctx.req.off('close', onClose);
     ctx.res.off('close', onClose);
   }
