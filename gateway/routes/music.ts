@@ -1,0 +1,101 @@
+import Router from '@koa/router';
+import { errors, GatewayError } from '../../domain/errors';
+import { musicQuote } from '../../domain/media/pricing';
+import { UpstreamHttpError, UpstreamTransportError } from '../../providers/media/http';
+import { songView, sunoFetch } from '../../providers/media/suno';
+import { ownLinkExpiry } from '../../providers/media/minimax-common';
+import type { GatewayDeps } from '../deps';
+import type { Ctx, GatewayState } from '../context';
+import { authenticate } from '../middleware/auth';
+import { rateLimit } from '../middleware/rate-limit';
+import { usageCapture } from '../middleware/usage-capture';
+import { jsonBody } from '../middleware/body';
+import { idempotency } from '../middleware/idempotency';
+import { resolveModel } from '../model-access';
+import { listTasks, parseListQuery, unix } from '../media/list-query';
+import { MusicAssetsRequest, parseMusicRequest } from '../media/music-request';
+import { musicSubmitted, musicView } from '../media/music-view';
+import { parseBody } from '../media/video-common';
+import { MediaTasks } from '../../services/media-tasks';
+
+export const MUSIC_ENDPOINT = 'music';
+const MUSIC_BODY_LIMIT = 256 * 1024;
+const MUSIC_STATUSES = ['processing', 'succeeded', 'failed', 'expired', 'cancelled'];
+
+/**
+ * Music (spec 2 section 4.7; docs/media/music.md): Suno-style generations of
+ * two songs, charged per request and pro rata when fewer songs come back;
+ * poll, list, and `POST /v1/music/assets` (free: fresh links and lyrics of a
+ * finished generation's songs).
+ */
+export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  const tasks = new MediaTasks(deps);
+  const read = [authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
+
+  router.post(
+    '/v1/music/generations',
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
+    usageCapture(deps, 'music.generations'),
+    rateLimit(),
+    jsonBody(MUSIC_BODY_LIMIT),
+    idempotency(deps),
+    async (ctx: Ctx) => {
+      const req = parseMusicRequest(ctx.state.body);
+      const model = resolveModel(deps, ctx, req.model);
+      if (model.endpoint_type !== 'music' || deps.catalogue().channels(model, 'task').length === 0) throw errors.noChannel(model.id, 'music generations');
+      const doc = await tasks.submit({
+        auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: 'music', endpoint: MUSIC_ENDPOINT, model,
+        input: { ...req, model: model.id }, quote: musicQuote(model),
+      });
+      ctx.state.usageRecorded = true;
+      ctx.body = musicSubmitted(doc);
+    },
+  );
+
+  router.get('/v1/music/generations', ...read, async (ctx) => {
+    const q = parseListQuery(ctx.query, 'music', MUSIC_STATUSES);
+    const page = await listTasks(deps.db, ctx.state.auth!.account.id, [MUSIC_ENDPOINT], q);
+    ctx.body = { object: 'list', data: page.items.map(musicView), next_cursor: page.nextCursor };
+  });
+
+  router.get('/v1/music/generations/:id', ...read, async (ctx) => {
+    ctx.body = musicView(await tasks.get(ctx.state.auth!.account.id, ctx.params.id, [MUSIC_ENDPOINT]));
+  });
+
+  router.post('/v1/music/assets', ...read, jsonBody(MUSIC_BODY_LIMIT), async (ctx) => {
+    const req = parseBody(MusicAssetsRequest, ctx.state.body);
+    const doc = await tasks.get(ctx.state.auth!.account.id, req.generation_id, [MUSIC_ENDPOINT]);
+    if (doc.state !== 'succeeded' || !doc.upstream?.task_id) {
+      throw errors.invalidRequest(`generation ${doc._id} has no songs (status ${musicView(doc).status})`, 'generation_id');
+    }
+    const known = new Set(((doc.result?.extra?.songs as Array<{ id: string }> | undefined) ?? []).map((s) => s.id));
+    const wanted = req.song_ids ?? [...known];
+    const unknown = wanted.find((id) => !known.has(id));
+    if (unknown) throw errors.invalidRequest(`song ${unknown} is not a song of generation ${doc._id}`, 'song_ids');
+    const model = deps.catalogue().resolve(doc.model);
+    const channel = model && deps.catalogue().channels(model, 'task').find((c) => c.id === doc.upstream!.channel);
+    if (!channel) throw new GatewayError('no_channel_available', `the channel generation ${doc._id} ran on is no longer available`);
+    const apiKey = (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway';
+    let fetched;
+    try {
+      fetched = await sunoFetch(deps.mediaHttp, channel, apiKey, [doc.upstream.task_id]);
+    } catch (err) {
+      if (err instanceof UpstreamHttpError) throw new GatewayError('upstream_error', `music assets: upstream HTTP ${err.status}`, { status: 502 });
+      if (err instanceof UpstreamTransportError) throw new GatewayError(err.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unreachable', 'music assets: the upstream did not answer');
+      throw err;
+    }
+    const clips = (fetched[0]?.data ?? []).filter((c) => wanted.includes(c.id));
+    ctx.body = {
+      object: 'music.assets',
+      generation_id: doc._id,
+      songs: clips.map((c) => {
+        const song = songView(c);
+        const links = [song.audio_url, song.image_url, song.image_large_url, song.video_url].filter((u): u is string => !!u);
+        const exp = ownLinkExpiry(links);
+        return { ...song, expires_at: exp === null ? null : unix(new Date(exp)) };
+      }),
+    };
+  });
+  return router;
+}
