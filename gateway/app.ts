@@ -10,6 +10,7 @@ import { adminRoutes } from './routes/admin';
 import { healthRoutes } from './routes/health';
 import { chatRoutes } from './routes/chat';
 import { imageRoutes } from './routes/images';
+import { transcriptRoutes } from './routes/transcripts';
 import { audioRoutes } from './routes/audio';
 import { musicRoutes } from './routes/music';
 import { clipTemplateRoutes } from './routes/clip-templates';
@@ -24,7 +25,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.silent = true;
   app.use(errorHandler(deps.log));
   app.use(trace(deps.log));
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
