@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/mongo';
-import { deleteGroup, saveFile } from '../../providers/media/images-files';
+import { deleteFiles, saveFile } from '../../providers/media/images-files';
 
 /**
  * Reference images sent inline (`data:` URIs from JSON, or uploaded files)
@@ -8,32 +8,48 @@ import { deleteGroup, saveFile } from '../../providers/media/images-files';
  * whatever the 95 MB body held. The adapter loads them back
  * (providers/media/images-files.ts).
  */
-const DATA_URI = /^data:([^;,]+)?(;[^,]*)?,/;
+const DATA_URI = /^data:([a-z]+\/[a-z0-9.+-]+);base64,/i;
+/** Text the client wrote is never a file, even when it starts like one. */
+const TEXT_FIELDS = new Set(['prompt', 'model', 'size', 'response_format']);
 
 function decode(uri: string): { contentType: string; data: Buffer } {
   const m = DATA_URI.exec(uri)!;
-  const payload = uri.slice(m[0].length);
-  const base64 = (m[2] ?? '').split(';').includes('base64');
-  return { contentType: m[1] ?? 'application/octet-stream', data: base64 ? Buffer.from(payload, 'base64') : Buffer.from(decodeURIComponent(payload)) };
+  return { contentType: m[1], data: Buffer.from(uri.slice(m[0].length), 'base64') };
 }
 
-/** The input with every top-level `data:` value (or array item) replaced by a `task-file:` reference. */
-export async function storeInlineFiles(db: Db, group: string, input: Record<string, unknown>): Promise<{ input: Record<string, unknown>; stored: number }> {
-  let stored = 0;
+/**
+ * The input with every top-level base64 `data:` value (or array item)
+ * replaced by a `task-file:` reference, and the references written. On a
+ * failure nothing stays behind.
+ */
+export async function storeInlineFiles(db: Db, group: string, input: Record<string, unknown>): Promise<{ input: Record<string, unknown>; refs: string[] }> {
+  const refs: string[] = [];
   const keep = async (field: string, v: unknown, i: number): Promise<unknown> => {
     if (typeof v !== 'string' || !DATA_URI.test(v)) return v;
     const f = decode(v);
-    stored++;
-    return saveFile(db.TaskFile, group, `${field.replace(/[^A-Za-z0-9_-]/g, '_')}-${i}`, f.contentType, f.data);
+    const ref = await saveFile(db.TaskFile, group, `${field.replace(/[^A-Za-z0-9_-]/g, '_')}-${i}`, f.contentType, f.data);
+    refs.push(ref);
+    return ref;
   };
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(input)) {
-    out[k] = Array.isArray(v) ? await Promise.all(v.map((x, i) => keep(k, x, i))) : await keep(k, v, 0);
+  try {
+    for (const [k, v] of Object.entries(input)) {
+      if (TEXT_FIELDS.has(k)) out[k] = v;
+      else if (!Array.isArray(v)) out[k] = await keep(k, v, 0);
+      else {
+        const items: unknown[] = [];
+        for (const [i, x] of v.entries()) items.push(await keep(k, x, i));
+        out[k] = items;
+      }
+    }
+  } catch (err) {
+    await dropInlineFiles(db, refs);
+    throw err;
   }
-  return { input: out, stored };
+  return { input: out, refs };
 }
 
-/** A submission that was refused after its files were stored leaves nothing behind. */
-export async function dropInlineFiles(db: Db, group: string): Promise<void> {
-  await deleteGroup(db.TaskFile, group).catch(() => undefined);
+/** A submission refused after its files were stored (402) leaves nothing behind. */
+export async function dropInlineFiles(db: Db, refs: string[]): Promise<void> {
+  if (refs.length) await deleteFiles(db.TaskFile, refs).catch(() => undefined);
 }

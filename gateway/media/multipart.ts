@@ -42,6 +42,9 @@ export async function readMultipart(ctx: Ctx, limitBytes: number): Promise<FormP
       if (size > limitBytes) fail(bodyTooLarge(limitBytes));
     });
     ctx.req.on('error', (err) => fail(errors.invalidRequest(`request body could not be read: ${err.message}`)));
+    ctx.req.on('close', () => {
+      if (!ctx.req.complete) fail(errors.invalidRequest('the client closed the connection before the body was complete'));
+    });
     bb.on('field', (name, value, info) => {
       if (info.valueTruncated) return fail(bodyTooLarge(limitBytes));
       parts.push({ kind: 'field', name, value });

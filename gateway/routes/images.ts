@@ -75,7 +75,7 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
         quote: imageQuote(model, { n: req.n, size: req.size, referenceImages: references.length }),
       });
     } catch (err) {
-      if (kept.stored) await dropInlineFiles(deps.db, group);
+      await dropInlineFiles(deps.db, kept.refs);
       throw err;
     }
     ctx.state.usageRecorded = true;

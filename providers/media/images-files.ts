@@ -38,21 +38,30 @@ export async function saveFile(files: TaskFiles, group: string, file: string, co
 
 /** The bytes and content type behind a `task-file:` reference. */
 export async function loadFile(files: TaskFiles, ref: string): Promise<{ contentType: string; data: Buffer }> {
-  const m = /^task-file:([^/]+)\/([^/]+)\/(\d+)$/.exec(ref);
-  if (!m) throw new Error(`not a task file reference: ${ref.slice(0, 80)}`);
+  const r = parseRef(ref);
   const parts: Buffer[] = [];
   let contentType = 'application/octet-stream';
-  for (let i = 0; i < Number(m[3]); i++) {
-    const doc = await files.findById(chunkId(m[1], m[2], i)).lean();
-    if (!doc) throw new Error(`task file ${m[1]}/${m[2]} is missing chunk ${i}`);
+  for (let i = 0; i < r.chunks; i++) {
+    const doc = await files.findById(chunkId(r.group, r.file, i)).lean();
+    if (!doc) throw new Error(`task file ${r.group}/${r.file} is missing chunk ${i}`);
     contentType = doc.content_type;
     parts.push(asBuffer(doc.data));
   }
   return { contentType, data: parts.length === 1 ? parts[0] : Buffer.concat(parts) };
 }
 
-export async function deleteGroup(files: TaskFiles, group: string): Promise<void> {
-  await files.deleteMany({ group });
+const parseRef = (ref: string) => {
+  const m = /^task-file:([^/]+)\/([^/]+)\/(\d+)$/.exec(ref);
+  if (!m) throw new Error(`not a task file reference: ${ref.slice(0, 80)}`);
+  return { group: m[1], file: m[2], chunks: Number(m[3]) };
+};
+
+/** Delete stored files by reference (by primary key: no collection scan, also on FerretDB). */
+export async function deleteFiles(files: TaskFiles, refs: string[]): Promise<void> {
+  for (const ref of refs) {
+    const r = parseRef(ref);
+    for (let i = 0; i < r.chunks; i++) await files.deleteOne({ _id: chunkId(r.group, r.file, i) });
+  }
 }
 
 const filesOf = (call: ProviderCall): TaskFiles => {

@@ -205,3 +205,18 @@ test('body above 95 MB: 413 in the OpenAI error shape (declared length and chunk
   t.is(((await chunked.json()) as any).error.code, 'invalid_request');
   t.is(await kit.balance(a.id), GRANT);
 });
+
+test('the OpenAI SDK: images.edit with several files and images.generate work unchanged', async (t) => {
+  const { default: OpenAI, toFile } = await import('openai');
+  const a = await kit.account();
+  const client = new OpenAI({ baseURL: `${kit.gw.url}/v1`, apiKey: a.key, maxRetries: 0 });
+  const edited = await client.images.edit({
+    model: 'gpt-image-1', prompt: 'sdk edit', n: 2, size: '1024x1024',
+    image: [await toFile(PNG, 'a.png', { type: 'image/png' }), await toFile(PNG, 'b.png', { type: 'image/png' })],
+  });
+  t.is(edited.data?.length, 2);
+  t.deepEqual((await received('sdk edit')).body.image, [PNG_URI, PNG_URI]);
+  const generated = await client.images.generate({ model: 'gpt-image-1', prompt: 'sdk generate', response_format: 'b64_json' });
+  t.is(typeof generated.data?.[0].b64_json, 'string');
+  t.is(await kit.balance(a.id), GRANT - 3 * UNIT);
+});

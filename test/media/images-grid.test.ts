@@ -125,8 +125,10 @@ test.serial('proxy 5xx at submit: the next channel takes it', async (t) => {
 test('insufficient balance for unit x max(n, 4): 402 at submission, no task written', async (t) => {
   const a = await kit.account();
   await kit.drain(a.id, '0.1'); // covers 2 images, not the grid of 4
-  const r = await kit.post(a.key, GEN, { model: 'midjourney-v7', prompt: 'too poor', n: 1, async: true });
+  const r = await kit.post(a.key, GEN, { model: 'midjourney-v7', prompt: 'too poor', n: 1, async: true, image: PNG_URI });
   t.is(r.status, 402);
+  // the inline reference stored before the reservation was refused is gone again
+  t.is(await kit.gw.deps.db.TaskFile.countDocuments({ group: r.headers.get('x-gateway-trace') }), 0);
   t.is(((await r.json()) as any).error.code, 'quota_exceeded');
   t.is((await kit.tasksOf(a.id)).length, 0);
   t.is(await kit.balance(a.id), credits('0.1'));
