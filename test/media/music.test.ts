@@ -217,3 +217,32 @@ test('idempotency: replay returns the same generation, one charge', async (t) =>
   t.is(await r2.text(), await r1.text());
   t.is(await gw.deps.wallet.balance(a.id), GRANT - PER_REQUEST);
 });
+
+test('while processing: songs empty and progress as Suno reports it', async (t) => {
+  // A second world whose simulator takes time: music is due after 4 x 800 ms.
+  const slow = await startGateway({}, { simulator: true, worker: true, mediaDelayMs: 800 });
+  try {
+    const a = await slow.newAccount();
+    const key = (await slow.newKey(a.id)).key;
+    const r = await fetch(`${slow.url}/v1/music/generations`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(SONG) });
+    const id = ((await r.json()) as any).id;
+    const seen: Array<Record<string, any>> = [];
+    for (let i = 0; i < 200; i++) {
+      const body = (await (await fetch(`${slow.url}/v1/music/generations/${id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<string, any>;
+      seen.push(body);
+      if (body.status !== 'processing') break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const processing = seen.filter((b) => b.status === 'processing');
+    t.true(processing.length > 0);
+    t.true(processing.every((b) => Array.isArray(b.songs) && b.songs.length === 0 && b.error === null));
+    const withProgress = processing.filter((b) => b.progress !== undefined);
+    t.true(withProgress.length > 0);
+    t.true(withProgress.every((b) => Number.isInteger(b.progress) && b.progress >= 0 && b.progress <= 100));
+    const last = seen[seen.length - 1];
+    t.is(last.status, 'succeeded');
+    t.is(last.progress, undefined);
+  } finally {
+    await slow.close();
+  }
+});
