@@ -99,7 +99,7 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
   for (const path of ['/v1/images/generations/:id', '/v1/images/edits/:id']) {
     router.get(path, ...readChain, async (ctx) => {
       const doc = await tasks.get(ctx.state.auth!.account.id, ctx.params.id, IMAGE_ENDPOINTS);
-      if (!FINAL_STATES.has(doc.state as TaskState) || doc.final_body === null) {
+      if (!FINAL_STATES.has(doc.state as TaskState)) {
         ctx.status = 202;
         ctx.body = pendingView(doc);
         return;

@@ -156,3 +156,16 @@ test('an unknown status is 400 naming the field', async (t) => {
   t.is(r.status, 400);
   t.is(((await r.json()) as any).error.param, 'status');
 });
+
+test('a task closed without a body (its workflow never started) polls as a final error, not 202 forever', async (t) => {
+  const a = await kit.account();
+  const id = await seed(a.id, new Date(), {
+    state: 'failed', cost_nano: 0, unit_count: 0, result: null, final_body: null, final_status: null,
+    error_code: 'not_started', error_message: 'the task could not be started',
+  });
+  const r = await kit.get(a.key, `${GEN}/${id}`);
+  t.is(r.status, 502);
+  t.deepEqual(await r.json(), { error: { code: 'not_started', message: 'the task could not be started', param: null, type: 'api_error' } });
+  const item = (await list(a.key)).data[0];
+  t.like(item, { id, status: 'failed', cost: '0.00', error_code: 'not_started' });
+});
