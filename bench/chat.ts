@@ -77,6 +77,11 @@ const openBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_token
 let firstBytes = 0;
 let completed = 0;
 let failed = 0;
+const reasons = new Map<string, number>();
+const fail = (why: string) => {
+  failed++;
+  reasons.set(why, (reasons.get(why) ?? 0) + 1);
+};
 const opened = performance.now();
 let allFirst = 0;
 const streams = Array.from({ length: OPEN_STREAMS }, async () => {
@@ -90,9 +95,9 @@ const streams = Array.from({ length: OPEN_STREAMS }, async () => {
       }
     }
     if (res.statusCode === 200) completed++;
-    else failed++;
-  } catch {
-    failed++;
+    else fail(`HTTP ${res.statusCode}`);
+  } catch (err) {
+    fail((err as { code?: string }).code ?? (err as Error).message);
   }
 });
 let peakOpen = 0;
@@ -108,7 +113,7 @@ await agent.close();
 await simControl('/latency', { ttft_ms: 0, token_delay_ms: 0 });
 const streamReport = [
   `${OPEN_STREAMS} concurrent streams (20 tokens at 1/s each) through the gateway:`,
-  `  first byte on all streams after ${allFirst ? (allFirst / 1000).toFixed(2) + ' s' : `never (${firstBytes} of ${OPEN_STREAMS})`}; completed ${completed}, failed ${failed}`,
+  `  first byte on all streams after ${allFirst ? (allFirst / 1000).toFixed(2) + ' s' : `never (${firstBytes} of ${OPEN_STREAMS})`}; completed ${completed}, failed ${failed}${failed ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`,
   `  gateway RSS idle ${mb(idle.VmRSS)}, during ${mb(sample.VmRSS)}, peak (VmHWM) ${mb(afterStreams.VmHWM)}`,
 ];
 

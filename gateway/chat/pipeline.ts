@@ -58,7 +58,8 @@ function prepare(env: ChatEnv, call: ChatCall, channel: Channel): Prepared {
   if (channel.kind === 'translated') {
     const translation = getTranslator(call.client, channel.upstream as Protocol);
     if (!translation) throw new GatewayError('internal_error', `no translator ${call.client} -> ${channel.upstream}`);
-    const { body, dropped } = translation.request(call.body as never, {
+    // The upstream gets the current model id, never the alias the client sent.
+    const { body, dropped } = translation.request({ ...call.body, ...(call.client === 'generate-content' ? {} : { model: upstreamModel }) } as never, {
       model: upstreamModel,
       defaultMaxTokens: call.maxTokens ?? Math.min(call.model.default_max_tokens ?? 4096, 32768),
       stream: call.stream,

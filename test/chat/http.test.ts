@@ -302,3 +302,27 @@ test('generate-content streams: alt=sse gives data: lines; without alt=sse a JSO
   const query = await post(gw, `/v1beta/models/gemini-2.5-flash:generateContent?key=${key}`, { contents: contents('hello') });
   t.is(query.status, 200);
 });
+
+test.serial('an older alias reaches the upstream as the current model id, natively and through translation', async (t) => {
+  const lastModel = async (channel: string) => {
+    const log = await gw.control('GET', `/requests?channel=${channel}`);
+    const last = log.requests.at(-1);
+    return { body: last?.body?.model, path: last?.path as string | undefined };
+  };
+  const native = await post(gw, '/v1/chat/completions', { model: 'gpt-4o', messages: user('x'), max_tokens: 3 }, { key });
+  t.is(native.status, 200);
+  t.is((await lastModel('openai-a')).body, 'gpt-4.1');
+  const translated = await post(gw, '/v1/chat/completions', { model: 'claude-3-5-sonnet-latest', messages: user('x'), max_tokens: 3 }, { key });
+  t.is(translated.status, 200, translated.text);
+  t.is((await lastModel('anthropic-a')).body, 'claude-sonnet-4-5');
+  t.is(translated.json.model, 'claude-sonnet-4-5');
+  const messages = await post(gw, '/v1/messages', { model: 'claude-3-5-haiku-latest', max_tokens: 3, messages: user('x') }, { key });
+  t.is(messages.status, 200);
+  t.is((await lastModel('anthropic-a')).body, 'claude-haiku-4-5');
+  const gemini = await post(gw, '/v1beta/models/gemini-2.0-flash:generateContent', { contents: contents('x') }, { key });
+  t.is(gemini.status, 200);
+  t.is((await lastModel('gemini-a')).path, '/v1beta/models/gemini-2.5-flash:generateContent');
+  const geminiChat = await post(gw, '/v1/chat/completions', { model: 'gemini-2.0-flash', messages: user('x'), max_tokens: 3 }, { key });
+  t.is(geminiChat.status, 200);
+  t.is((await lastModel('gemini-a')).path, '/v1beta/models/gemini-2.5-flash:generateContent');
+});
