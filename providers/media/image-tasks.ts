@@ -4,6 +4,9 @@ import { ImagesBody, failedImages, imagesOutcome, keptOutcome, parseUpstream } f
 import { resolveInput } from './images-files';
 
 /** Image task API: POST {base}/v1/images/tasks -> {id}; GET {base}/v1/images/tasks/{id}. */
+/** A poll fits in the workflow's 20 s poll activity. */
+const POLL_TIMEOUT_MS = 15_000;
+
 const Submitted = z.looseObject({ id: z.string().min(1) });
 const ImageTask = ImagesBody.extend({
   id: z.string(),
@@ -28,7 +31,7 @@ export const imageTasks: MediaProvider = {
     const { channel, task, http, apiKey } = call;
     const r = await http.json('GET', `${channel.base_url}/v1/images/tasks/${encodeURIComponent(id)}`, {
       headers: { authorization: `Bearer ${apiKey}` },
-      timeoutMs: 30_000,
+      timeoutMs: POLL_TIMEOUT_MS,
     });
     const t = parseUpstream(ImageTask, r.json, 'image task');
     if (t.status === 'queued' || t.status === 'running') return { state: t.status };

@@ -10,6 +10,10 @@ import { resolveValue } from './images-files';
  * the outputs) or FAILURE. Clients see the same OpenAI Images body as every
  * other image model.
  */
+/** A poll and its b64_json downloads (in parallel) fit in the workflow's 20 s poll activity. */
+const POLL_TIMEOUT_MS = 8_000;
+const DOWNLOAD_TIMEOUT_MS = 10_000;
+
 export const MJ_ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4'] as const;
 
 /** The listed aspect ratio nearest to `WxH` (compared on a log scale, so 2:1 and 1:2 are equally far from 1:1). */
@@ -79,7 +83,7 @@ const headers = (call: ProviderCall) => ({ 'mj-api-secret': call.apiKey, authori
 async function download(url: string): Promise<string> {
   let res: Response;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+    res = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
   } catch (err) {
     throw new UpstreamHttpError(502, `image download failed: ${(err as Error).message}`, undefined);
   }
@@ -114,7 +118,7 @@ export const midjourney: MediaProvider = {
   },
 
   async poll(call, id): Promise<PollResult> {
-    const r = await call.http.json('GET', `${call.channel.base_url}/mj/task/${encodeURIComponent(id)}/fetch`, { headers: headers(call), timeoutMs: 30_000 });
+    const r = await call.http.json('GET', `${call.channel.base_url}/mj/task/${encodeURIComponent(id)}/fetch`, { headers: headers(call), timeoutMs: POLL_TIMEOUT_MS });
     const t = parseUpstream(Fetched, r.json, 'midjourney task');
     switch (t.status) {
       case 'NOT_START':
