@@ -1,16 +1,26 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { spawnManaged, freePort, waitForPort, type Managed } from '../../scripts/lib/proc';
 import { startServices, type Services } from '../../scripts/lib/services';
 
 /** Services on free ports plus the project's processes, for benchmarks. */
 export async function benchServices(name: string): Promise<{ services: Services; secrets: Record<string, string> }> {
-  const services = await startServices({
-    dataDir: path.resolve(`.data/bench-${name}-${Date.now()}`),
+  const dataDir = path.resolve(`.data/bench-${name}-${Date.now()}`);
+  const started = await startServices({
+    dataDir,
     ports: { temporal: await freePort(), temporalUi: await freePort(), mongo: await freePort(), redis: await freePort() },
     portFallback: true,
     log: () => undefined,
   });
+  // Stopping also removes the run's data: a benchmark leaves nothing behind.
+  const services: Services = {
+    ...started,
+    async stop() {
+      await started.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
   const secrets = { ADMIN_TOKEN: randomBytes(16).toString('hex'), KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') };
   return { services, secrets };
 }

@@ -16,7 +16,9 @@ export interface ListQuery {
   cursor?: { at: number; id: string };
 }
 
-function parseTime(value: string, param: string, endOfDay: boolean): Date {
+function parseTime(raw: string, param: string, endOfDay: boolean): Date {
+  // An unencoded `+` of an RFC 3339 offset arrives as a space.
+  const value = raw.replace(/ (\d{2}:?\d{2})$/, '+$1');
   if (/^\d+$/.test(value)) return new Date(Number(value) * 1000);
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
     const d = new Date(`${value}T00:00:00Z`);
@@ -60,13 +62,13 @@ export async function listTasks(db: Db, accountId: string, endpoints: string[], 
   const created: Record<string, Date> = {};
   if (q.from) created.$gte = q.from;
   if (q.to) created.$lt = q.to;
-  if (q.cursor) created.$lte = new Date(q.cursor.at);
   if (Object.keys(created).length) filter.created_at = created;
-  // Fetch a little more than a page to step over the cursor's own timestamp ties.
-  const rows = await db.Task.find(filter).sort({ created_at: -1, _id: -1 }).limit(q.limit + 50).lean<TaskDoc[]>();
-  const after = q.cursor
-    ? rows.filter((r) => r.created_at.getTime() < q.cursor!.at || (r.created_at.getTime() === q.cursor!.at && r._id < q.cursor!.id))
-    : rows;
+  if (q.cursor) {
+    // Strictly after the cursor in (created_at desc, _id desc) order, ties included.
+    const at = new Date(q.cursor.at);
+    filter.$or = [{ created_at: { $lt: at } }, { created_at: at, _id: { $lt: q.cursor.id } }];
+  }
+  const after = await db.Task.find(filter).sort({ created_at: -1, _id: -1 }).limit(q.limit + 1).lean<TaskDoc[]>();
   const items = after.slice(0, q.limit);
   const more = after.length > q.limit;
   const last = items[items.length - 1];

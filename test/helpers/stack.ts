@@ -73,6 +73,8 @@ export async function startGateway(
   await seedDb.conn.close();
   const deps = await buildDeps(config, createLogger(config.LOG_LEVEL));
   const server = createApp(deps).listen(0, '127.0.0.1');
+  // As gateway/server.ts: idle keep-alive connections outlive the client's, so a reused one is never closed under it.
+  server.keepAliveTimeout = 65_000;
   await new Promise((r) => server.once('listening', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // An in-process worker on this file's own task queue, when the file needs workflows to run.
