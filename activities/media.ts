@@ -4,6 +4,10 @@ import { FINAL_STATES, type TaskOutcome, type TaskState } from '../domain/media/
 import { settlementNano, type MediaQuote } from '../domain/media/pricing';
 import type { Db, TaskDoc } from '../infra/mongo';
 import { failpoint } from '../infra/failpoints';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../infra/config';
+import type { Logger } from '../infra/logger';
+import { MediaTasks } from '../services/media-tasks';
 import type { Wallet } from '../services/wallet';
 import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, UpstreamHttpError, UpstreamTransportError, type MediaHttp, type ProviderCall, type ProviderOutcome } from '../providers/media';
@@ -17,7 +21,13 @@ export interface MediaActivityDeps {
   usage: UsageRecorder;
   catalogue: () => Catalogue;
   mediaHttp: MediaHttp;
+  temporal: Client;
+  config: Config;
+  log: Logger;
 }
+
+/** A task still queued with no workflow this long after submission was left by a crashed gateway. */
+export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
 
 export type SubmitOutcome =
   | { kind: 'done'; outcome: ProviderOutcome }
@@ -160,6 +170,11 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       });
       failpoint('media.settle.before-report');
       return { costNano: cost };
+    },
+
+    /** Start the workflows of tasks a crashed gateway accepted but never started (services/media-tasks.ts). */
+    async resumeOrphanTasks(input: { now: number }): Promise<number> {
+      return new MediaTasks(deps).resumeOrphans(ORPHAN_AFTER_MS, input.now);
     },
 
     /** Hosted links are gone after their lifetime: mark them expired (they stay as text). Returns how many tasks changed. */

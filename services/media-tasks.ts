@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Model } from '../domain/catalogue';
 import { errors, GatewayError } from '../domain/errors';
 import { newId } from '../domain/ids';
@@ -40,48 +40,102 @@ export class MediaTasks {
   async submit(req: SubmitTask): Promise<TaskDoc> {
     const { auth } = req;
     const taskId = newId('task');
-    const reserved = reservationNano(req.quote);
-    const hold = await this.deps.wallet.apply(
-      { opId: `${taskId}:reserve`, accountId: auth.account.id, keyId: auth.key.id, kind: 'reserve', amountNano: -reserved, keySpendNano: reserved, ref: taskId },
-      { capNano: auth.key.spend_cap_nano },
-    );
-    if (hold.status === 'refused') throw errors.quota();
     const now = new Date();
     const doc: TaskDoc = {
       _id: taskId, account_id: auth.account.id, key_id: auth.key.id, key_name: auth.key.name, key_prefix: auth.key.prefix,
       kind: req.kind, endpoint: req.endpoint, model: req.model.id, state: 'queued', progress: null, input: req.input,
-      quote: req.quote, reserved_nano: reserved, cost_nano: 0, unit_count: 0, upstream: null, result: null,
+      quote: req.quote, reserved_nano: reservationNano(req.quote), cost_nano: 0, unit_count: 0, upstream: null, result: null,
       final_body: null, final_status: null, error_code: null, error_message: null, request_id: req.requestId,
       created_at: now, started_at: null, completed_at: null, updated_at: now,
     };
+    // 1. The task exists before any money moves, so a crash at any later step can be resumed (resumeOrphans).
+    await this.deps.db.Task.create(doc);
+    // 2. Reserve the worst case: atomic, 402 when it does not fit.
+    const hold = await this.reserve(doc, auth.key.spend_cap_nano).catch(async (err: unknown) => {
+      await this.deps.db.Task.deleteOne({ _id: taskId });
+      throw err;
+    });
+    if (hold.status === 'refused') {
+      await this.deps.db.Task.deleteOne({ _id: taskId });
+      throw errors.quota();
+    }
+    // 3. In-flight usage row and the workflow.
     try {
-      await this.deps.db.Task.create(doc);
-      // Written now, not batched: the settlement replaces this row and must find it first.
-      await this.deps.usage.replace({
-        _id: taskId, request_id: req.requestId, task_id: taskId, account_id: auth.account.id, key_id: auth.key.id,
-        key_name: auth.key.name, key_prefix: auth.key.prefix, endpoint: req.endpoint, model: req.model.id, status: 'in_flight',
-        unit_type: req.quote.unitType, reserved_nano: reserved, submitted_at: now, created_at: now,
-      });
-      const input: MediaTaskInput = {
-        taskId,
-        pollIntervalMs: this.deps.config.MEDIA_POLL_INTERVAL_MS ?? POLL_INTERVAL_MS[req.kind],
-        maxRunMs: MAX_RUN_MS[req.kind] === null ? null : (this.deps.config.MEDIA_MAX_RUN_MS ?? MAX_RUN_MS[req.kind]),
-      };
-      await this.deps.temporal.workflow.start('mediaTaskWorkflow', {
-        taskQueue: this.deps.config.TEMPORAL_TASK_QUEUE,
-        workflowId: taskId,
-        args: [input],
-        typedSearchAttributes: [
-          { key: TASK_ID, value: taskId },
-          { key: ACCOUNT_ID, value: auth.account.id },
-          { key: MODEL, value: req.model.id },
-        ],
-      });
+      await this.start(doc);
     } catch (err) {
       await this.abandon(doc, err);
       throw new GatewayError('internal_error', 'the task could not be started; nothing was charged', { status: 503, cause: err });
     }
     return doc;
+  }
+
+  private reserve(doc: TaskDoc, capNano: number | null) {
+    return this.deps.wallet.apply(
+      {
+        opId: `${doc._id}:reserve`, accountId: doc.account_id, keyId: doc.key_id, kind: 'reserve',
+        amountNano: -doc.reserved_nano, keySpendNano: doc.reserved_nano, ref: doc._id,
+      },
+      { capNano },
+    );
+  }
+
+  /** Usage row (written now, not batched: the settlement replaces it) and the workflow (workflowId = task id: starting twice is refused). */
+  private async start(doc: TaskDoc): Promise<void> {
+    await this.deps.usage.replace({
+      _id: doc._id, request_id: doc.request_id, task_id: doc._id, account_id: doc.account_id, key_id: doc.key_id,
+      key_name: doc.key_name, key_prefix: doc.key_prefix, endpoint: doc.endpoint, model: doc.model, status: 'in_flight',
+      unit_type: doc.quote.unitType, reserved_nano: doc.reserved_nano, submitted_at: doc.created_at, created_at: doc.created_at,
+    });
+    const kind = doc.kind as TaskKind;
+    const input: MediaTaskInput = {
+      taskId: doc._id,
+      pollIntervalMs: this.deps.config.MEDIA_POLL_INTERVAL_MS ?? POLL_INTERVAL_MS[kind],
+      maxRunMs: MAX_RUN_MS[kind] === null ? null : (this.deps.config.MEDIA_MAX_RUN_MS ?? MAX_RUN_MS[kind]),
+    };
+    try {
+      await this.deps.temporal.workflow.start('mediaTaskWorkflow', {
+        taskQueue: this.deps.config.TEMPORAL_TASK_QUEUE,
+        workflowId: doc._id,
+        args: [input],
+        typedSearchAttributes: [
+          { key: TASK_ID, value: doc._id },
+          { key: ACCOUNT_ID, value: doc.account_id },
+          { key: MODEL, value: doc.model },
+        ],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+
+  /**
+   * Tasks a crashed gateway left between writing the task and starting its
+   * workflow: redo the idempotent steps (the reserve op applies once, the
+   * workflow starts once). A task whose hold no longer fits fails with no
+   * money moved. Run by the link sweeper workflow every minute.
+   */
+  async resumeOrphans(olderThanMs: number, now = Date.now()): Promise<number> {
+    const stale = await this.deps.db.Task.find({ state: 'queued', upstream: null, created_at: { $lt: new Date(now - olderThanMs) } })
+      .limit(100)
+      .lean<TaskDoc[]>();
+    let resumed = 0;
+    for (const doc of stale) {
+      try {
+        await this.deps.temporal.workflow.getHandle(doc._id).describe();
+        continue; // it has its workflow
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+      const hold = await this.reserve(doc, null);
+      if (hold.status === 'refused') {
+        await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { state: 'failed', error_code: 'not_started', completed_at: new Date(now) } });
+        continue;
+      }
+      this.deps.log.warn('resuming a task a gateway left unstarted', { task: doc._id });
+      await this.start(doc);
+      resumed++;
+    }
+    return resumed;
   }
 
   /** The workflow could not start: give the hold back and close the task as failed. */

@@ -18,8 +18,8 @@ export async function createWorker(config: Config, deps: ActivityDeps, opts: { t
   return { worker, connection };
 }
 
-/** How often hosted links are checked for expiry. */
-export const LINK_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+/** How often the housekeeping workflow runs (orphaned tasks, expired links). */
+export const LINK_SWEEP_INTERVAL_MS = 60 * 1000;
 
 /** Start the deployment's single link sweeper unless it already runs. */
 export async function ensureLinkSweeper(client: Client, taskQueue: string, log: Logger): Promise<void> {

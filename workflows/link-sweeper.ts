@@ -1,7 +1,7 @@
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
 import type { MediaActivities } from '../activities/media';
 
-const { sweepExpiredLinks } = proxyActivities<MediaActivities>({
+const { sweepExpiredLinks, resumeOrphanTasks } = proxyActivities<MediaActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
 });
@@ -11,11 +11,14 @@ export const LINK_SWEEPER_ID = 'media-link-sweeper';
 const ROUNDS_PER_RUN = 500;
 
 /**
- * Marks hosted result links expired once their lifetime (24 h) is over, for
- * all tasks, every `intervalMs`. Continues as new to keep its history short.
+ * The deployment's housekeeping, every `intervalMs`: start the workflows of
+ * tasks a crashed gateway accepted but never started, and mark hosted result
+ * links expired once their lifetime (24 h) is over. Continues as new to keep
+ * its history short.
  */
 export async function linkSweeperWorkflow(input: { intervalMs: number }): Promise<void> {
   for (let round = 0; round < ROUNDS_PER_RUN; round++) {
+    await resumeOrphanTasks({ now: Date.now() });
     await sweepExpiredLinks({ now: Date.now() });
     await sleep(input.intervalMs);
   }

@@ -105,3 +105,43 @@ for (const s of scenarios) {
     }
   });
 }
+
+test('a gateway that died after writing the task (before or after the hold) leaves a task the sweeper resumes: one charge', async (t) => {
+  t.timeout(120_000);
+  const gw = await startGateway({}, { simulator: true, worker: true });
+  try {
+    const { MediaTasks } = await import('../../services/media-tasks');
+    const { createMediaActivities } = await import('../../activities/media');
+    const a = await gw.newAccount();
+    const run = Math.random().toString(16).slice(2, 10);
+    const [noHold, held, fresh] = [`task_${run}_nohold`, `task_${run}_held`, `task_${run}_fresh`];
+    const price = parseCredits('0.04');
+    const base = {
+      account_id: a.id, key_id: 'key_x', key_name: 'k', key_prefix: 'sk-mgateway-', kind: 'image', endpoint: 'generations',
+      model: 'gpt-image-1', state: 'queued', progress: null, input: { model: 'gpt-image-1', prompt: 'orphan', n: 1 },
+      quote: { unitType: 'image', unitNano: price, fixedNano: 0, reservedUnits: 1 }, reserved_nano: price, cost_nano: 0,
+      unit_count: 0, upstream: null, result: null, final_body: null, final_status: null, error_code: null, error_message: null,
+      request_id: 'req_orphan', created_at: new Date(Date.now() - 5 * 60_000), started_at: null, completed_at: null, updated_at: new Date(),
+    };
+    // One died right after writing the task; the other after its hold too.
+    await gw.deps.db.Task.create({ _id: noHold, ...base });
+    await gw.deps.db.Task.create({ _id: held, ...base });
+    await gw.deps.wallet.apply({ opId: `${held}:reserve`, accountId: a.id, keyId: 'key_x', kind: 'reserve', amountNano: -price, keySpendNano: price, ref: held }, { capNano: null });
+    // A fresh task is left alone (its gateway may still be starting it).
+    await gw.deps.db.Task.create({ _id: fresh, ...base, created_at: new Date() });
+    const acts = createMediaActivities(gw.deps);
+    t.is(await acts.resumeOrphanTasks({ now: Date.now() }), 2);
+    const tasks = new MediaTasks(gw.deps);
+    for (const id of [noHold, held]) {
+      const done = await tasks.waitSettled(id);
+      t.is(done.state, 'succeeded');
+      const ops = await gw.deps.db.Ledger.find({ ref: id }).lean();
+      t.deepEqual(ops.map((o) => o._id).sort(), [`${id}:reserve`, `${id}:settle`]);
+    }
+    t.is(await acts.resumeOrphanTasks({ now: Date.now() }), 0);
+    t.is(await gw.deps.wallet.balance(a.id), parseCredits('40.44') - 2 * price);
+    t.is((await gw.deps.db.Task.findById(fresh).lean())!.state, 'queued');
+  } finally {
+    await gw.close();
+  }
+});
