@@ -1,6 +1,7 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Catalogue } from '../domain/catalogue';
-import { FINAL_STATES, type TaskOutcome, type TaskState } from '../domain/media/task';
+import { FINAL_STATES, type TaskKind, type TaskOutcome, type TaskState } from '../domain/media/task';
+import { MAX_RUN_MS } from '../domain/media/cadence';
 import { settlementNano, type MediaQuote } from '../domain/media/pricing';
 import type { Db, TaskDoc } from '../infra/mongo';
 import { failpoint } from '../infra/failpoints';
@@ -24,6 +25,16 @@ export interface MediaActivityDeps {
   temporal: Client;
   config: Config;
   log: Logger;
+}
+
+/** The submission, or a transport timeout once the ladder's budget is spent (the hop's own timeout still bounds the call). */
+function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
+  if (!Number.isFinite(deadline)) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UpstreamTransportError('timeout', 'the channel ladder ran out of time')), Math.max(0, deadline - Date.now()));
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 /** A task still queued with no workflow this long after submission was left by a crashed gateway. */
@@ -86,11 +97,19 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       try {
         let last: ProviderOutcome = failed('upstream_unreachable', 'no channel is available for this model', 503);
         let attempts = 0;
+        // The whole ladder has a budget where the family has one (images: 280 s, each hop up to 240 s).
+        const base = MAX_RUN_MS[task.kind as TaskKind];
+        const budget = base === null ? null : (deps.config.MEDIA_MAX_RUN_MS ?? base);
+        const deadline = budget === null ? Infinity : task.created_at.getTime() + budget;
         for (const { provider, call } of callFor(task)) {
           attempts++;
+          if (Date.now() >= deadline) {
+            last = failed('upstream_timeout', `no channel answered within ${budget! / 1000} s`, 504);
+            break;
+          }
           try {
             failpoint('media.submit.before-upstream');
-            const r = await provider.submit(call);
+            const r = await withDeadline(provider.submit(call), deadline);
             failpoint('media.submit.after-upstream');
             if (r.kind === 'task') {
               await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts } });
