@@ -37,6 +37,9 @@ function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
+/** Uploads and large answers outlive the idempotency retention (7 days), then go. */
+export const TASK_FILE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
 /** A task still queued with no workflow this long after submission was left by a crashed gateway. */
 export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
 
@@ -196,12 +199,17 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       return new MediaTasks(deps).resumeOrphans(ORPHAN_AFTER_MS, input.now);
     },
 
-    /** Hosted links are gone after their lifetime: mark them expired (they stay as text). Returns how many tasks changed. */
+    /**
+     * Hosted links are gone after their lifetime: mark them expired (they stay
+     * as text). Stored uploads and large answers (task_files) are kept as long
+     * as a replay may need them (7 days) and then deleted. Returns how many tasks changed.
+     */
     async sweepExpiredLinks(input: { now: number }): Promise<number> {
       const r = await deps.db.Task.updateMany(
         { 'result.links_expired': false, 'result.expires_at': { $lte: new Date(input.now) } },
         { $set: { 'result.links_expired': true, updated_at: new Date() } },
       );
+      await deps.db.TaskFile.deleteMany({ created_at: { $lt: new Date(input.now - TASK_FILE_RETENTION_MS) } });
       return r.modifiedCount;
     },
   };

@@ -52,4 +52,10 @@ test('hosted links are marked expired once their lifetime is over (link sweeper 
   t.true(later - Date.now() > 23 * 3600 * 1000);
   t.true((await acts.sweepExpiredLinks({ now: later })) >= 1);
   t.true((await gw.deps.db.Task.findById(task!._id).lean())!.result!.links_expired);
+  // task files older than the 7-day retention go
+  await gw.deps.db.TaskFile.create({ _id: 'old/f/0', group: 'old', content_type: 'image/png', data: Buffer.from('x'), created_at: new Date(Date.now() - 8 * 24 * 3600 * 1000) });
+  await gw.deps.db.TaskFile.create({ _id: 'new/f/0', group: 'new', content_type: 'image/png', data: Buffer.from('x'), created_at: new Date() });
+  await acts.sweepExpiredLinks({ now: Date.now() });
+  t.is(await gw.deps.db.TaskFile.countDocuments({ _id: 'old/f/0' }), 0);
+  t.is(await gw.deps.db.TaskFile.countDocuments({ _id: 'new/f/0' }), 1);
 });
