@@ -2,6 +2,7 @@ import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
+import { drainSettlements } from './chat/settle';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
@@ -14,10 +15,14 @@ server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;
 server.requestTimeout = 0; // long streams and the 90 s keep-alive image rule manage their own time
 
+/** Stop taking connections, let in-flight requests finish (bounded), write pending settlements, then close stores. */
 async function shutdown(signal: string) {
   log.info('gateway stopping', { signal });
-  server.close();
+  const closed = new Promise((resolve) => server.close(resolve));
   server.closeIdleConnections();
+  await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
+  server.closeAllConnections();
+  await drainSettlements();
   await deps.close();
   process.exit(0);
 }

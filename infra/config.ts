@@ -24,6 +24,8 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Upstream timeout of the four chat endpoints, streaming included. */
   CHAT_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
+  /** Keep-alive connections per upstream origin; an open stream holds one for its whole life. */
+  UPSTREAM_CONNECTIONS: z.coerce.number().int().positive().default(4096),
   /** Overrides every media family's poll cadence (tests use a short one). */
   MEDIA_POLL_INTERVAL_MS: z.coerce.number().int().positive().optional(),
   /** Sync image calls send headers and keep-alive whitespace after this long (spec 2 section 4.2: 90 s). */

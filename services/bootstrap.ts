@@ -29,7 +29,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const usage = new UsageRecorder(db, log);
   const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG });
   const accounts = new AccountService(db, redis, wallet);
-  const upstream = new UpstreamPools({ connections: 256, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
+  const upstream = new UpstreamPools({ connections: config.UPSTREAM_CONNECTIONS, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
   return {

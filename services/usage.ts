@@ -39,7 +39,7 @@ export class UsageRecorder {
    */
   private async insertAll(rows: UsageDoc[]): Promise<void> {
     try {
-      await this.db.Usage.insertMany(rows, { ordered: false });
+      await this.db.Usage.collection.insertMany(rows as never, { ordered: false });
       return;
     } catch (err) {
       if ((err as { code?: number }).code !== 11000) {
@@ -48,7 +48,7 @@ export class UsageRecorder {
       }
     }
     for (const row of rows) {
-      await this.db.Usage.create(row).catch((err: unknown) => {
+      await this.db.Usage.collection.insertOne(row as never).catch((err: unknown) => {
         if ((err as { code?: number }).code !== 11000) this.log.error('usage row not written', { err, id: row._id });
       });
     }

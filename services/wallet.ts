@@ -1,5 +1,5 @@
 import type { Db, LedgerDoc, LedgerKind } from '../infra/mongo';
-import { isDuplicateKey } from '../infra/mongo';
+import { BatchInserter } from '../infra/batch-insert';
 import { rkeys, type RedisClient } from '../infra/redis';
 
 /** Op markers outlive any retry window of activities and clients. */
@@ -33,7 +33,11 @@ export interface ApplyResult {
  * so a crash between the two is healed by retrying the same op.
  */
 export class Wallet {
-  constructor(private readonly db: Db, private readonly redis: RedisClient) {}
+  private readonly ledger: BatchInserter<LedgerDoc>;
+
+  constructor(private readonly db: Db, private readonly redis: RedisClient) {
+    this.ledger = new BatchInserter<LedgerDoc>(() => db.Ledger.collection as never);
+  }
 
   async apply(op: LedgerOp, gate?: { capNano: number | null }): Promise<ApplyResult> {
     if (gate) {
@@ -96,21 +100,18 @@ export class Wallet {
     await this.load(accountId);
   }
 
+  /** Ledger rows are group-committed: one insertMany for concurrent ops, each awaited (a duplicate op id is a success). */
   private async record(op: LedgerOp): Promise<void> {
-    try {
-      await this.db.Ledger.create({
-        _id: op.opId,
-        account_id: op.accountId,
-        key_id: op.keyId ?? null,
-        kind: op.kind,
-        amount_nano: op.amountNano,
-        key_spend_nano: op.keySpendNano ?? 0,
-        ref: op.ref ?? null,
-        created_at: new Date(),
-      });
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
+    await this.ledger.insert({
+      _id: op.opId,
+      account_id: op.accountId,
+      key_id: op.keyId ?? null,
+      kind: op.kind,
+      amount_nano: op.amountNano,
+      key_spend_nano: op.keySpendNano ?? 0,
+      ref: op.ref ?? null,
+      created_at: new Date(),
+    });
   }
 
   private async project(op: LedgerOp, gate: boolean, capNano: number | null): Promise<ApplyResult> {

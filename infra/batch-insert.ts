@@ -1,0 +1,55 @@
+import type { mongo } from 'mongoose';
+import { isDuplicateKey } from './mongo';
+
+/**
+ * Group commit for an append-only collection: concurrent inserts are written
+ * together with one insertMany through the driver (no mongoose document
+ * building), each caller awaiting its own row. An idle writer flushes at the
+ * next tick, so a lone insert is not delayed. A row whose _id exists already
+ * is a success (that is what makes ledger ops idempotent). FerretDB stops an
+ * unordered batch at its first duplicate, so after one the batch is retried
+ * row by row.
+ */
+type Collection<T extends mongo.Document> = mongo.Collection<T>;
+
+export class BatchInserter<T extends mongo.Document & { _id: string }> {
+  private queue: Array<{ doc: T; resolve: () => void; reject: (err: unknown) => void }> = [];
+  private running = false;
+
+  constructor(private readonly collection: () => Collection<T>, private readonly maxBatch = 500) {}
+
+  insert(doc: T): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ doc, resolve, reject });
+      if (!this.running) {
+        this.running = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      try {
+        await this.collection().insertMany(batch.map((b) => b.doc) as never, { ordered: false });
+        for (const b of batch) b.resolve();
+      } catch (err) {
+        if (!isDuplicateKey(err)) {
+          for (const b of batch) b.reject(err);
+          continue;
+        }
+        for (const b of batch) {
+          try {
+            await this.collection().insertOne(b.doc as never);
+            b.resolve();
+          } catch (one) {
+            if (isDuplicateKey(one)) b.resolve();
+            else b.reject(one);
+          }
+        }
+      }
+    }
+    this.running = false;
+  }
+}
