@@ -172,15 +172,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       failpoint('media.settle.after-wallet');
       const now = new Date();
       const completedAt = FINAL_STATES.has(task.state as TaskState) && task.completed_at ? task.completed_at : now;
-      await patchTask(task._id, {
-        state: o.state, cost_nano: cost, unit_count: o.state === 'succeeded' ? o.units : 0, completed_at: completedAt,
-        progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
-        result: o.state === 'succeeded'
-          ? { urls: o.urls, expires_at: o.expiresAt ? new Date(o.expiresAt) : null, links_expired: false, extra: o.extra ?? null }
-          : null,
-        final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
-        error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
-      });
+      // The usage row turns final before the task does: a client that sees the task settled finds its row settled.
       await deps.usage.replace({
         _id: task._id, request_id: task.request_id, task_id: task._id, account_id: task.account_id, key_id: task.key_id,
         key_name: task.key_name, key_prefix: task.key_prefix, endpoint: task.endpoint, model: task.model,
@@ -189,6 +181,15 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         latency_ms: completedAt.getTime() - task.created_at.getTime(), submitted_at: task.created_at,
         attempts_count: task.upstream?.attempts ?? 1, result_urls: o.urls, result_expires_at: o.expiresAt ? new Date(o.expiresAt) : null,
         created_at: task.created_at,
+      });
+      await patchTask(task._id, {
+        state: o.state, cost_nano: cost, unit_count: o.state === 'succeeded' ? o.units : 0, completed_at: completedAt,
+        progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
+        result: o.state === 'succeeded'
+          ? { urls: o.urls, expires_at: o.expiresAt ? new Date(o.expiresAt) : null, links_expired: false, extra: o.extra ?? null }
+          : null,
+        final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
+        error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
       });
       failpoint('media.settle.before-report');
       return { costNano: cost };
