@@ -42,6 +42,9 @@ export class AuthLookup {
     private readonly wallet: Wallet,
   ) {}
 
+  /** Accounts last seen with limits: they go straight to the Lua gate. */
+  private readonly limited = new Set<string>();
+
   async byHash(hash: string, limit?: { member: string; leaseMs: number }): Promise<AuthSnapshot | null> {
     let owner = this.owners.get(hash);
     if (!owner) {
@@ -50,6 +53,20 @@ export class AuthLookup {
       owner = { keyId: key.id, accountId: key.account_id };
       if (this.owners.size > 100_000) this.owners.clear();
       this.owners.set(hash, owner);
+    }
+    // Accounts without limits (the default) need no script: a plain MGET reads the same state. If the fresh
+    // account record shows limits were just set, this very request goes through the Lua gate below.
+    if (!limit || !this.limited.has(owner.accountId)) {
+      const [keyJson, accountJson, balance, spend] = await this.redis.mget(
+        rkeys.keyRecord(hash), rkeys.account(owner.accountId), rkeys.balance(owner.accountId), rkeys.keySpend(owner.keyId),
+      );
+      if (keyJson && accountJson && balance !== null) {
+        const account = JSON.parse(accountJson) as AccountRecord;
+        if (!limit || (!account.rpm && !account.concurrency)) {
+          return { key: JSON.parse(keyJson) as KeyRecord, account, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0 };
+        }
+        this.limited.add(owner.accountId);
+      }
     }
     const r = await this.redis.authGate(
       rkeys.keyRecord(hash), rkeys.account(owner.accountId), rkeys.balance(owner.accountId), rkeys.keySpend(owner.keyId),
@@ -71,6 +88,7 @@ export class AuthLookup {
       balanceNano: balance !== null ? Number(balance) : await this.wallet.balance(owner.accountId),
       keySpendNano: spend !== null ? Number(spend) : 0,
     };
+    if (limited !== 1) this.limited.delete(owner.accountId);
     if (limited === 1) {
       snapshot.rate = { allowed: r[5] === 1, reason: r[6], rpm: r[7], concurrency: r[8], rpmUsed: r[9], concUsed: r[10], resetMs: r[11] };
     }
