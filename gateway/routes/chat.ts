@@ -8,13 +8,25 @@ import { rateLimit } from '../middleware/rate-limit';
 import { usageCapture } from '../middleware/usage-capture';
 import { jsonBody } from '../middleware/body';
 import { resolveModel } from '../model-access';
-import { runChat } from '../chat/pipeline';
+import { runChat, type ChatCall } from '../chat/pipeline';
+import type { Model } from '../../domain/catalogue';
 import { applyBuiltinToolRules, builtinToolsOf } from '../chat/builtin-tools';
 
 /** Chat request bodies (images inline as base64 included). */
 const CHAT_BODY_LIMIT = 32 * 1024 * 1024;
 
 type Body = Record<string, any>;
+
+/**
+ * The pipeline input of an endpoint whose channels come straight from the catalogue and whose
+ * stream always reports usage (messages, generate-content, responses).
+ */
+function catalogueCall(
+  deps: GatewayDeps, ctx: Ctx, client: 'messages' | 'generate-content' | 'responses', model: Model, body: Body,
+  p: Pick<ChatCall, 'stream' | 'maxTokens' | 'promptForEstimate' | 'jsonArrayStream'>,
+): ChatCall {
+  return { client, model, body, raw: ctx.state.rawBody!, includeUsage: true, channels: deps.catalogue().channels(model, client), builtinToolPath: false, ...p };
+}
 
 /** The four chat endpoints (spec 1 sections 4.1-4.4): validate, resolve, then the shared pipeline. */
 export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
@@ -54,18 +66,11 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
     }
     const body = parseRequest('messages', ctx.state.body) as Body;
     const model = resolveModel(deps, ctx, body.model);
-    await runChat(deps, ctx, {
-      client: 'messages',
-      model,
-      body,
-      raw: ctx.state.rawBody!,
+    await runChat(deps, ctx, catalogueCall(deps, ctx, 'messages', model, body, {
       stream: body.stream === true,
-      includeUsage: true,
       maxTokens: body.max_tokens,
       promptForEstimate: body.messages,
-      channels: deps.catalogue().channels(model, 'messages'),
-      builtinToolPath: false,
-    });
+    }));
   });
 
   // `{model}:generateContent` / `{model}:streamGenerateContent`: the model is in the path.
@@ -78,19 +83,12 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
     }
     const body = parseRequest('generate-content', ctx.state.body) as Body;
     const model = resolveModel(deps, ctx, decodeURIComponent(target.slice(0, cut)).replace(/^models\//, ''));
-    await runChat(deps, ctx, {
-      client: 'generate-content',
-      model,
-      body,
-      raw: ctx.state.rawBody!,
+    await runChat(deps, ctx, catalogueCall(deps, ctx, 'generate-content', model, body, {
       stream: method === 'streamGenerateContent',
       jsonArrayStream: method === 'streamGenerateContent' && ctx.query.alt !== 'sse',
-      includeUsage: true,
       maxTokens: body.generationConfig?.maxOutputTokens,
       promptForEstimate: body.contents,
-      channels: deps.catalogue().channels(model, 'generate-content'),
-      builtinToolPath: false,
-    });
+    }));
   });
 
   router.post('/v1/responses', ...chain('responses'), async (ctx: Ctx) => {
@@ -100,18 +98,11 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
     }
     const body = parseRequest('responses', raw) as Body;
     const model = resolveModel(deps, ctx, body.model);
-    await runChat(deps, ctx, {
-      client: 'responses',
-      model,
-      body,
-      raw: ctx.state.rawBody!,
+    await runChat(deps, ctx, catalogueCall(deps, ctx, 'responses', model, body, {
       stream: body.stream === true,
-      includeUsage: true,
       maxTokens: body.max_output_tokens,
       promptForEstimate: body.input,
-      channels: deps.catalogue().channels(model, 'responses'),
-      builtinToolPath: false,
-    });
+    }));
   });
   return router;
 }
