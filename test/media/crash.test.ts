@@ -146,3 +146,32 @@ test('a gateway that died after writing the task (before or after the hold) leav
     await gw.close();
   }
 });
+
+test('cancelling a task workflow (as from the Temporal UI) ends it cancelled with a full refund', async (t) => {
+  t.timeout(120_000);
+  const gw = await startGateway({}, { simulator: true, worker: true });
+  try {
+    const { MediaTasks } = await import('../../services/media-tasks');
+    const a = await gw.newAccount();
+    const key = (await gw.newKey(a.id)).key;
+    await gw.control('POST', '/media/faults', { channel: 'image-tasks-a', fault: { type: 'hang' }, times: 1 });
+    const r = await fetch(`${gw.url}/v1/images/generations`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'flux-kontext-pro', prompt: 'cancel me', n: 2, async: true }),
+    });
+    const { id } = (await r.json()) as { id: string };
+    t.is(await gw.deps.wallet.balance(a.id), parseCredits('40.44') - 2 * parseCredits('0.04'));
+    // Cancel once the upstream has the task (the workflow is polling).
+    for (let i = 0; i < 100 && !(await gw.deps.db.Task.findById(id).lean())?.upstream?.task_id; i++) await new Promise((res) => setTimeout(res, 100));
+    await gw.deps.temporal.workflow.getHandle(id).cancel();
+    const done = await new MediaTasks(gw.deps).waitSettled(id);
+    t.is(done.state, 'cancelled');
+    t.is(done.cost_nano, 0);
+    t.is(await gw.deps.wallet.balance(a.id), parseCredits('40.44'));
+    const poll = await fetch(`${gw.url}/v1/images/generations/${id}`, { headers: { authorization: `Bearer ${key}` } });
+    t.not(poll.status, 202);
+    t.is(((await poll.json()) as { error: { code: string } }).error.code, 'task_cancelled');
+  } finally {
+    await gw.close();
+  }
+});
