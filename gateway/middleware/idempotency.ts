@@ -11,6 +11,8 @@ export const RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const IN_FLIGHT_HOLD_MS = 10 * 60 * 1000;
 /** Responses above this are not kept (only b64_json images get this large). */
 export const MAX_CACHED_BODY_BYTES = 1024 * 1024;
+/** How long one request may hold the right to take over a lapsed key. */
+const TAKEOVER_LOCK_MS = 10_000;
 
 export interface IdempotencyHandle {
   /** Remember a 2xx answer written by the handler itself (streamed responses); anything else frees the key. */
@@ -38,23 +40,40 @@ export function idempotency(deps: GatewayDeps): Middleware {
     const bodyHash = sha256Hex(ctx.state.rawBody ?? Buffer.alloc(0));
     const holder = randomBytes(8).toString('hex');
 
-    for (let round = 0; ; round++) {
-      if (round > 5) throw new GatewayError('idempotency_in_flight', 'this Idempotency-Key is busy; retry shortly', { status: 409 });
+    const claim = async (): Promise<boolean> => {
       const now = Date.now();
       try {
         await db.Idempotency.create({
           _id: id, account_id: account, body_hash: bodyHash, state: 'in_flight', holder, until: new Date(now + IN_FLIGHT_HOLD_MS),
           status: null, headers: null, body: null, not_cached: false, created_at: new Date(now),
         });
-        break;
+        return true;
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
+        return false;
       }
+    };
+    const busy = () => new GatewayError('idempotency_in_flight', 'this Idempotency-Key is busy; retry shortly', { status: 409 });
+
+    for (let round = 0; ; round++) {
+      if (round > 5) throw busy();
+      if (await claim()) break;
       const existing = await db.Idempotency.findById(id).lean<IdempotencyDoc>();
       if (!existing) continue;
-      if (existing.until.getTime() <= now) {
-        // Retention over (done) or the holder vanished (in flight): the key counts as new.
-        await db.Idempotency.deleteOne({ _id: id, holder: existing.holder });
+      if (existing.until.getTime() <= Date.now()) {
+        // Retention over (done) or the holder vanished (in flight): the key counts as new. FerretDB does
+        // not make a conditional delete atomic, so takeovers are serialised by a short Redis lock: the
+        // delete re-reads the claim under it and can never remove a claim another taker just made.
+        const lock = `idemtakeover:${id}`;
+        if ((await deps.redis.set(lock, holder, 'PX', TAKEOVER_LOCK_MS, 'NX')) !== 'OK') throw busy();
+        let mine = false;
+        try {
+          await db.Idempotency.deleteOne({ _id: id, holder: existing.holder });
+          mine = await claim();
+        } finally {
+          await deps.redis.del(lock);
+        }
+        if (mine) break;
         continue;
       }
       if (existing.body_hash !== bodyHash) throw reuse();

@@ -125,3 +125,21 @@ test('50 concurrent submissions against a balance that covers 20: exactly 20 acc
   t.is(rejected.length, 30);
   t.true(rejected.every((r) => r.cost_nano === 0));
 });
+
+test('20 concurrent retries on a lapsed key: exactly one takes it over, one task', async (t) => {
+  const a = await gw.newAccount();
+  const key = (await gw.newKey(a.id)).key;
+  const { sha256Hex } = await import('../../infra/secrets');
+  await gw.deps.db.Idempotency.create({
+    _id: `${a.id}:${sha256Hex('lapsed')}`, account_id: a.id, body_hash: 'old', state: 'in_flight', holder: 'dead',
+    until: new Date(Date.now() - 1), status: null, headers: null, body: null, not_cached: false, created_at: new Date(),
+  });
+  const body = { model: 'gpt-image-1', prompt: 'takeover', async: true };
+  const res = await Promise.all(Array.from({ length: 20 }, () => submit(key, body, 'lapsed')));
+  const ok = res.filter((r) => r.status === 200);
+  t.true(ok.length >= 1);
+  t.true(res.every((r) => r.status === 200 || r.status === 409));
+  const ids = new Set(await Promise.all(ok.map(async (r) => ((await r.json()) as { id: string }).id)));
+  t.is(ids.size, 1);
+  t.is((await gw.deps.db.Task.find({ account_id: a.id }).lean()).length, 1);
+});
