@@ -12,9 +12,10 @@ import { MediaTasks } from '../services/media-tasks';
 import type { Wallet } from '../services/wallet';
 import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, UpstreamHttpError, UpstreamTransportError, type MediaHttp, type ProviderCall, type ProviderOutcome } from '../providers/media';
+import { MAX_CHANNEL_ATTEMPTS } from '../domain/catalogue';
 
 /** Channels tried per submission (spec 2: the channel ladder, 3 at most). */
-export const MAX_CHANNELS = 3;
+export const MAX_CHANNELS = MAX_CHANNEL_ATTEMPTS;
 
 export interface MediaActivityDeps {
   db: Db;

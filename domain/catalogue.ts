@@ -8,6 +8,9 @@ import { z } from 'zod';
 export const PROTOCOLS = ['chat-completions', 'messages', 'responses', 'generate-content'] as const;
 export type ChatProtocol = (typeof PROTOCOLS)[number];
 
+/** Channels tried per request or task, for chat and media alike (spec 1 section 1, spec 2 channel ladder). */
+export const MAX_CHANNEL_ATTEMPTS = 3;
+
 export const CAPABILITIES = ['tools', 'vision', 'web_search', 'image_gen', 'video_gen', 'thinking', 'json', 'open-source'] as const;
 
 export const EndpointType = z.enum([

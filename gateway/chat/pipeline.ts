@@ -13,9 +13,10 @@ import { settleAfterResponse, settleChat } from './settle';
 import { getTranslator, extractUsage, type Translator } from '../../protocols';
 import { relayStream } from './stream-relay';
 import { recordOutcome } from '../middleware/usage-capture';
+import { MAX_CHANNEL_ATTEMPTS } from '../../domain/catalogue';
 
 /** At most this many channels are tried per request (spec 1 section 1). */
-export const MAX_ATTEMPTS = 3;
+export const MAX_ATTEMPTS = MAX_CHANNEL_ATTEMPTS;
 
 export interface ChatCall {
   client: Protocol;

@@ -36,8 +36,8 @@ export function audioRoutes(deps: GatewayDeps): Router<GatewayState> {
   const tasks = new MediaTasks(deps);
   const read = [authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
   const submitChain = (usage: string, limit: number) => [
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     usageCapture(deps, usage),
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     rateLimit(),
     jsonBody(limit),
     idempotency(deps),

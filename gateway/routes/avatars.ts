@@ -37,8 +37,8 @@ export function avatarRoutes(deps: GatewayDeps): Router<GatewayState> {
   router.post(
     '/v1/videos/avatars',
     digitalHumanDialect,
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     usageCapture(deps, 'videos.avatars'),
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     rateLimit(),
     jsonBody(AVATAR_BODY_LIMIT),
     idempotency(deps),

@@ -9,6 +9,7 @@ import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
+import { MAX_CHANNEL_ATTEMPTS } from '../../domain/catalogue';
 
 /**
  * Clip templates (spec 2 sections 2.4, 4.6; docs/media/avatars.md): per
@@ -20,7 +21,7 @@ export const CLIP_TEMPLATE_TTL_S = 600;
 /** The Redis client adds the deployment prefix. */
 const cacheKey = (what: string) => `cliptpl:${what}`;
 const UPSTREAM_TIMEOUT_MS = 15_000;
-const MAX_CHANNELS = 3;
+const MAX_CHANNELS = MAX_CHANNEL_ATTEMPTS;
 
 const Template = z.looseObject({
   id: z.string(),

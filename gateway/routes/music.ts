@@ -35,8 +35,8 @@ export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
 
   router.post(
     '/v1/music/generations',
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     usageCapture(deps, 'music.generations'),
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     rateLimit(),
     jsonBody(MUSIC_BODY_LIMIT),
     idempotency(deps),

@@ -55,8 +55,8 @@ export function transcriptRoutes(deps: GatewayDeps): Router<GatewayState> {
 
   router.post(
     '/v1/transcripts/extract',
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     usageCapture(deps, 'transcripts.extract'),
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     rateLimit(),
     jsonBody(TRANSCRIPT_BODY_LIMIT),
     idempotency(deps),

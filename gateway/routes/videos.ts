@@ -32,8 +32,8 @@ export function videoRoutes(deps: GatewayDeps): Router<GatewayState> {
   router.post(
     '/v1/videos/generations',
     videoErrorDialect(deps, VIDEOS_BODY_LIMIT),
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     usageCapture(deps, 'videos.generations'),
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
     rateLimit(),
     jsonBody(VIDEOS_BODY_LIMIT),
     idempotency(deps),
