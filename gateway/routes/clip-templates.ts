@@ -10,6 +10,8 @@ import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
+import { validQuery } from '../middleware/validate';
+import { first } from '../media/list-query';
 import { MAX_CHANNEL_ATTEMPTS } from '../../domain/catalogue';
 
 /**
@@ -19,6 +21,7 @@ import { MAX_CHANNEL_ATTEMPTS } from '../../domain/catalogue';
  */
 export const CLIP_SCENES = ['virtualman', 'realMan', 'oralMixCutting', 'newsMixCutting'] as const;
 export const CLIP_TEMPLATE_TTL_S = 600;
+const ListQuery = z.object({ scene: z.preprocess(first, z.enum(CLIP_SCENES, { error: `must be one of ${CLIP_SCENES.join(', ')}` }).optional()) });
 /** The Redis client adds the deployment prefix. */
 const cacheKey = (what: string) => `cliptpl:${what}`;
 const UPSTREAM_TIMEOUT_MS = 15_000;
@@ -118,10 +121,7 @@ export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
   const read = [digitalHumanDialect, authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
 
   router.get('/v1/videos/clip-templates', ...read, async (ctx) => {
-    const scene = typeof ctx.query.scene === 'string' && ctx.query.scene !== '' ? ctx.query.scene : null;
-    if (scene !== null && !(CLIP_SCENES as readonly string[]).includes(scene)) {
-      throw errors.invalidRequest(`scene must be one of ${CLIP_SCENES.join(', ')}`, 'scene');
-    }
+    const scene = validQuery(ctx, ListQuery).scene ?? null;
     const channels = clipChannels(ctx);
     const data = await cached(`list:${scene ?? 'all'}`, async () => {
       const json = await fetchUpstream(channels, `/dh/v1/clip-templates${scene ? `?scene=${encodeURIComponent(scene)}` : ''}`);
