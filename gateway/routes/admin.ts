@@ -39,7 +39,7 @@ const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyF
 const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string(), ...KeyFields }).strict();
 const Paging = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), before: z.string().optional() });
 
-function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+export function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
@@ -71,7 +71,7 @@ function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
   };
 }
 
-function requireAdmin(token: string): Middleware {
+export function requireAdmin(token: string): Middleware {
   return async function adminOnly(ctx: Ctx, next) {
     const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
     if (!m || !safeEqual(m[1].trim(), token)) {
