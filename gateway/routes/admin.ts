@@ -62,7 +62,7 @@ function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
   };
 }
 
-function requireAdmin(token: string): Middleware {
+export function requireAdmin(token: string): Middleware {
   return async function adminOnly(ctx: Ctx, next) {
     const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
     if (!m || !safeEqual(m[1].trim(), token)) {

@@ -1,6 +1,5 @@
 import test from 'ava';
 import type { TestGateway } from '../helpers/stack';
-import { checkPublicHttpUrl } from '../../domain/url-policy';
 import { assertShape, send, world } from './kit';
 
 // One URL policy (domain/url-policy.ts, ipaddr.js) on every field whose URL a vendor will fetch.
@@ -11,25 +10,6 @@ test.before(async () => {
   ({ gw, key } = await world());
 });
 test.after.always(async () => gw?.close());
-
-/** Hosts that reach the vendor's own machine or network, in the forms attackers use. */
-const PRIVATE = [
-  'http://127.0.0.1/a.png', 'http://127.1/a.png', 'http://2130706433/a.png', 'http://0x7f000001/a.png', 'http://0x7f.1/a.png',
-  'http://017700000001/a.png', 'http://0177.0.0.1/a.png', 'http://[::1]/a.png', 'http://[::]/a.png', 'http://0.0.0.0/a.png', 'http://0/a.png',
-  'http://[::ffff:127.0.0.1]/a.png', 'http://[::ffff:7f00:1]/a.png', 'http://[0:0:0:0:0:ffff:7f00:1]/a.png', 'http://[::ffff:10.0.0.1]/a.png',
-  'http://localhost/a.png', 'http://localhost./a.png', 'http://LOCALHOST../a.png', 'http://a.localhost/a.png', 'http://printer.local/a.png',
-  'http://metadata.google.internal/a.png', 'http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/a.png', 'http://[fd00::1]/a.png',
-  'http://[fc00::1]/a.png', 'http://10.1.2.3/a.png', 'http://172.16.0.1/a.png', 'http://172.31.255.255/a.png', 'http://192.168.1.1/a.png',
-  'http://100.64.0.1/a.png', 'http://100.127.255.254/a.png', 'http://224.0.0.1/a.png', 'http://255.255.255.255/a.png', 'http://[2002:7f00:1::]/a.png',
-  'http://[64:ff9b::7f00:1]/a.png', 'http://[2001::1]/a.png', 'http://10.0.0.1./a.png', 'http://intranet/a.png',
-  'http://user:pass@cdn.example.com/a.png', 'ftp://cdn.example.com/a.png', 'file:///etc/passwd', 'gopher://cdn.example.com/', 'not a url',
-];
-const PUBLIC = ['https://cdn.example.com/a.png', 'http://93.184.216.34/a.png', 'https://[2606:2800:220:1:248:1893:25c8:1946]/a.png', 'https://cdn.example.com./a.png', 'https://8.8.8.8:8443/x'];
-
-test('the policy: private, loopback, link-local, ULA, CGNAT, unspecified and mapped forms refused; public kept', (t) => {
-  for (const u of PRIVATE) t.false(checkPublicHttpUrl(u).ok, u);
-  for (const u of PUBLIC) t.true(checkPublicHttpUrl(u).ok, u);
-});
 
 /** Every body field whose URL the vendor fetches: path, body builder, the param the 400 names. */
 const FIELDS: Array<{ path: string; body: (u: string) => unknown; param: RegExp; multipart?: boolean }> = [
