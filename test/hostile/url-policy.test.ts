@@ -64,3 +64,25 @@ test('a public reference still goes through', async (t) => {
   const r = await send(gw, 'POST', '/v1/images/generations', { key, body: { model: 'gpt-image-1', prompt: 'a fox', async: true, image: 'https://cdn.example.com/a.png' } });
   t.is(r.status, 200, r.text);
 });
+
+test('chat image and file URLs take the same policy, in each protocol shape, before any upstream call', async (t) => {
+  const cases: Array<[string, (u: string) => unknown, 'openai' | 'messages']> = [
+    ['/v1/chat/completions', (u) => ({ model: 'gpt-5.1', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is it' }, { type: 'image_url', image_url: { url: u } }] }] }), 'openai'],
+    ['/v1/messages', (u) => ({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: u } }, { type: 'text', text: 'what is it' }] }] }), 'messages'],
+    ['/v1/messages', (u) => ({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: u } }, { type: 'text', text: 'summarise' }] }] }), 'messages'],
+    ['/v1/responses', (u) => ({ model: 'gpt-5.1', max_output_tokens: 5, input: [{ role: 'user', content: [{ type: 'input_text', text: 'what is it' }, { type: 'input_image', image_url: u }] }] }), 'openai'],
+    ['/v1/responses', (u) => ({ model: 'gpt-5.1', max_output_tokens: 5, input: [{ role: 'user', content: [{ type: 'input_text', text: 'summarise' }, { type: 'input_file', file_url: u }] }] }), 'openai'],
+  ];
+  const count = async (c: string) => (await gw.control('GET', `/requests?channel=${c}`)).count as number;
+  const before = [await count('openai-a'), await count('anthropic-a'), await count('openai-resp-a')];
+  for (const [path, body, shape] of cases) {
+    for (const u of SAMPLE) {
+      const r = await send(gw, 'POST', path, { key, body: body(u) });
+      t.is(r.status, 400, `${path} ${u}: ${r.text}`);
+      assertShape(t, r, shape, path);
+    }
+  }
+  t.deepEqual([await count('openai-a'), await count('anthropic-a'), await count('openai-resp-a')], before);
+  const ok = await send(gw, 'POST', '/v1/chat/completions', { key, body: cases[0][1]('https://cdn.example.com/cat.png') });
+  t.is(ok.status, 200, ok.text);
+});
