@@ -66,18 +66,19 @@ export function nestingExceeds(raw: Buffer, max: number): boolean {
 
 export async function readRaw(ctx: Ctx, limitBytes: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limitBytes) throw tooLarge(limitBytes);
+  if (declared > limitBytes) throw bodyTooLarge(limitBytes);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limitBytes) throw tooLarge(limitBytes);
+    if (size > limitBytes) throw bodyTooLarge(limitBytes);
     chunks.push(chunk);
   }
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
-function tooLarge(limit: number) {
+/** The 413 of every body reader (JSON here, multipart in gateway/media/multipart.ts). */
+export function bodyTooLarge(limit: number): GatewayError {
   const size = limit >= 1024 * 1024 ? `${Math.round(limit / 1024 / 1024)} MB` : `${Math.round(limit / 1024)} KB`;
   return new GatewayError('invalid_request', `request body exceeds ${size}`, { status: 413 });
 }
