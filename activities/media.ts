@@ -6,7 +6,7 @@ import { settlementNano } from '../domain/media/pricing';
 import type { Db, TaskDoc } from '../infra/mongo';
 import { failpoint } from '../infra/failpoints';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../infra/config';
+import { upstreamApiKey, type Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
 import { MediaTasks } from '../services/media-tasks';
 import { usageRowFromTask } from '../services/task-usage';
@@ -14,6 +14,7 @@ import type { Wallet } from '../services/wallet';
 import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
+import { mediaErrorJson } from '../domain/error-bodies';
 
 export interface MediaActivityDeps {
   db: Db;
@@ -45,7 +46,7 @@ export interface PollOutcome {
 function failed(code: string, message: string, clientStatus = 502, upstreamBody?: string): ProviderOutcome {
   return {
     state: 'failed', units: 0, urls: [], expiresAt: null, errorCode: code, errorMessage: message, clientStatus,
-    clientBody: upstreamBody ?? JSON.stringify({ error: { code, message, param: null, type: 'upstream_error' } }),
+    clientBody: upstreamBody ?? mediaErrorJson(code, message, 'upstream_error'),
   };
 }
 
@@ -88,7 +89,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         provider,
         call: {
           channel, task, http: deps.mediaHttp, taskFiles: deps.db.TaskFile, upstreamModel: channel.upstream_model ?? model.id,
-          apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway',
+          apiKey: upstreamApiKey(deps.config, channel),
         },
       };
     });

@@ -1,3 +1,4 @@
+import { upstreamApiKey } from '../../infra/config';
 import Router from '@koa/router';
 import { z } from 'zod';
 import { errors, GatewayError } from '../../domain/errors';
@@ -77,7 +78,7 @@ export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
     if (channels.length === 0) throw errors.noChannel('clip-*', 'clip templates');
     try {
       const { value } = await climbLadder(channels, MEDIA_LADDER, async (channel) => {
-        const apiKey = (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway';
+        const apiKey = upstreamApiKey(deps.config, channel);
         return (await deps.mediaHttp.json('GET', `${channel.base_url}${path}`, { headers: { authorization: `Bearer ${apiKey}` }, timeoutMs: UPSTREAM_TIMEOUT_MS })).json;
       });
       return value;
