@@ -8,6 +8,7 @@ import { modelRoutes } from './routes/models';
 import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
 import { adminRoutes } from './routes/admin';
+import { adminPeopleRoutes } from './routes/admin-people';
 import { healthRoutes } from './routes/health';
 import { chatRoutes } from './routes/chat';
 import { imageRoutes } from './routes/images';
@@ -28,7 +29,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.use(trace(deps.log));
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -12,6 +12,91 @@ export interface AccountDoc {
   status: 'active' | 'inactive';
   enterprise: boolean;
   rate_limit: { rpm: number | null; concurrency: number | null };
+  /** The user whose personal account this is (null for enterprises and operator-made accounts). */
+  owner_user_id?: string | null;
+  created_at: Date;
+}
+
+export interface UserDoc {
+  _id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  name: string;
+  /** scrypt hash (infra/passwords.ts); null until a password is set. */
+  password_hash: string | null;
+  personal_account_id: string;
+  disabled: boolean;
+  created_at: Date;
+}
+
+export interface MembershipDoc {
+  /** `{enterprise_id}:{user_id}`: one membership per user and enterprise (the insert is the claim). */
+  _id: string;
+  enterprise_id: string;
+  user_id: string;
+  role: 'owner' | 'admin' | 'member';
+  created_at: Date;
+}
+
+/** A knowledge base. The personal base `default` exists for every account (made on first use). */
+export interface KbDoc {
+  /** `{account_id}/{kb_id}`. */
+  _id: string;
+  account_id: string;
+  kb_id: string;
+  name: string;
+  kind: 'personal' | 'team';
+  /** Team bases: `all` members of the enterprise, or the listed user ids. Personal bases: ignored. */
+  readers: 'all' | string[];
+  /** Which compiler turns documents into pages (`rules` or `llm`), and the chat model for `llm`. */
+  compiler: 'rules' | 'llm';
+  compiler_model: string | null;
+  deleted_at: Date | null;
+  created_at: Date;
+}
+
+/**
+ * One uploaded document of a base. Its pages are those of its live build:
+ * a build writes all its pages first, then points `live_build_id` at itself,
+ * so readers never see half a build.
+ */
+export interface KbDocumentDoc {
+  _id: string;
+  account_id: string;
+  kb_id: string;
+  filename: string;
+  content_type: string;
+  /** sha256 of the bytes: re-uploading the same bytes is a no-op. */
+  content_hash: string;
+  /** Storage key of the file (knowledge/storage). */
+  r2_key: string;
+  size: number;
+  live_build_id: string | null;
+  deleted_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A page as stored: the spec's Page fields plus what ties it to its build. */
+export interface PageDoc {
+  /** `{build_id}:{page_id}`. */
+  _id: string;
+  /** The public, stable page id (the same across rebuilds of the same document). */
+  page_id: string;
+  account_id: string;
+  kb_id: string;
+  document_id: string;
+  build_id: string;
+  title: string;
+  summary: string;
+  tags: string[];
+  aliases: string[];
+  links: string[];
+  body: string;
+  confidence: number;
+  needs_review: boolean;
+  source: { r2_key: string; filename: string; locator: string; compiled_at: string; model: string };
+  outgoing_links: Array<{ id: string; resolved: boolean; title: string }>;
   created_at: Date;
 }
 
@@ -144,10 +229,59 @@ const AccountSchema = new Schema<AccountDoc>(
     status: { type: String, default: 'active' },
     enterprise: { type: Boolean, default: false },
     rate_limit: { rpm: { type: Number, default: null }, concurrency: { type: Number, default: null } },
+    owner_user_id: { type: String, default: null },
     created_at: Date,
   },
   opts,
 );
+
+const UserSchema = new Schema<UserDoc>(
+  {
+    _id: String,
+    email: { type: String, unique: true },
+    name: String,
+    password_hash: { type: String, default: null },
+    personal_account_id: String,
+    disabled: { type: Boolean, default: false },
+    created_at: Date,
+  },
+  opts,
+);
+
+const MembershipSchema = new Schema<MembershipDoc>(
+  { _id: String, enterprise_id: { type: String, index: true }, user_id: { type: String, index: true }, role: String, created_at: Date },
+  opts,
+);
+
+const KbSchema = new Schema<KbDoc>(
+  {
+    _id: String, account_id: { type: String, index: true }, kb_id: String, name: String, kind: String,
+    readers: { type: Schema.Types.Mixed, default: 'all' }, compiler: { type: String, default: 'rules' },
+    compiler_model: { type: String, default: null }, deleted_at: { type: Date, default: null }, created_at: Date,
+  },
+  opts,
+);
+
+const KbDocumentSchema = new Schema<KbDocumentDoc>(
+  {
+    _id: String, account_id: String, kb_id: String, filename: String, content_type: String, content_hash: String,
+    r2_key: String, size: Number, live_build_id: { type: String, default: null }, deleted_at: { type: Date, default: null },
+    created_at: Date, updated_at: Date,
+  },
+  opts,
+);
+KbDocumentSchema.index({ account_id: 1, kb_id: 1 });
+
+const PageSchema = new Schema<PageDoc>(
+  {
+    _id: String, page_id: { type: String, index: true }, account_id: String, kb_id: String, document_id: String,
+    build_id: String, title: String, summary: String, tags: [String], aliases: [String], links: [String], body: String,
+    confidence: Number, needs_review: Boolean, source: Schema.Types.Mixed, outgoing_links: Schema.Types.Mixed, created_at: Date,
+  },
+  { ...opts, minimize: false },
+);
+PageSchema.index({ account_id: 1, kb_id: 1 });
+PageSchema.index({ document_id: 1, build_id: 1 });
 
 const ApiKeySchema = new Schema<ApiKeyDoc>(
   {
@@ -265,6 +399,11 @@ export interface Db {
   TaskFile: Model<TaskFileDoc>;
   CatalogueModel: Model<CatalogueModelDoc>;
   CatalogueRules: Model<CatalogueRulesDoc>;
+  User: Model<UserDoc>;
+  Membership: Model<MembershipDoc>;
+  Kb: Model<KbDoc>;
+  KbDocument: Model<KbDocumentDoc>;
+  Page: Model<PageDoc>;
 }
 
 export async function connectMongo(url: string): Promise<Db> {
@@ -282,8 +421,13 @@ export async function connectMongo(url: string): Promise<Db> {
     TaskFile: conn.model('TaskFile', TaskFileSchema, 'task_files'),
     CatalogueModel: conn.model('CatalogueModel', CatalogueModelSchema, 'catalogue_models'),
     CatalogueRules: conn.model('CatalogueRules', CatalogueRulesSchema, 'catalogue_rules'),
+    User: conn.model('User', UserSchema, 'users'),
+    Membership: conn.model('Membership', MembershipSchema, 'memberships'),
+    Kb: conn.model('Kb', KbSchema, 'kbs'),
+    KbDocument: conn.model('KbDocument', KbDocumentSchema, 'kb_documents'),
+    Page: conn.model('Page', PageSchema, 'kb_pages'),
   };
-  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage, db.Task].map((m) => m.init()));
+  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage, db.Task, db.User, db.Membership, db.Page].map((m) => m.init()));
   return db;
 }
 

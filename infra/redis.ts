@@ -36,4 +36,6 @@ export const rkeys = {
   rateWindow: (accountId: string) => `rl:win:${accountId}`,
   rateLeases: (accountId: string) => `rl:conc:${accountId}`,
   keyLastUsed: (keyId: string) => `klast:${keyId}`,
+  /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */
+  kbVersion: (accountId: string, kbId: string) => `kbver:${accountId}/${kbId}`,
 };

@@ -24,13 +24,14 @@ export function toAccountRecord(doc: AccountDoc): AccountRecord {
 export class AccountService {
   constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly wallet: Wallet) {}
 
-  async create(input: { name: string; enterprise?: boolean }): Promise<AccountDoc> {
+  async create(input: { name: string; enterprise?: boolean; ownerUserId?: string }): Promise<AccountDoc> {
     const doc: AccountDoc = {
       _id: newId('acct'),
       name: input.name,
       status: 'active',
       enterprise: input.enterprise ?? false,
       rate_limit: { rpm: null, concurrency: null },
+      owner_user_id: input.ownerUserId ?? null,
       created_at: new Date(),
     };
     await this.db.Account.create(doc);

@@ -13,6 +13,9 @@ import { createMediaHttp } from '../providers/media/http';
 import { Client, Connection } from '@temporalio/client';
 import { loadCatalogue } from './catalogue-store';
 import type { ServiceDeps } from './deps';
+import { PeopleService } from './people';
+import { PageStore } from '../knowledge/page-store';
+import { KnowledgeScope } from '../knowledge/scope';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
@@ -40,6 +43,9 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     wallet,
     keys,
     accounts,
+    people: new PeopleService(db, accounts),
+    pages: new PageStore(db, redis),
+    kbScope: new KnowledgeScope(db),
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,

@@ -11,6 +11,9 @@ import type { AuthLookup } from './auth-lookup';
 import type { UpstreamPools } from '../infra/upstream';
 import type { Client } from '@temporalio/client';
 import type { MediaHttp } from '../providers/media/http';
+import type { PeopleService } from './people';
+import type { PageStore } from '../knowledge/page-store';
+import type { KnowledgeScope } from '../knowledge/scope';
 
 /** The process's services, built once (services/bootstrap.ts buildDeps, or a test): what a request handler or a worker may use. */
 export interface ServiceDeps {
@@ -21,6 +24,11 @@ export interface ServiceDeps {
   wallet: Wallet;
   keys: KeyService;
   accounts: AccountService;
+  /** Users and enterprise membership. */
+  people: PeopleService;
+  /** Knowledge-base pages as readers see them, and who may read which base. */
+  pages: PageStore;
+  kbScope: KnowledgeScope;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */

@@ -8,6 +8,7 @@ import { safeEqual } from '../../infra/secrets';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { jsonBody } from '../middleware/body';
+import { idempotencyKeyOf } from '../middleware/idempotency';
 import { validBody, validQuery } from '../middleware/validate';
 import { Instant } from '../../domain/instant';
 
@@ -61,7 +62,7 @@ function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
   };
 }
 
-function requireAdmin(token: string): Middleware {
+export function requireAdmin(token: string): Middleware {
   return async function adminOnly(ctx: Ctx, next) {
     const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
     if (!m || !safeEqual(m[1].trim(), token)) {
@@ -107,7 +108,7 @@ export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
   });
   router.post('/accounts/:id/topups', body, async (ctx) => {
     const input = validBody(ctx, TopUp);
-    const reference = input.reference ?? ctx.get('idempotency-key') ?? '';
+    const reference = input.reference ?? idempotencyKeyOf(ctx);
     const result = await deps.accounts.topUp(ctx.params.id, input.amount_usd, reference || randomBytes(12).toString('hex'));
     ctx.status = 201;
     ctx.body = { object: 'topup', account_id: ctx.params.id, amount_usd: formatCredits(input.amount_usd), replayed: result.status === 'duplicate', balance_usd: formatCredits(result.balanceNano) };
