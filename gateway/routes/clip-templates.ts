@@ -6,7 +6,8 @@ import { isModelAllowed } from '../../domain/api-key';
 import type { Channel } from '../../domain/catalogue';
 import { parseUpstream } from '../../providers/media/ark-schemas';
 import type { GatewayDeps } from '../deps';
-import type { Ctx, GatewayState, Middleware } from '../context';
+import type { Ctx, GatewayState } from '../context';
+import { digitalHumanDialect } from '../media/video-dialect';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { validQuery } from '../middleware/validate';
@@ -55,11 +56,6 @@ function summary(t: z.infer<typeof Template>) {
     has_title: t.has_title, has_persona: t.has_persona, duration_range: t.duration_range ?? null,
   };
 }
-
-const digitalHumanDialect: Middleware = async (ctx, next) => {
-  ctx.state.errorDialect = 'digital-human';
-  await next();
-};
 
 export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
