@@ -14,6 +14,8 @@ import type { MediaHttp } from '../providers/media/http';
 import type { PeopleService } from '../services/people';
 import type { PageStore } from '../knowledge/page-store';
 import type { KnowledgeScope } from '../knowledge/scope';
+import type { FileStore } from '../knowledge/storage/file-store';
+import type { SourceLinks } from '../knowledge/storage/source-links';
 
 /** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
 export interface GatewayDeps {
@@ -29,6 +31,10 @@ export interface GatewayDeps {
   /** Knowledge-base pages as readers see them, and who may read which base. */
   pages: PageStore;
   kbScope: KnowledgeScope;
+  /** Uploaded knowledge-base files (embedded: chunks in Mongo). */
+  kbFiles: FileStore;
+  /** Signs and checks the 1-hour source links (`sourceLinks.sourceInfo(page.source, ctx.origin)`). */
+  sourceLinks: SourceLinks;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */

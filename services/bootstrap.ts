@@ -16,6 +16,8 @@ import type { GatewayDeps } from '../gateway/deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
+import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
+import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
@@ -46,6 +48,8 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     people: new PeopleService(db, accounts),
     pages: new PageStore(db, redis),
     kbScope: new KnowledgeScope(db),
+    kbFiles: new MongoFileStore(db.KbFile),
+    sourceLinks: new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL),
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
