@@ -16,6 +16,8 @@ import type { PageStore } from '../knowledge/page-store';
 import type { KnowledgeScope } from '../knowledge/scope';
 import type { FileStore } from '../knowledge/storage/file-store';
 import type { SourceLinks } from '../knowledge/storage/source-links';
+import type { KbBases } from '../knowledge/bases';
+import type { KbIngestion } from '../knowledge/ingestion';
 
 /** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
 export interface GatewayDeps {
@@ -35,6 +37,9 @@ export interface GatewayDeps {
   kbFiles: FileStore;
   /** Signs and checks the 1-hour source links (`sourceLinks.sourceInfo(page.source, ctx.origin)`). */
   sourceLinks: SourceLinks;
+  /** Team bases and the personal base's settings; uploads, builds and document deletion. */
+  kbBases: KbBases;
+  kbIngestion: KbIngestion;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */
