@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Catalogue } from '../domain/catalogue';
 import type { Db, KbBuildDoc } from '../infra/mongo';
 import type { RedisClient } from '../infra/redis';
@@ -32,7 +32,13 @@ export function createKnowledgeActivities(deps: KnowledgeActivityDeps) {
   const compilerFor = (b: KbBuildDoc): Compiler => (b.compiler === 'llm' ? new LlmCompiler(b.model, askModelVia(deps, b.model)) : rules);
   return {
     async compileKbBuild(input: { buildId: string }): Promise<{ pages: number; done: boolean }> {
-      return compileBuild(deps, input.buildId, compilerFor).catch(classify);
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), 2_000);
+      try {
+        return await compileBuild(deps, input.buildId, compilerFor).catch(classify);
+      } finally {
+        clearInterval(beat);
+      }
     },
     async publishKbBuild(input: { buildId: string }): Promise<{ state: 'succeeded' | 'failed' }> {
       return publishBuild(deps, input.buildId).catch(classify);

@@ -1,23 +1,24 @@
-import { ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { KnowledgeActivities } from '../activities/knowledge';
 
 /**
  * One knowledge-base build (workflowId = build id): compile the uploaded
- * document into pages, then publish them with one pointer flip. Local
- * activities, as media tasks: a worker killed mid-step loses its workflow
- * task, the next worker replays and re-runs the step, and every step is
+ * document into pages, then publish them with one pointer flip. Compiling
+ * can be long (an LLM call per page), so the steps are regular activities
+ * (a local one would hold the workflow task): the compile heartbeats, and a
+ * worker killed mid-step is noticed by the missed heartbeat (or the short
+ * publish timeout) and the step re-runs on another worker. Every step is
  * idempotent by the build id, so the build finishes once with no duplicate
  * or half-written pages visible.
  */
-const { compileKbBuild } = proxyLocalActivities<KnowledgeActivities>({
-  // An LLM compile asks the model once per page.
+const { compileKbBuild } = proxyActivities<KnowledgeActivities>({
+  // An LLM compile asks the model once per page; the heartbeat notices a dead worker.
   startToCloseTimeout: '15 minutes',
-  localRetryThreshold: '10 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 5 },
 });
-const { publishKbBuild } = proxyLocalActivities<KnowledgeActivities>({
-  startToCloseTimeout: '2 minutes',
-  localRetryThreshold: '10 seconds',
+const { publishKbBuild } = proxyActivities<KnowledgeActivities>({
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 10 },
 });
 /** Recording the failure must happen: retried until it does. */

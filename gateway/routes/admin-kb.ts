@@ -74,6 +74,7 @@ export function adminKbRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = baseView(await deps.kbBases.get(ctx.params.id, ctx.params.kb));
   });
   router.patch('/:kb', body, async (ctx) => {
+    await deps.kbBases.get(ctx.params.id, ctx.params.kb); // another account's base: 404 before any 400
     const patch = parse(BasePatch, ctx.state.body);
     ctx.body = baseView(await deps.kbBases.update(ctx.params.id, ctx.params.kb, patch));
   });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { OutgoingLink } from '../../domain/knowledge/page';
 import type { LinkRequests } from './types';
 import { CJK, fold } from './text';
-import { slug } from './markdown';
+import { cleanInline, slug } from './markdown';
 
 /**
  * Links between pages of one base. A page asks for links three ways
@@ -160,7 +160,8 @@ export function resolveLinks(baseKey: string, page: LinkSource, index: LinkIndex
     const name = f.anchor ? `${f.file}#${f.anchor}` : f.file;
     add(hit ? { id: hit.page_id, resolved: true, title: hit.title } : { id: missingTargetId(baseKey, name), resolved: false, title: name });
   }
-  for (const hit of index.mentions(page.body)) add({ id: hit.page_id, resolved: true, title: hit.title });
+  // Mentions in the text as read: link targets (URLs, file names) are not text.
+  for (const hit of index.mentions(cleanInline(page.body))) add({ id: hit.page_id, resolved: true, title: hit.title });
   return [...out.values()];
 }
 

@@ -169,7 +169,7 @@ test('two builds of one document racing: the newer upload ends live, readers nev
 
 test('links resolve against the base in both directions: a missing target resolves when it arrives, and goes unresolved when deleted', async (t) => {
   const a = await gw.newAccount();
-  await load(gw, a.id, 'default', 'alpha.md', '# Alpha Notes\n\nAlpha depends on [[Beta Topic]] and on the [pricing page](pricing.md#tiers). It is long enough to keep.');
+  await load(gw, a.id, 'default', 'alpha.md', '# Alpha Notes\n\nAlpha depends on [[Beta Topic]] and on the [tier list](pricing.md#tiers). It is long enough to keep.');
   let alpha = (await livePages(gw, a.id))[0];
   t.deepEqual(alpha.outgoing_links.map((l) => [l.title, l.resolved]), [['Beta Topic', false], ['pricing.md#tiers', false]]);
   t.deepEqual(alpha.links, []);

@@ -17,7 +17,7 @@ export async function uploadMultipart(gw: TestGateway, account: string, kb: stri
   return { status: res.status, body: (await res.json()) as any };
 }
 
-export async function waitBuild(gw: TestGateway, account: string, kb: string, build: string, timeoutMs = 60_000): Promise<any> {
+export async function waitBuild(gw: TestGateway, account: string, kb: string, build: string, timeoutMs = 150_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const r = await gw.admin('GET', `/accounts/${account}/kbs/${kb}/builds/${build}`);
