@@ -7,7 +7,8 @@ import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { isMultipart, readMultipart } from '../media/multipart';
-import { parse, requireAdmin } from './admin';
+import { requireAdmin } from './admin';
+import { validBody } from '../middleware/validate';
 
 /**
  * Operator API for loading knowledge bases (the console calls the same
@@ -46,7 +47,7 @@ async function uploadOf(ctx: Ctx): Promise<UploadInput> {
     const filename = named?.kind === 'field' && named.value ? named.value : file.filename;
     return { filename, contentType: file.contentType, data: file.data };
   }
-  const input = parse(JsonDocument, ctx.state.body);
+  const input = validBody(ctx, JsonDocument);
   if (input.base64) {
     const clean = input.content.replace(/\s+/g, '');
     if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(clean)) throw errors.invalidRequest('content: not valid base64', 'content');
@@ -63,7 +64,7 @@ export function adminKbRoutes(deps: GatewayDeps): Router<GatewayState> {
   const buildView = async (b: Parameters<typeof KbIngestion.view>[0]) => KbIngestion.view(b, await deps.kbIngestion.isLive(b));
 
   router.post('/', body, async (ctx) => {
-    const input = parse(NewBase, ctx.state.body);
+    const input = validBody(ctx, NewBase);
     ctx.status = 201;
     ctx.body = baseView(await deps.kbBases.create(ctx.params.id, input));
   });
@@ -75,7 +76,7 @@ export function adminKbRoutes(deps: GatewayDeps): Router<GatewayState> {
   });
   router.patch('/:kb', body, async (ctx) => {
     await deps.kbBases.get(ctx.params.id, ctx.params.kb); // another account's base: 404 before any 400
-    const patch = parse(BasePatch, ctx.state.body);
+    const patch = validBody(ctx, BasePatch);
     ctx.body = baseView(await deps.kbBases.update(ctx.params.id, ctx.params.kb, patch));
   });
   router.delete('/:kb', async (ctx) => {
