@@ -43,7 +43,7 @@ const doc = (version: string) =>
 
 for (const failpoint of ['kb.build.mid-pages', 'kb.publish.after-flip']) {
   test(`SIGKILL at ${failpoint}: the build finishes once, readers never see half of it`, async (t) => {
-    t.timeout(180_000);
+    t.timeout(400_000);
     const gw = await startGateway({}, { simulator: true });
     const workers: ChildProcess[] = [];
     try {
@@ -51,7 +51,7 @@ for (const failpoint of ['kb.build.mid-pages', 'kb.publish.after-flip']) {
       const first = startWorker(gw, '');
       workers.push(first);
       const v1 = await uploadJson(gw, a.id, 'default', { filename: 'manual.md', content: doc('v1') });
-      t.is((await waitBuild(gw, a.id, 'default', v1.body.id, 90_000)).state, 'succeeded');
+      t.is((await waitBuild(gw, a.id, 'default', v1.body.id, 150_000)).state, 'succeeded');
       first.kill('SIGKILL');
       await exited(first, 10_000);
       const v1Pages = await livePages(gw, a.id);
@@ -61,7 +61,7 @@ for (const failpoint of ['kb.build.mid-pages', 'kb.publish.after-flip']) {
       workers.push(crashing);
       const v2 = await uploadJson(gw, a.id, 'default', { filename: 'manual.md', content: doc('v2') });
       t.is(v2.status, 202);
-      t.is(await exited(crashing, 120_000), 'SIGKILL');
+      t.is(await exited(crashing, 150_000), 'SIGKILL');
 
       const mid = await livePages(gw, a.id);
       const build = (await gw.admin('GET', `/accounts/${a.id}/kbs/default/builds/${v2.body.id}`)).body;
@@ -76,7 +76,7 @@ for (const failpoint of ['kb.build.mid-pages', 'kb.publish.after-flip']) {
       }
 
       workers.push(startWorker(gw, ''));
-      const end = await waitBuild(gw, a.id, 'default', v2.body.id, 120_000);
+      const end = await waitBuild(gw, a.id, 'default', v2.body.id, 150_000);
       t.is(end.state, 'succeeded', JSON.stringify(end));
       t.is(end.pages_made, 5);
       t.true(end.live);
