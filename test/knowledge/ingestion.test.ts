@@ -370,3 +370,36 @@ test('a document that cannot be read ends its build failed with the reason, and 
   t.not(again.body.id, up.body.id);
   await waitBuild(gw, a.id, 'default', again.body.id);
 });
+
+test('the same bytes uploaded twice at once make one build', async (t) => {
+  const a = await gw.newAccount();
+  const body = { filename: 'twin.md', content: '# Twin\n\nUploaded twice at the same moment; built once.' };
+  const [x, y] = await Promise.all([uploadJson(gw, a.id, 'default', body), uploadJson(gw, a.id, 'default', body)]);
+  t.is(x.body.id, y.body.id);
+  t.deepEqual([x.status, y.status].sort(), [200, 202]);
+  t.is((await waitBuild(gw, a.id, 'default', x.body.id)).state, 'succeeded');
+  t.is(await gw.deps.db.KbBuild.countDocuments({ account_id: a.id }), 1);
+});
+
+test('a build left queued by a gateway that died before starting its workflow is started by the next read of it', async (t) => {
+  const a = await gw.newAccount();
+  const { documentIdOf } = await import('../../knowledge/ingestion');
+  const content = Buffer.from('# Orphan\n\nA build whose workflow was never started.');
+  const documentId = documentIdOf(a.id, 'default', 'orphan.md');
+  const r2Key = `kb/${a.id}/default/${documentId}/orphan`;
+  await gw.deps.kbFiles.put(r2Key, { data: content, contentType: 'text/markdown', filename: 'orphan.md' });
+  const now = Date.now();
+  await gw.deps.db.KbDocument.create({
+    _id: documentId, account_id: a.id, kb_id: 'default', filename: 'orphan.md', content_type: 'text/markdown', content_hash: 'h', r2_key: r2Key,
+    size: content.length, live_build_id: null, live_seq: 0, deleted_seq: 0, deleted_at: null, created_at: new Date(now - 60_000), updated_at: new Date(now - 60_000),
+  });
+  const buildId = `build_orphan${now}`;
+  await gw.deps.db.KbBuild.create({
+    _id: buildId, doc_seq: `${documentId}#1`, account_id: a.id, kb_id: 'default', document_id: documentId, seq: 1, filename: 'orphan.md',
+    format: 'markdown', content_type: 'text/markdown', content_hash: 'h', r2_key: r2Key, size: content.length, compiler: 'rules', model: 'rules',
+    state: 'queued', pages_made: 0, warnings: [], error: null, created_at: new Date(now - 60_000), started_at: null, finished_at: null, updated_at: new Date(now - 60_000),
+  });
+  const end = await waitBuild(gw, a.id, 'default', buildId);
+  t.is(end.state, 'succeeded');
+  t.deepEqual((await livePages(gw, a.id)).map((p) => p.title), ['Orphan']);
+});
