@@ -68,8 +68,8 @@ const stem = (file: string) => fold(file).replace(/\.[a-z0-9]+$/, '');
 export class LinkIndex {
   private readonly byName = new Map<string, LinkTarget[]>();
   private readonly byFile = new Map<string, LinkTarget[]>();
-  /** Folded names by length, for the mention scan. */
-  private readonly lengths: number[];
+  /** For the mention scan: the lengths of the mentionable names starting with each character, longest first. */
+  private readonly lengthsByFirst = new Map<string, number[]>();
 
   constructor(readonly targets: LinkTarget[]) {
     const sorted = [...targets].sort((a, b) => a.ordinal - b.ordinal || (a.page_id < b.page_id ? -1 : 1));
@@ -77,7 +77,13 @@ export class LinkIndex {
       for (const name of new Set([t.title, ...t.aliases].map(fold).filter(Boolean))) push(this.byName, name, t);
       for (const key of new Set([fold(t.filename), stem(t.filename)])) push(this.byFile, key, t);
     }
-    this.lengths = [...new Set([...this.byName.keys()].filter(mentionable).map((n) => n.length))].sort((a, b) => b - a);
+    for (const name of this.byName.keys()) {
+      if (!mentionable(name)) continue;
+      const list = this.lengthsByFirst.get(name[0]) ?? [];
+      if (!list.includes(name.length)) list.push(name.length);
+      this.lengthsByFirst.set(name[0], list);
+    }
+    for (const list of this.lengthsByFirst.values()) list.sort((a, b) => b - a);
   }
 
   byTitle(name: string): LinkTarget | undefined {
@@ -99,11 +105,13 @@ export class LinkIndex {
   mentions(text: string): LinkTarget[] {
     const t = fold(text);
     const found = new Map<string, LinkTarget>();
-    if (this.lengths.length === 0) return [];
+    if (this.lengthsByFirst.size === 0) return [];
     for (let i = 0; i < t.length; i++) {
+      const lengths = this.lengthsByFirst.get(t[i]);
+      if (!lengths) continue;
       const startsWord = i === 0 || !/[\p{L}\p{N}]/u.test(t[i - 1]) || CJK.test(t[i]);
       if (!startsWord) continue;
-      for (const len of this.lengths) {
+      for (const len of lengths) {
         if (i + len > t.length) continue;
         const cand = t.slice(i, i + len);
         const hits = this.byName.get(cand);
