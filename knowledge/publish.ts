@@ -115,13 +115,13 @@ export async function publishBuild(deps: BuildDeps, buildId: string): Promise<{ 
     await deps.pages.bumpVersion(ref);
     failpoint('kb.publish.after-flip');
     await relinkBase(deps, ref);
+    await cleanupDocument(deps, build.document_id);
+    // Final only once everything above is done: a retry after a crash redoes the idempotent steps.
+    await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'succeeded', finished_at: new Date(), updated_at: new Date() } });
+  } else {
+    await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'failed', error: verdict, finished_at: new Date(), updated_at: new Date() } });
+    await cleanupDocument(deps, build.document_id);
   }
-  // Final only once everything above is done: a retry after a crash redoes the idempotent steps.
-  await deps.db.KbBuild.updateOne(
-    { _id: buildId },
-    { $set: verdict ? { state: 'failed', error: verdict, finished_at: new Date(), updated_at: new Date() } : { state: 'succeeded', finished_at: new Date(), updated_at: new Date() } },
-  );
-  await cleanupDocument(deps, build.document_id);
   return { state: verdict ? 'failed' : 'succeeded' };
 }
 

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
+import { ACCOUNT_ID, MODEL, TASK_ID } from '../../domain/media/search-attributes';
 import { livePages, load, makeDocx, makePdf, uploadJson, uploadMultipart, waitBuild } from './kit';
 
 /** Loading a base through the operator API, on the real stack (Temporal worker, FerretDB, Redis). */
@@ -36,6 +37,12 @@ test('Markdown by JSON: 202 with a build id, the build succeeds and its pages ar
   t.is(done.state, 'succeeded', JSON.stringify(done));
   t.true(done.live);
   t.is(done.pages_made, 3);
+  // One workflow per build, found in the Temporal UI by build id and account.
+  const wf = await gw.deps.temporal.workflow.getHandle(up.body.id).describe();
+  t.is(wf.type, 'kbBuildWorkflow');
+  t.is(wf.typedSearchAttributes.get(TASK_ID), up.body.id);
+  t.is(wf.typedSearchAttributes.get(ACCOUNT_ID), a.id);
+  t.is(wf.typedSearchAttributes.get(MODEL), 'rules');
   const pages = await livePages(gw, a.id);
   t.deepEqual(pages.map((p) => p.title), ['Gateway Guide', 'Channels', 'Wallet']);
   const channels = pages[1];
