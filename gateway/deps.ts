@@ -16,6 +16,8 @@ import type { PageStore } from '../knowledge/page-store';
 import type { KnowledgeScope } from '../knowledge/scope';
 import type { Retrieval } from '../knowledge/retrieval';
 import type { CorpusCache } from '../knowledge/corpus';
+import type { FileStore } from '../knowledge/storage/file-store';
+import type { SourceLinks } from '../knowledge/storage/source-links';
 
 /** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
 export interface GatewayDeps {
@@ -35,6 +37,10 @@ export interface GatewayDeps {
   corpora: CorpusCache;
   /** Lexical search over one or several bases: REST, MCP, Dify and agents all call this. */
   retrieval: Retrieval;
+  /** Uploaded knowledge-base files (embedded: chunks in Mongo). */
+  kbFiles: FileStore;
+  /** Signs and checks the 1-hour source links (`sourceLinks.sourceInfo(page.source, ctx.origin)`). */
+  sourceLinks: SourceLinks;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */

@@ -18,6 +18,8 @@ import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
 import { CorpusCache } from '../knowledge/corpus';
 import { Retrieval } from '../knowledge/retrieval';
+import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
+import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
@@ -52,6 +54,8 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     kbScope: new KnowledgeScope(db),
     corpora,
     retrieval: new Retrieval(corpora),
+    kbFiles: new MongoFileStore(db.KbFile),
+    sourceLinks: new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL),
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
