@@ -16,6 +16,7 @@ import type { PageStore } from '../knowledge/page-store';
 import type { KnowledgeScope } from '../knowledge/scope';
 import type { Retrieval } from '../knowledge/retrieval';
 import type { CorpusCache } from '../knowledge/corpus';
+import type { KnowledgeReader } from '../knowledge/reader';
 import type { FileStore } from '../knowledge/storage/file-store';
 import type { SourceLinks } from '../knowledge/storage/source-links';
 
@@ -37,6 +38,8 @@ export interface GatewayDeps {
   corpora: CorpusCache;
   /** Lexical search over one or several bases: REST, MCP, Dify and agents all call this. */
   retrieval: Retrieval;
+  /** Every read rule of the knowledge base (REST, MCP, Dify render it). */
+  knowledge: KnowledgeReader;
   /** Uploaded knowledge-base files (embedded: chunks in Mongo). */
   kbFiles: FileStore;
   /** Signs and checks the 1-hour source links (`sourceLinks.sourceInfo(page.source, ctx.origin)`). */

@@ -18,6 +18,7 @@ import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
 import { CorpusCache } from '../knowledge/corpus';
 import { Retrieval } from '../knowledge/retrieval';
+import { KnowledgeReader } from '../knowledge/reader';
 import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
 import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 
@@ -40,6 +41,9 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const pages = new PageStore(db, redis);
   const corpora = new CorpusCache(pages);
+  const retrieval = new Retrieval(corpora);
+  const kbScope = new KnowledgeScope(db);
+  const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
   return {
     config,
@@ -51,11 +55,12 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     accounts,
     people: new PeopleService(db, accounts),
     pages,
-    kbScope: new KnowledgeScope(db),
+    kbScope,
     corpora,
-    retrieval: new Retrieval(corpora),
+    retrieval,
+    knowledge: new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks),
     kbFiles: new MongoFileStore(db.KbFile),
-    sourceLinks: new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL),
+    sourceLinks,
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
