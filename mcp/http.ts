@@ -4,6 +4,7 @@ import { GatewayError } from '../domain/errors';
 import type { GatewayDeps } from '../gateway/deps';
 import type { Ctx, GatewayState, Middleware } from '../gateway/context';
 import { authenticate } from '../gateway/middleware/auth';
+import { requestOrigin } from '../gateway/request-origin';
 import { rateLimit } from '../gateway/middleware/rate-limit';
 import type { BaseRef } from '../knowledge/page-store';
 import { createWikiServer } from './tools';
@@ -44,7 +45,7 @@ export function mcpRoutes(deps: GatewayDeps): Router<GatewayState> {
     const server = createWikiServer({
       reader: deps.knowledge,
       scope: () => (scope ??= deps.knowledge.scopeOfAccount(accountId)),
-      origin: ctx.origin,
+      origin: requestOrigin(ctx),
       log: deps.log,
       traceId: ctx.state.requestId,
     });

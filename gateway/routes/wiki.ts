@@ -6,6 +6,7 @@ import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { parse } from './admin';
 import { LIMITS } from '../../knowledge/reader';
+import { requestOrigin } from '../request-origin';
 
 /**
  * The 8 read-only knowledge-base endpoints of spec 3 section 4.1, all GET.
@@ -92,7 +93,7 @@ export function wikiRoutes(deps: GatewayDeps): Router<GatewayState> {
 
   router.get('/pages/:id/source', async (ctx) => {
     const q = parse(KbQuery, ctx.query);
-    ctx.body = await reader.source(await baseOf(ctx, q.kb_id), ctx.params.id, ctx.origin);
+    ctx.body = await reader.source(await baseOf(ctx, q.kb_id), ctx.params.id, requestOrigin(ctx));
   });
 
   return router;
