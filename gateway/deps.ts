@@ -17,6 +17,7 @@ import type { KnowledgeScope } from '../knowledge/scope';
 import type { Retrieval } from '../knowledge/retrieval';
 import type { CorpusCache } from '../knowledge/corpus';
 import type { KnowledgeReader } from '../knowledge/reader';
+import type { DifyRetrieval } from '../integrations/dify';
 import type { FileStore } from '../knowledge/storage/file-store';
 import type { SourceLinks } from '../knowledge/storage/source-links';
 
@@ -40,6 +41,8 @@ export interface GatewayDeps {
   retrieval: Retrieval;
   /** Every read rule of the knowledge base (REST, MCP, Dify render it). */
   knowledge: KnowledgeReader;
+  /** Dify's External Knowledge API over the same retrieval. */
+  dify: DifyRetrieval;
   /** Uploaded knowledge-base files (embedded: chunks in Mongo). */
   kbFiles: FileStore;
   /** Signs and checks the 1-hour source links (`sourceLinks.sourceInfo(page.source, ctx.origin)`). */

@@ -2,17 +2,22 @@ import type { Page } from '../domain/knowledge/page';
 import { baseKey, type BaseRef } from './page-store';
 import type { Corpus, CorpusCache } from './corpus';
 import { PageIndex, snippetOf, type IndexedHit } from './search-index';
+import { tokenize } from './tokenize';
 
 export interface RetrievalHit {
   page: Page;
   score: number;
   /** The best matching passage, with the query terms in it. */
   snippet: string;
+  /** The query's index terms (knowledge/tokenize.ts) that this page contains. */
+  terms: string[];
 }
 
 export interface RetrievalResult {
   /** Every page matching the query in these bases, independent of paging. */
   total: number;
+  /** The query's distinct index terms (stop words dropped, stemmed); empty when nothing is searchable. */
+  queryTerms: string[];
   hits: RetrievalHit[];
 }
 
@@ -33,12 +38,13 @@ export class Retrieval {
 
   async search(bases: BaseRef[], q: string, opts: { limit: number; offset: number }): Promise<RetrievalResult> {
     const unique = [...new Map(bases.map((b) => [baseKey(b), b])).values()];
-    if (unique.length === 0) return { total: 0, hits: [] };
+    const queryTerms = [...new Set(tokenize(q))];
+    if (unique.length === 0 || queryTerms.length === 0) return { total: 0, queryTerms, hits: [] };
     const corpora = await this.corpora.getMany(unique);
     const all = this.indexOf(corpora).search(q);
     const offset = Math.max(0, Math.floor(opts.offset));
     const limit = Math.max(0, Math.floor(opts.limit));
-    return { total: all.length, hits: all.slice(offset, offset + limit).map(toHit) };
+    return { total: all.length, queryTerms, hits: all.slice(offset, offset + limit).map(toHit) };
   }
 
   private indexOf(corpora: Corpus[]): PageIndex {
@@ -57,5 +63,5 @@ export class Retrieval {
 }
 
 function toHit(h: IndexedHit): RetrievalHit {
-  return { page: h.page, score: Math.round(h.score * 10_000) / 10_000, snippet: snippetOf(h.page, h.terms) };
+  return { page: h.page, score: Math.round(h.score * 10_000) / 10_000, snippet: snippetOf(h.page, h.terms), terms: h.terms };
 }

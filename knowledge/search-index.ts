@@ -41,7 +41,8 @@ export class PageIndex {
       storeFields: [],
       tokenize: (text) => tokenize(text),
       processTerm: (term) => term,
-      searchOptions: { boost: FIELD_BOOST, bm25: BM25, combineWith: 'OR', prefix: false, fuzzy: false },
+      // Queries arrive already tokenised (search() below): split them on spaces only, so no term is stemmed twice.
+      searchOptions: { boost: FIELD_BOOST, bm25: BM25, combineWith: 'OR', prefix: false, fuzzy: false, tokenize: (q) => q.split(' ') },
     });
     this.mini.addAll(pages.map((p, i) => ({
       i,

@@ -19,6 +19,7 @@ import { KnowledgeScope } from '../knowledge/scope';
 import { CorpusCache } from '../knowledge/corpus';
 import { Retrieval } from '../knowledge/retrieval';
 import { KnowledgeReader } from '../knowledge/reader';
+import { DifyRetrieval } from '../integrations/dify';
 import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
 import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 
@@ -44,6 +45,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const retrieval = new Retrieval(corpora);
   const kbScope = new KnowledgeScope(db);
   const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
+  const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
   return {
     config,
@@ -58,7 +60,8 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     kbScope,
     corpora,
     retrieval,
-    knowledge: new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks),
+    knowledge,
+    dify: new DifyRetrieval(knowledge, retrieval),
     kbFiles: new MongoFileStore(db.KbFile),
     sourceLinks,
     usage,
