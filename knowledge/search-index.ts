@@ -1,6 +1,6 @@
 import MiniSearch from 'minisearch';
 import type { Page } from '../domain/knowledge/page';
-import { tokenize, tokensOf } from './tokenize';
+import { termOf, tokenize } from './tokenize';
 
 /**
  * A lexical index over a set of pages: MiniSearch's BM25+ ranking, weighted by
@@ -10,10 +10,11 @@ import { tokenize, tokensOf } from './tokenize';
  * The weights and BM25 parameters were tuned on bench/relevance.ts (a public
  * test collection with judged queries) against a plain BM25.
  */
-export const FIELD_BOOST = { title: 2.5, aliases: 2, tags: 1.5, summary: 1.2, body: 1 } as const;
+export const FIELD_BOOST = { title: 2, aliases: 2, tags: 1.5, summary: 1.2, body: 1 } as const;
 type Field = keyof typeof FIELD_BOOST;
 const FIELDS = Object.keys(FIELD_BOOST) as Field[];
-export const BM25 = { k: 1.2, b: 0.75, d: 0.5 };
+/** Okapi BM25 (d = 0: MiniSearch's BM25+ lower bound off, which ranked worse on the bench). */
+export const BM25 = { k: 1.5, b: 0.75, d: 0 };
 
 export interface IndexedHit {
   page: Page;
@@ -72,56 +73,56 @@ export class PageIndex {
 const SNIPPET_CHARS = 240;
 
 /**
- * The passage of a page that best shows why it matched: the paragraph (or
- * window of a long paragraph) holding the most distinct query terms, then the
- * most occurrences, cut to about 240 characters around the first match. A page
- * that matched only on its title, tags or aliases shows its summary.
+ * The passage of a page that best shows why it matched: the ~240-character
+ * window of its body holding the most distinct query terms (then the most
+ * occurrences), cut on word boundaries. Occurrences are found with one regular
+ * expression pass over the plain-text body (candidate words start with a
+ * term's stem; each candidate is checked by reducing that word alone to its
+ * term), so a snippet does not tokenise the whole page. A page that matched
+ * only on its title, tags or aliases shows its summary.
  */
 export function snippetOf(page: Page, terms: readonly string[]): string {
+  const text = plain(page.body);
   const wanted = new Set(terms);
-  let best: { text: string; start: number; distinct: number; count: number } | null = null;
-  for (const passage of passagesOf(page.body)) {
-    const toks = tokensOf(passage);
-    const seen = new Set<string>();
-    let count = 0;
-    let first = -1;
-    for (const t of toks) {
-      if (!wanted.has(t.term)) continue;
-      seen.add(t.term);
-      count++;
-      if (first < 0) first = t.start;
-    }
-    if (seen.size === 0) continue;
-    if (!best || seen.size > best.distinct || (seen.size === best.distinct && count > best.count)) {
-      best = { text: passage, start: first, distinct: seen.size, count };
+  const finder = finderOf(terms);
+  const hits: Array<{ at: number; term: string }> = [];
+  if (finder) {
+    for (const m of text.matchAll(finder)) {
+      const word = m[0];
+      const term = CJK_RUN.test(word) ? word.toLowerCase() : termOf(word);
+      if (term && wanted.has(term)) hits.push({ at: m.index!, term });
     }
   }
-  if (!best) return clip(page.summary || plain(page.body), 0);
-  return clip(best.text, best.start);
+  if (hits.length === 0) return clip(page.summary || text, 0);
+  const span = SNIPPET_CHARS - 40;
+  let best = { i: 0, distinct: 0, count: 0 };
+  const inWindow = new Map<string, number>();
+  for (let i = 0, j = 0; i < hits.length; i++) {
+    while (j < hits.length && hits[j].at - hits[i].at <= span) {
+      inWindow.set(hits[j].term, (inWindow.get(hits[j].term) ?? 0) + 1);
+      j++;
+    }
+    const count = j - i;
+    if (inWindow.size > best.distinct || (inWindow.size === best.distinct && count > best.count)) best = { i, distinct: inWindow.size, count };
+    const left = inWindow.get(hits[i].term)! - 1;
+    if (left === 0) inWindow.delete(hits[i].term);
+    else inWindow.set(hits[i].term, left);
+  }
+  return clip(text, hits[best.i].at);
 }
 
-/** Paragraphs of a Markdown body as plain text; long ones split at sentence ends into windows. */
-function passagesOf(body: string): string[] {
-  const out: string[] = [];
-  for (const para of body.split(/\n\s*\n/)) {
-    const text = plain(para);
-    if (!text) continue;
-    if (text.length <= SNIPPET_CHARS * 2) {
-      out.push(text);
-      continue;
-    }
-    const sentences = text.split(/(?<=[.!?。！？])\s*/u);
-    let cur = '';
-    for (const s of sentences) {
-      if (cur && cur.length + s.length > SNIPPET_CHARS * 2) {
-        out.push(cur);
-        cur = '';
-      }
-      cur += (cur && !/[。！？]$/u.test(cur) ? ' ' : '') + s;
-    }
-    if (cur) out.push(cur);
-  }
-  return out;
+const CJK_RUN = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]+$/u;
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Finds words that may carry one of the terms: Latin stems as word prefixes, CJK terms literally. */
+function finderOf(terms: readonly string[]): RegExp | null {
+  const alts = [...new Set(terms.map((t) => {
+    if (CJK_RUN.test(t)) return escapeRe(t);
+    // Porter stems are prefixes of their words, except a final y turned i ("studi" from "study").
+    const prefix = t.length > 3 && t.endsWith('i') ? t.slice(0, -1) : t;
+    return `(?<![\\p{L}\\p{N}])${escapeRe(prefix)}[\\p{L}\\p{M}\\p{N}]*`;
+  }))];
+  return alts.length ? new RegExp(alts.join('|'), 'giu') : null;
 }
 
 /** Markdown markup removed, whitespace collapsed. */
