@@ -21,6 +21,9 @@ import { videoRoutes } from './routes/videos';
 import { usageRoutes } from './routes/usage';
 import { kbFileRoutes } from './routes/kb-files';
 import { adminKbRoutes } from './routes/admin-kb';
+import { wikiRoutes } from './routes/wiki';
+import { mcpRoutes } from '../mcp/http';
+import { difyRoutes } from './routes/dify';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -31,7 +34,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.use(trace(deps.log));
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -16,6 +16,10 @@ import type { ServiceDeps } from './deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
+import { CorpusCache } from '../knowledge/corpus';
+import { Retrieval } from '../knowledge/retrieval';
+import { KnowledgeReader } from '../knowledge/reader';
+import { DifyRetrieval } from '../integrations/dify';
 import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
 import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 import { KbBases } from '../knowledge/bases';
@@ -38,10 +42,14 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const accounts = new AccountService(db, redis, wallet);
   const upstream = new UpstreamPools({ connections: config.UPSTREAM_CONNECTIONS, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const pages = new PageStore(db, redis);
+  const corpora = new CorpusCache(pages);
+  const retrieval = new Retrieval(corpora);
+  const kbScope = new KnowledgeScope(db);
+  const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
+  const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
   const people = new PeopleService(db, accounts);
-  const pages = new PageStore(db, redis);
-  const kbScope = new KnowledgeScope(db);
   const kbFiles = new MongoFileStore(db.KbFile);
   const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });
   return {
@@ -55,10 +63,14 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     people,
     pages,
     kbScope,
+    corpora,
+    retrieval,
+    knowledge,
+    dify: new DifyRetrieval(knowledge, retrieval),
     kbFiles,
     kbBases,
     kbIngestion: new KbIngestion({ config, db, redis, log, pages, kbFiles, temporal, bases: kbBases }),
-    sourceLinks: new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL),
+    sourceLinks,
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
