@@ -14,6 +14,8 @@ import type { MediaHttp } from '../providers/media/http';
 import type { PeopleService } from '../services/people';
 import type { PageStore } from '../knowledge/page-store';
 import type { KnowledgeScope } from '../knowledge/scope';
+import type { Retrieval } from '../knowledge/retrieval';
+import type { CorpusCache } from '../knowledge/corpus';
 
 /** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
 export interface GatewayDeps {
@@ -29,6 +31,10 @@ export interface GatewayDeps {
   /** Knowledge-base pages as readers see them, and who may read which base. */
   pages: PageStore;
   kbScope: KnowledgeScope;
+  /** Each readable base's pages and index, cached per base version (every reader surface goes through it). */
+  corpora: CorpusCache;
+  /** Lexical search over one or several bases: REST, MCP, Dify and agents all call this. */
+  retrieval: Retrieval;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */

@@ -16,6 +16,8 @@ import type { GatewayDeps } from '../gateway/deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
+import { CorpusCache } from '../knowledge/corpus';
+import { Retrieval } from '../knowledge/retrieval';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
@@ -34,6 +36,8 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const accounts = new AccountService(db, redis, wallet);
   const upstream = new UpstreamPools({ connections: config.UPSTREAM_CONNECTIONS, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const pages = new PageStore(db, redis);
+  const corpora = new CorpusCache(pages);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
   return {
     config,
@@ -44,8 +48,10 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     keys,
     accounts,
     people: new PeopleService(db, accounts),
-    pages: new PageStore(db, redis),
+    pages,
     kbScope: new KnowledgeScope(db),
+    corpora,
+    retrieval: new Retrieval(corpora),
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
