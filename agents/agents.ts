@@ -9,7 +9,7 @@ import type { RedisClient } from '../infra/redis';
 import type { AccountService } from '../services/accounts';
 import type { KnowledgeScope } from '../knowledge/scope';
 import type { BaseRef } from '../knowledge/page-store';
-import { OPERATOR, actorId, type Actor, type AgentPermissions } from './actor';
+import { actorId, type Actor, type AgentPermissions } from './actor';
 
 /** Redis records every gateway instance reads on each agent call. */
 export const agentRedisKeys = {
@@ -269,5 +269,3 @@ export class AgentService {
     return out;
   }
 }
-
-export { OPERATOR };

@@ -8,6 +8,7 @@ import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
 import { adminRoutes } from './routes/admin';
 import { adminPeopleRoutes } from './routes/admin-people';
+import { agentRoutes } from './routes/admin-agents';
 import { healthRoutes } from './routes/health';
 import { chatRoutes } from './routes/chat';
 import { imageRoutes } from './routes/images';
@@ -26,7 +27,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.silent = true;
   app.use(errorHandler(deps.log));
   app.use(trace(deps.log));
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), agentRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

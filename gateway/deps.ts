@@ -15,6 +15,7 @@ import type { PeopleService } from '../services/people';
 import type { PageStore } from '../knowledge/page-store';
 import type { KnowledgeScope } from '../knowledge/scope';
 import type { Retrieval } from '../knowledge/retrieval';
+import type { AgentServices } from '../agents';
 import type { CorpusCache } from '../knowledge/corpus';
 
 /** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
@@ -35,6 +36,8 @@ export interface GatewayDeps {
   corpora: CorpusCache;
   /** Lexical search over one or several bases: REST, MCP, Dify and agents all call this. */
   retrieval: Retrieval;
+  /** Enterprise agents, agent keys and their audit (agents/). */
+  agents: AgentServices;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */

@@ -18,6 +18,7 @@ import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
 import { CorpusCache } from '../knowledge/corpus';
 import { Retrieval } from '../knowledge/retrieval';
+import { createAgentServices } from '../agents';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
@@ -39,6 +40,9 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const pages = new PageStore(db, redis);
   const corpora = new CorpusCache(pages);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const people = new PeopleService(db, accounts);
+  const kbScope = new KnowledgeScope(db);
+  const current = () => catalogue;
   return {
     config,
     db,
@@ -47,9 +51,9 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     wallet,
     keys,
     accounts,
-    people: new PeopleService(db, accounts),
+    people,
     pages,
-    kbScope: new KnowledgeScope(db),
+    kbScope,
     corpora,
     retrieval: new Retrieval(corpora),
     usage,
@@ -57,7 +61,8 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     upstream,
     mediaHttp: createMediaHttp(upstream),
     temporal,
-    catalogue: () => catalogue,
+    catalogue: current,
+    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current }),
     async close() {
       clearInterval(reload);
       await usage.flush();
