@@ -166,7 +166,9 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
   router.post('/agents/:id/keys', body, async (ctx) => {
     const input = parse(KeyIssue, ctx.state.body);
     const expires = input.expires_at === undefined || input.expires_at === null ? null : new Date(typeof input.expires_at === 'number' ? input.expires_at * 1000 : input.expires_at);
-    const { doc, plaintext } = await keys.issue(actorOf(ctx), ctx.params.id, { ...input, expires_at: expires }, originOf(ctx));
+    const { doc, plaintext } = await keys.issue(actorOf(ctx), ctx.params.id, {
+      name: input.name, holder_user_id: input.holder_user_id, spend_cap_nano: input.spend_cap_usd, expires_at: expires,
+    }, originOf(ctx));
     ctx.status = 201;
     ctx.body = await keyView(doc, { key: plaintext });
   });
