@@ -19,6 +19,9 @@ import { clipTemplateRoutes } from './routes/clip-templates';
 import { avatarRoutes } from './routes/avatars';
 import { videoRoutes } from './routes/videos';
 import { usageRoutes } from './routes/usage';
+import { kbFileRoutes } from './routes/kb-files';
+import { wikiRoutes } from './routes/wiki';
+import { mcpRoutes } from '../mcp/http';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -27,7 +30,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.silent = true;
   app.use(errorHandler(deps.log));
   app.use(trace(deps.log));
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), agentRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), agentRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

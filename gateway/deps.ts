@@ -17,6 +17,9 @@ import type { KnowledgeScope } from '../knowledge/scope';
 import type { Retrieval } from '../knowledge/retrieval';
 import type { AgentServices } from '../agents';
 import type { CorpusCache } from '../knowledge/corpus';
+import type { KnowledgeReader } from '../knowledge/reader';
+import type { FileStore } from '../knowledge/storage/file-store';
+import type { SourceLinks } from '../knowledge/storage/source-links';
 
 /** Everything a request handler may use, built once per process (gateway/server.ts or a test). */
 export interface GatewayDeps {
@@ -38,6 +41,12 @@ export interface GatewayDeps {
   retrieval: Retrieval;
   /** Enterprise agents, agent keys and their audit (agents/). */
   agents: AgentServices;
+  /** Every read rule of the knowledge base (REST, MCP, Dify render it). */
+  knowledge: KnowledgeReader;
+  /** Uploaded knowledge-base files (embedded: chunks in Mongo). */
+  kbFiles: FileStore;
+  /** Signs and checks the 1-hour source links (`sourceLinks.sourceInfo(page.source, ctx.origin)`). */
+  sourceLinks: SourceLinks;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */

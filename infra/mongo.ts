@@ -230,6 +230,24 @@ export interface TaskFileDoc {
   created_at: Date;
 }
 
+/**
+ * A chunk (at most 8 MB) of an uploaded knowledge-base file
+ * (knowledge/storage/mongo-file-store.ts). `_id` is `{key}#{chunk}`; chunk 0
+ * carries the metadata and is written last, so a file is whole once chunk 0
+ * exists.
+ */
+export interface KbFileDoc {
+  _id: string;
+  key: string;
+  chunk: number;
+  chunks: number;
+  content_type: string;
+  filename: string;
+  size: number;
+  data: Buffer;
+  created_at: Date;
+}
+
 export interface IdempotencyDoc {
   /** `{accountId}:{sha256(Idempotency-Key)}`: the claim is this insert. */
   _id: string;
@@ -428,6 +446,11 @@ const IdempotencySchema = new Schema<IdempotencyDoc>(
 
 const TaskFileSchema = new Schema<TaskFileDoc>({ _id: String, group: String, content_type: String, data: Buffer, created_at: Date }, opts);
 
+const KbFileSchema = new Schema<KbFileDoc>(
+  { _id: String, key: String, chunk: Number, chunks: Number, content_type: String, filename: String, size: Number, data: Buffer, created_at: Date },
+  opts,
+);
+
 const CatalogueModelSchema = new Schema<CatalogueModelDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 const CatalogueRulesSchema = new Schema<CatalogueRulesDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 
@@ -448,6 +471,7 @@ export interface Db {
   Kb: Model<KbDoc>;
   KbDocument: Model<KbDocumentDoc>;
   Page: Model<PageDoc>;
+  KbFile: Model<KbFileDoc>;
 }
 
 export async function connectMongo(url: string): Promise<Db> {
@@ -470,6 +494,7 @@ export async function connectMongo(url: string): Promise<Db> {
     Kb: conn.model('Kb', KbSchema, 'kbs'),
     KbDocument: conn.model('KbDocument', KbDocumentSchema, 'kb_documents'),
     Page: conn.model('Page', PageSchema, 'kb_pages'),
+    KbFile: conn.model('KbFile', KbFileSchema, 'kb_files'),
   };
   await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage, db.Task, db.User, db.Membership, db.Page].map((m) => m.init()));
   return db;

@@ -19,6 +19,9 @@ import { KnowledgeScope } from '../knowledge/scope';
 import { CorpusCache } from '../knowledge/corpus';
 import { Retrieval } from '../knowledge/retrieval';
 import { createAgentServices } from '../agents';
+import { KnowledgeReader } from '../knowledge/reader';
+import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
+import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
@@ -39,9 +42,11 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const pages = new PageStore(db, redis);
   const corpora = new CorpusCache(pages);
+  const retrieval = new Retrieval(corpora);
+  const kbScope = new KnowledgeScope(db);
+  const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
   const people = new PeopleService(db, accounts);
-  const kbScope = new KnowledgeScope(db);
   const current = () => catalogue;
   return {
     config,
@@ -55,7 +60,10 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     pages,
     kbScope,
     corpora,
-    retrieval: new Retrieval(corpora),
+    retrieval,
+    knowledge: new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks),
+    kbFiles: new MongoFileStore(db.KbFile),
+    sourceLinks,
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
