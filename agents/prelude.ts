@@ -63,21 +63,24 @@ export async function agentChatCall(deps: GatewayDeps, ctx: Ctx): Promise<ChatCa
     throw new GatewayError('model_no_vision', `the agent's model '${model.id}' does not accept images (image_url content parts)`, { param: 'messages' });
   }
 
-  // 3. Single-turn retrieval over the attached bases the creator may still read.
+  // 3. Single-turn retrieval over the attached bases the creator may still read. The search and the
+  // readability check run side by side; an unreadable base discards the search and refuses the call.
   let pageIds: string[] = [];
   let context: string | null = null;
   if (agent.knowledge_bases.length > 0) {
+    const question = latestUserText(clientMessages);
+    const searching = question && deps.config.AGENT_CONTEXT_TOKENS > 0
+      ? deps.retrieval.search(agent.knowledge_bases, question, { limit: deps.config.AGENT_CONTEXT_PAGES, offset: 0 })
+      : null;
+    searching?.catch(() => undefined);
     const readable = await deps.agents.service.readableBy(agent);
     const lost = agent.knowledge_bases.find((b) => !readable.some((r) => r.account_id === b.account_id && r.kb_id === b.kb_id));
     if (lost) throw errors.agentForbidden(`the agent's knowledge base '${lost.kb_id}' is no longer readable by its creator`);
-    const question = latestUserText(clientMessages);
-    if (question && deps.config.AGENT_CONTEXT_TOKENS > 0) {
-      const found = await deps.retrieval.search(agent.knowledge_bases, question, { limit: deps.config.AGENT_CONTEXT_PAGES, offset: 0 });
-      const injected = contextMessage(found.hits.map((h) => h.page), deps.config.AGENT_CONTEXT_TOKENS);
-      if (injected) {
-        context = injected.text;
-        pageIds = injected.pageIds;
-      }
+    const found = await searching;
+    const injected = found ? contextMessage(found.hits.map((h) => h.page), deps.config.AGENT_CONTEXT_TOKENS) : null;
+    if (injected) {
+      context = injected.text;
+      pageIds = injected.pageIds;
     }
   }
   ctx.state.usageTags = { agent_id: agentId, kb_page_ids: pageIds };

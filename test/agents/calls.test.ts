@@ -241,6 +241,18 @@ test.serial('every other endpoint refuses an agent key, in its own error shape',
   t.is(gemini.status, 403);
   t.is(gemini.json.error.status, 'PERMISSION_DENIED');
   t.is(gemini.json.error.code, 403);
+  const wiki = await fetch(`${gw.url}/api/v1/ext/wiki/search?q=vacation`, { headers: { authorization: `Bearer ${key}` } });
+  t.is(wiki.status, 403);
+  t.is(((await wiki.json()) as any).error.code, 'permission_denied');
+  const mcp = await fetch(`${gw.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  t.is(mcp.status, 403);
+  const rpc: any = await mcp.json();
+  t.is(rpc.jsonrpc, '2.0');
+  t.regex(rpc.error.message, /agent key/);
   // ?key= as well
   const viaQuery = await fetch(`${gw.url}/v1/key/balance?key=${key}`);
   t.is(viaQuery.status, 403);
