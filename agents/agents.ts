@@ -10,6 +10,7 @@ import type { AccountService } from '../services/accounts';
 import type { KnowledgeScope } from '../knowledge/scope';
 import type { BaseRef } from '../knowledge/page-store';
 import { actorId, type Actor, type AgentPermissions } from './actor';
+import type { AgentUsage, AgentUsageReport } from './usage';
 
 /** Redis records every gateway instance reads on each agent call. */
 export const agentRedisKeys = {
@@ -62,6 +63,7 @@ export class AgentService {
     private readonly scope: KnowledgeScope,
     private readonly perms: AgentPermissions,
     private readonly catalogue: () => Catalogue,
+    private readonly scopeCacheMs = 0,
   ) {}
 
   // ---- enterprise settings
@@ -195,10 +197,25 @@ export class AgentService {
     return this.publish(next);
   }
 
-  /** The bases an agent's calls may search: what its creator may read (the enterprise's own bases when the operator made it). */
-  async readableBy(agent: Pick<AgentRecord, 'created_by' | 'enterprise_id'>): Promise<BaseRef[]> {
-    return agent.created_by ? this.scope.forUser(agent.created_by) : this.scope.forAccount(agent.enterprise_id);
+  /**
+   * The bases an agent's calls may search: what its creator may read (the enterprise's own bases when
+   * the operator made it). Agent calls read it through a short per-process cache (`scopeCacheMs`), so a
+   * change of membership or readers reaches them within that time without three store reads per call.
+   */
+  async readableBy(agent: Pick<AgentRecord, 'created_by' | 'enterprise_id'>, opts: { cached?: boolean } = {}): Promise<BaseRef[]> {
+    const id = agent.created_by ? `user:${agent.created_by}` : `acct:${agent.enterprise_id}`;
+    const now = performance.now();
+    if (opts.cached && this.scopeCacheMs > 0) {
+      const hit = this.scopes.get(id);
+      if (hit && now - hit.at < this.scopeCacheMs) return hit.refs;
+    }
+    const refs = agent.created_by ? await this.scope.forUser(agent.created_by) : await this.scope.forAccount(agent.enterprise_id);
+    if (this.scopes.size > 10_000) this.scopes.clear();
+    this.scopes.set(id, { at: now, refs });
+    return refs;
   }
+
+  private readonly scopes = new Map<string, { at: number; refs: BaseRef[] }>();
 
   /** The agent and its enterprise's settings for one call: one Redis round trip, Mongo on a miss. */
   async runtime(agentId: string, enterpriseId: string): Promise<{ agent: AgentRecord | null; settings: AgentSettingsRecord }> {
@@ -212,11 +229,18 @@ export class AgentService {
     return { agent, settings };
   }
 
-  /** The agent document, whatever its state (services). */
-  async doc(agentId: string): Promise<AgentDoc> {
+  /** The agent document, published or not (services); a deleted one only with `includeDeleted`. */
+  async doc(agentId: string, opts: { includeDeleted?: boolean } = {}): Promise<AgentDoc> {
     const doc = await this.adb.Agent.findById(agentId).lean<AgentDoc>();
-    if (!doc || doc.deleted_at) throw notFound(`agent ${agentId}`);
+    if (!doc || (doc.deleted_at && !opts.includeDeleted)) throw notFound(`agent ${agentId}`);
     return doc;
+  }
+
+  /** Per-agent usage for owners and admins (a deleted agent's history stays readable). */
+  async usage(actor: Actor, agentId: string, days: number, report: AgentUsageReport): Promise<AgentUsage> {
+    const doc = await this.doc(agentId, { includeDeleted: true });
+    await this.perms.requireAdmin(actor, doc.enterprise_id);
+    return report.byDay(doc._id, days);
   }
 
   private async managed(actor: Actor, agentId: string): Promise<AgentDoc> {

@@ -26,11 +26,11 @@ export interface AgentServices {
 
 export function createAgentServices(p: {
   db: Db; redis: RedisClient; accounts: AccountService; keys: KeyService; people: PeopleService; wallet: Wallet;
-  usage: UsageRecorder; scope: KnowledgeScope; catalogue: () => Catalogue;
+  usage: UsageRecorder; scope: KnowledgeScope; catalogue: () => Catalogue; scopeCacheMs: number;
 }): AgentServices {
   const adb = agentModels(p.db.conn);
   const permissions = new AgentPermissions(p.people);
-  const service = new AgentService(p.db, adb, p.redis, p.accounts, p.scope, permissions, p.catalogue);
+  const service = new AgentService(p.db, adb, p.redis, p.accounts, p.scope, permissions, p.catalogue, p.scopeCacheMs);
   const audit = new AgentAudit(adb);
   const keys = new AgentKeyService(adb, p.keys, p.people, service, audit, permissions, new Escrow(p.wallet));
   return { service, keys, audit, usage: new AgentUsageReport(p.db, p.usage), permissions };

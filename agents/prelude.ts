@@ -73,7 +73,7 @@ export async function agentChatCall(deps: GatewayDeps, ctx: Ctx): Promise<ChatCa
       ? deps.retrieval.search(agent.knowledge_bases, question, { limit: deps.config.AGENT_CONTEXT_PAGES, offset: 0 })
       : null;
     searching?.catch(() => undefined);
-    const readable = await deps.agents.service.readableBy(agent);
+    const readable = await deps.agents.service.readableBy(agent, { cached: true });
     const lost = agent.knowledge_bases.find((b) => !readable.some((r) => r.account_id === b.account_id && r.kb_id === b.kb_id));
     if (lost) throw errors.agentForbidden(`the agent's knowledge base '${lost.kb_id}' is no longer readable by its creator`);
     const found = await searching;

@@ -44,6 +44,8 @@ const EnvSchema = z.object({
   AGENT_CONTEXT_TOKENS: z.coerce.number().int().min(0).default(2000),
   /** Agents: how many search hits are considered for injection. */
   AGENT_CONTEXT_PAGES: z.coerce.number().int().min(1).max(50).default(5),
+  /** Agents: how long a call may reuse the creator's readable bases (0: read them on every call). */
+  AGENT_SCOPE_CACHE_MS: z.coerce.number().int().min(0).default(1000),
 });
 
 export type Config = z.infer<typeof EnvSchema>;

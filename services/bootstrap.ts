@@ -70,7 +70,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     mediaHttp: createMediaHttp(upstream),
     temporal,
     catalogue: current,
-    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current }),
+    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS }),
     async close() {
       clearInterval(reload);
       await usage.flush();

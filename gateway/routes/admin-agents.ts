@@ -149,10 +149,8 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = agentView(await service.detachBase(actorOf(ctx), ctx.params.id, ctx.params.kb));
   });
   router.get('/agents/:id/usage', async (ctx) => {
-    const agent = await service.doc(ctx.params.id);
-    await deps.agents.permissions.requireAdmin(actorOf(ctx), agent.enterprise_id);
     const { days } = parse(UsageQuery, ctx.query);
-    const report = await usage.byDay(agent._id, days);
+    const report = await service.usage(actorOf(ctx), ctx.params.id, days, usage);
     const money = <T extends { cost_nano: number }>({ cost_nano, ...rest }: T) => ({ ...rest, cost_usd: formatCredits(cost_nano) });
     ctx.body = { object: 'agent_usage', agent_id: report.agent_id, since: report.since, totals: money(report.totals), days: report.days.map(money) };
   });

@@ -291,10 +291,13 @@ test.serial('4xx causes of agent calls, each in the chat-completions shape', asy
   t.is((await ask()).status, 200);
 
   await gw.deps.db.Kb.updateOne({ _id: `${ent.id}/handbook` }, { $set: { readers: [ent.member2] } });
+  // Agent calls reuse the creator's readable bases for AGENT_SCOPE_CACHE_MS.
+  await new Promise((r) => setTimeout(r, gw.config.AGENT_SCOPE_CACHE_MS + 50));
   const unreadable = await ask();
   t.is(unreadable.status, 403);
   t.regex(unreadable.json.error.message, /handbook/);
   await gw.deps.db.Kb.updateOne({ _id: `${ent.id}/handbook` }, { $set: { readers: 'all' } });
+  await new Promise((r) => setTimeout(r, gw.config.AGENT_SCOPE_CACHE_MS + 50));
   t.is((await ask()).status, 200);
 
   await adminAs(gw, ent.admin, 'POST', `/agents/${agent.id}/unpublish`);
