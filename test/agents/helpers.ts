@@ -51,7 +51,13 @@ export async function adminAs<T = any>(gw: TestGateway, userId: string | null, m
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = text; // e.g. a plain-text 405
+  }
+  return { status: res.status, body: parsed as T };
 }
 
 export interface Enterprise {
