@@ -152,7 +152,7 @@ export class AgentKeyService {
   async viewPlaintext(actor: Actor, agentKeyId: string, origin: Origin): Promise<{ doc: AgentKeyDoc; plaintext: string }> {
     const doc = await this.visible(actor, agentKeyId);
     if (doc.state !== 'issued' || !doc.api_key_id) throw conflict(`agent key ${agentKeyId} is ${doc.state}: only an issued key can be viewed`);
-    const plaintext = await this.keys.reveal(doc.api_key_id);
+    const plaintext = await this.keys.reveal(doc.api_key_id, { lifecycle: true });
     await this.audit.append({ enterpriseId: doc.enterprise_id, agentKeyId, agentId: doc.agent_id, action: 'view_plaintext', actor, origin });
     return { doc, plaintext };
   }
@@ -243,7 +243,7 @@ export class AgentKeyService {
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       const key = await this.keys.get(id);
-      return { key, plaintext: await this.keys.reveal(id) };
+      return { key, plaintext: await this.keys.reveal(id, { lifecycle: true }) };
     }
   }
 

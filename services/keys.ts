@@ -92,8 +92,10 @@ export class KeyService {
     return this.db.ApiKey.find({ account_id: accountId }).lean<ApiKeyDoc[]>();
   }
 
-  async reveal(id: string): Promise<string> {
+  /** `lifecycle`: the agent-key service, which audits every view; the plaintext of an agent key is shown nowhere else. */
+  async reveal(id: string, opts: { lifecycle?: boolean } = {}): Promise<string> {
     const doc = await this.get(id);
+    if (doc.agent_id && !opts.lifecycle) throw agentKeyManaged();
     if (!doc.secret) {
       throw new GatewayError('invalid_request', 'this key is a hash-only legacy key and cannot be revealed', { status: 409 });
     }
@@ -137,7 +139,7 @@ export class KeyService {
 }
 
 function agentKeyManaged(): GatewayError {
-  return new GatewayError('invalid_request', 'this is an agent key: revoke or delete it through /admin/v1/agent-keys/{id} (docs/agents.md)', { status: 409 });
+  return new GatewayError('invalid_request', 'this is an agent key: it is viewed, revoked and deleted through /admin/v1/agent-keys/{id} (docs/agents.md)', { status: 409 });
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -117,6 +117,8 @@ test('request -> approve (cap mandatory) -> the holder sees and views it -> revo
   // The generic key API cannot undo a revocation or touch an agent key.
   const apiKeyId = (await gw.deps.db.ApiKey.findOne({ agent_id: agent.id }).lean())!._id;
   t.is((await gw.admin('PATCH', `/keys/${apiKeyId}`, { enabled: false })).status, 409);
+  t.is((await gw.admin('GET', `/keys/${apiKeyId}/reveal`)).status, 409, 'no unaudited view');
+  t.is((await gw.admin('DELETE', `/keys/${apiKeyId}`)).status, 409);
 
   t.is((await adminAs(gw, ent.member, 'POST', `/agent-keys/${id}/revoke`)).status, 403);
   const revoked = await adminAs(gw, ent.owner, 'POST', `/agent-keys/${id}/revoke`, undefined, UA);
