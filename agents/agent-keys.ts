@@ -1,5 +1,5 @@
 import { GatewayError } from '../domain/errors';
-import { newId } from '../domain/ids';
+import { newId } from '../infra/ids';
 import { canAdminister } from '../domain/people';
 import { nextState, type AgentKeyAction } from '../domain/agents';
 import { isDuplicateKey, type ApiKeyDoc } from '../infra/mongo';

@@ -1,5 +1,5 @@
 import { GatewayError } from '../domain/errors';
-import { newId } from '../domain/ids';
+import { newId } from '../infra/ids';
 import { canAdminister } from '../domain/people';
 import { DEFAULT_AGENT_SETTINGS, whitelistAllows, type AgentRecord, type AgentSettingsRecord } from '../domain/agents';
 import type { Catalogue, Model } from '../domain/catalogue';

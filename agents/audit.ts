@@ -1,4 +1,4 @@
-import { newId } from '../domain/ids';
+import { newId } from '../infra/ids';
 import type { AgentAuditDoc, AgentDb } from '../infra/mongo-agents';
 import { actorId, type Actor, type Origin } from './actor';
 

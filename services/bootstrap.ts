@@ -12,7 +12,7 @@ import { UpstreamPools } from '../infra/upstream';
 import { createMediaHttp } from '../providers/media/http';
 import { Client, Connection } from '@temporalio/client';
 import { loadCatalogue } from './catalogue-store';
-import type { GatewayDeps } from '../gateway/deps';
+import type { ServiceDeps } from './deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
@@ -26,7 +26,7 @@ import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links
 const CATALOGUE_RELOAD_MS = 30_000;
 
 /** Connect to Mongo and Redis and build the services, once per process. */
-export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<GatewayDeps & { close(): Promise<void> }> {
+export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
   const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX)];
   const wallet = new Wallet(db, redis);
   const vars = { SIMULATOR_URL: config.SIMULATOR_URL };

@@ -7,7 +7,9 @@ import { OPERATOR, type Actor, type Origin } from '../../agents/actor';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
-import { parse, requireAdmin } from './admin';
+import { requireAdmin } from './admin';
+import { validBody, validQuery } from '../middleware/validate';
+import { Instant } from '../../domain/instant';
 
 /**
  * Management API of enterprise agents and agent keys (docs/agents.md).
@@ -54,7 +56,7 @@ const KeyIssue = z
     name: Name,
     holder_user_id: z.string().min(1).max(100).nullable().optional(),
     spend_cap_usd: Credits.nullable().optional(),
-    expires_at: z.union([z.iso.datetime({ offset: true }), z.number().int().positive()]).nullable().optional(),
+    expires_at: Instant.nullable().optional(),
   })
   .strict();
 const Approve = z.object({ spend_cap_usd: Credits }).strict();
@@ -115,12 +117,12 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = settingsView(await service.settings(actorOf(ctx), ctx.params.id));
   });
   router.put('/accounts/:id/agent-settings', body, async (ctx) => {
-    ctx.body = settingsView(await service.updateSettings(actorOf(ctx), ctx.params.id, parse(SettingsPatch, ctx.state.body)));
+    ctx.body = settingsView(await service.updateSettings(actorOf(ctx), ctx.params.id, validBody(ctx, SettingsPatch)));
   });
 
   // Agents.
   router.post('/accounts/:id/agents', body, async (ctx) => {
-    const agent = await service.create(actorOf(ctx), ctx.params.id, parse(NewAgent, ctx.state.body));
+    const agent = await service.create(actorOf(ctx), ctx.params.id, validBody(ctx, NewAgent));
     ctx.status = 201;
     ctx.body = agentView(agent);
   });
@@ -131,7 +133,7 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = agentView(await service.get(actorOf(ctx), ctx.params.id));
   });
   router.patch('/agents/:id', body, async (ctx) => {
-    ctx.body = agentView(await service.update(actorOf(ctx), ctx.params.id, parse(AgentPatch, ctx.state.body)));
+    ctx.body = agentView(await service.update(actorOf(ctx), ctx.params.id, validBody(ctx, AgentPatch)));
   });
   router.post('/agents/:id/publish', async (ctx) => {
     ctx.body = agentView(await service.setPublished(actorOf(ctx), ctx.params.id, true));
@@ -149,7 +151,7 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = agentView(await service.detachBase(actorOf(ctx), ctx.params.id, ctx.params.kb));
   });
   router.get('/agents/:id/usage', async (ctx) => {
-    const { days } = parse(UsageQuery, ctx.query);
+    const { days } = validQuery(ctx, UsageQuery);
     const report = await service.usage(actorOf(ctx), ctx.params.id, days, usage);
     const money = <T extends { cost_nano: number }>({ cost_nano, ...rest }: T) => ({ ...rest, cost_usd: formatCredits(cost_nano) });
     ctx.body = { object: 'agent_usage', agent_id: report.agent_id, since: report.since, totals: money(report.totals), days: report.days.map(money) };
@@ -157,21 +159,20 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
 
   // Agent keys: request, issue, approve, reject, revoke, delete, view.
   router.post('/agents/:id/key-requests', body, async (ctx) => {
-    const doc = await keys.request(actorOf(ctx), ctx.params.id, parse(KeyRequest, ctx.state.body), originOf(ctx));
+    const doc = await keys.request(actorOf(ctx), ctx.params.id, validBody(ctx, KeyRequest), originOf(ctx));
     ctx.status = 201;
     ctx.body = await keyView(doc);
   });
   router.post('/agents/:id/keys', body, async (ctx) => {
-    const input = parse(KeyIssue, ctx.state.body);
-    const expires = input.expires_at === undefined || input.expires_at === null ? null : new Date(typeof input.expires_at === 'number' ? input.expires_at * 1000 : input.expires_at);
+    const input = validBody(ctx, KeyIssue);
     const { doc, plaintext } = await keys.issue(actorOf(ctx), ctx.params.id, {
-      name: input.name, holder_user_id: input.holder_user_id, spend_cap_nano: input.spend_cap_usd, expires_at: expires,
+      name: input.name, holder_user_id: input.holder_user_id, spend_cap_nano: input.spend_cap_usd, expires_at: input.expires_at ?? null,
     }, originOf(ctx));
     ctx.status = 201;
     ctx.body = await keyView(doc, { key: plaintext });
   });
   router.get('/accounts/:id/agent-keys', async (ctx) => {
-    const q = parse(KeyList, ctx.query);
+    const q = validQuery(ctx, KeyList);
     ctx.body = await list(await keys.listForEnterprise(actorOf(ctx), ctx.params.id, { state: q.state, agentId: q.agent_id }));
   });
   router.get('/users/:id/agent-keys', async (ctx) => {
@@ -186,11 +187,11 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = await keyView(doc, { key: plaintext });
   });
   router.post('/agent-keys/:id/approve', body, async (ctx) => {
-    const { spend_cap_usd } = parse(Approve, ctx.state.body);
+    const { spend_cap_usd } = validBody(ctx, Approve);
     ctx.body = await keyView(await keys.approve(actorOf(ctx), ctx.params.id, { spend_cap_nano: spend_cap_usd }, originOf(ctx)));
   });
   router.post('/agent-keys/:id/reject', body, async (ctx) => {
-    ctx.body = await keyView(await keys.reject(actorOf(ctx), ctx.params.id, parse(Reject, ctx.state.body), originOf(ctx)));
+    ctx.body = await keyView(await keys.reject(actorOf(ctx), ctx.params.id, validBody(ctx, Reject), originOf(ctx)));
   });
   router.post('/agent-keys/:id/revoke', async (ctx) => {
     ctx.body = await keyView(await keys.revoke(actorOf(ctx), ctx.params.id, originOf(ctx)));
@@ -202,7 +203,7 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
   // The append-only audit record.
   router.get('/accounts/:id/agent-keys/audit', async (ctx) => {
     await deps.agents.permissions.requireAdmin(actorOf(ctx), ctx.params.id);
-    const q = parse(AuditQuery, ctx.query);
+    const q = validQuery(ctx, AuditQuery);
     const { rows, nextCursor } = await audit.list(ctx.params.id, { limit: q.limit, before: q.before, agentKeyId: q.agent_key_id });
     ctx.body = {
       object: 'list',
