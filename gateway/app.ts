@@ -9,6 +9,7 @@ import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
 import { adminRoutes } from './routes/admin';
 import { adminPeopleRoutes } from './routes/admin-people';
+import { agentRoutes } from './routes/admin-agents';
 import { healthRoutes } from './routes/health';
 import { chatRoutes } from './routes/chat';
 import { imageRoutes } from './routes/images';
@@ -34,7 +35,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.use(trace(deps.log));
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

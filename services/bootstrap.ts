@@ -18,6 +18,7 @@ import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
 import { CorpusCache } from '../knowledge/corpus';
 import { Retrieval } from '../knowledge/retrieval';
+import { createAgentServices } from '../agents';
 import { KnowledgeReader } from '../knowledge/reader';
 import { DifyRetrieval } from '../integrations/dify';
 import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
@@ -52,6 +53,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const people = new PeopleService(db, accounts);
   const kbFiles = new MongoFileStore(db.KbFile);
   const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });
+  const current = () => catalogue;
   return {
     config,
     db,
@@ -76,7 +78,8 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     upstream,
     mediaHttp: createMediaHttp(upstream),
     temporal,
-    catalogue: () => catalogue,
+    catalogue: current,
+    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS }),
     async close() {
       clearInterval(reload);
       await usage.flush();

@@ -22,6 +22,7 @@ import type { Retrieval } from '../knowledge/retrieval';
 import type { CorpusCache } from '../knowledge/corpus';
 import type { KnowledgeReader } from '../knowledge/reader';
 import type { DifyRetrieval } from '../integrations/dify';
+import type { AgentServices } from '../agents';
 
 /** The process's services, built once (services/bootstrap.ts buildDeps, or a test): what a request handler or a worker may use. */
 export interface ServiceDeps {
@@ -52,6 +53,8 @@ export interface ServiceDeps {
   /** Team bases and the personal base's settings; uploads, builds and document deletion. */
   kbBases: KbBases;
   kbIngestion: KbIngestion;
+  /** Enterprise agents, agent keys and their audit (agents/). */
+  agents: AgentServices;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */

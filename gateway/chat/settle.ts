@@ -4,6 +4,7 @@ import { chatCharge, type TokenUsage } from '../../domain/pricing';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
 import { recordOutcome } from '../middleware/usage-capture';
+import { walletOf } from '../../domain/api-key';
 
 export type ChatOutcome = 'success' | 'interrupted' | 'error';
 
@@ -32,7 +33,7 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
   if (cost > 0) {
     const op = {
       opId: `${ctx.state.requestId}:charge`,
-      accountId: auth.account.id,
+      accountId: walletOf(auth.key),
       keyId: auth.key.id,
       kind: 'charge' as const,
       amountNano: -cost,

@@ -43,6 +43,7 @@ export function recordOutcome(
     endpoint: ctx.state.usageEndpoint ?? ctx.path,
     model: ctx.state.model ?? null,
     latency_ms: Math.round(performance.now() - ctx.state.startedAt),
+    ...ctx.state.usageTags,
     ...row,
   });
 }
