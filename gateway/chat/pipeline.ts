@@ -101,16 +101,24 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
 
   // One signal stops the upstream request: the client went away, or the deadline (streaming included)
   // passed. A plain timer, cleared when the request ends (AbortSignal.timeout would stay armed 180 s).
+  // `stop` is AbortSignal.any([clientGone, expired]) by hand: on Node 20 AbortSignal.any costs about
+  // ten AbortControllers per call, a measurable share of a chat request (bench:chat).
   const clientGone = new AbortController();
   const expired = new AbortController();
-  const signal = AbortSignal.any([clientGone.signal, expired.signal]);
+  const stop = new AbortController();
+  const signal = stop.signal;
   const deadline = expired.signal;
   const onClose = () => {
-    if (!ctx.res.writableFinished) clientGone.abort();
+    if (ctx.res.writableFinished) return;
+    clientGone.abort();
+    stop.abort();
   };
   ctx.req.once('close', onClose);
   ctx.res.once('close', onClose);
-  const timer = setTimeout(() => expired.abort(), env.config.CHAT_UPSTREAM_TIMEOUT_MS);
+  const timer = setTimeout(() => {
+    expired.abort();
+    stop.abort();
+  }, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
   /** A thrown transport error: the client left, the deadline passed, or the channel failed (the ladder decides). */
   const transportFailure = (err: unknown): Error => {
     if (deadline.aborted) return new UpstreamTransportError('timeout', 'the request deadline passed');
