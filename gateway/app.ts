@@ -3,6 +3,7 @@ import type { GatewayDeps } from './deps';
 import type { GatewayState } from './context';
 import { errorHandler } from './middleware/error-handler';
 import { trace } from './middleware/trace';
+import { wellFormedPath } from './middleware/url-policy';
 import { modelRoutes } from './routes/models';
 import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
@@ -22,15 +23,18 @@ import { kbFileRoutes } from './routes/kb-files';
 import { wikiRoutes } from './routes/wiki';
 import { mcpRoutes } from '../mcp/http';
 import { difyRoutes } from './routes/dify';
+import { adminKbRoutes } from './routes/admin-kb';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = false;
   app.silent = true;
-  app.use(errorHandler(deps.log));
+  // The access log wraps the error handler, so it records the status the client got.
   app.use(trace(deps.log));
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps)]) {
+  app.use(errorHandler(deps.log));
+  app.use(wellFormedPath());
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

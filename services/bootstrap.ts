@@ -12,7 +12,7 @@ import { UpstreamPools } from '../infra/upstream';
 import { createMediaHttp } from '../providers/media/http';
 import { Client, Connection } from '@temporalio/client';
 import { loadCatalogue } from './catalogue-store';
-import type { GatewayDeps } from '../gateway/deps';
+import type { ServiceDeps } from './deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
@@ -22,11 +22,13 @@ import { KnowledgeReader } from '../knowledge/reader';
 import { DifyRetrieval } from '../integrations/dify';
 import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
 import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
+import { KbBases } from '../knowledge/bases';
+import { KbIngestion } from '../knowledge/ingestion';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
 /** Connect to Mongo and Redis and build the services, once per process. */
-export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<GatewayDeps & { close(): Promise<void> }> {
+export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
   const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX)];
   const wallet = new Wallet(db, redis);
   const vars = { SIMULATOR_URL: config.SIMULATOR_URL };
@@ -47,6 +49,9 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
   const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const people = new PeopleService(db, accounts);
+  const kbFiles = new MongoFileStore(db.KbFile);
+  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });
   return {
     config,
     db,
@@ -55,14 +60,16 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     wallet,
     keys,
     accounts,
-    people: new PeopleService(db, accounts),
+    people,
     pages,
     kbScope,
     corpora,
     retrieval,
     knowledge,
     dify: new DifyRetrieval(knowledge, retrieval),
-    kbFiles: new MongoFileStore(db.KbFile),
+    kbFiles,
+    kbBases,
+    kbIngestion: new KbIngestion({ config, db, redis, log, pages, kbFiles, temporal, bases: kbBases }),
     sourceLinks,
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),

@@ -1,7 +1,16 @@
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import { readRaw } from '../middleware/body';
+import { parseJsonBody, readRaw } from '../middleware/body';
 import { usesDigitalHumanDialect } from './video-submission';
+
+/**
+ * First on every avatar and clip-template route, so even authentication
+ * refusals use the digital-human codes (spec 2 section 7.4).
+ */
+export const digitalHumanDialect: Middleware = async (ctx, next) => {
+  ctx.state.errorDialect = 'digital-human';
+  await next();
+};
 
 /**
  * First middleware of `POST /v1/videos/generations`: digital-human and clip
@@ -27,7 +36,7 @@ export function videoErrorDialect(deps: GatewayDeps, bodyLimit: number): Middlew
 async function requestedModel(ctx: Ctx, bodyLimit: number): Promise<string | undefined> {
   let body = ctx.state.body;
   if (body === undefined && ctx.state.rawBody === undefined && !ctx.req.readableDidRead && !ctx.req.readableEnded) {
-    body = JSON.parse((await readRaw(ctx, bodyLimit)).toString('utf8'));
+    body = parseJsonBody(await readRaw(ctx, bodyLimit));
   }
   const model = (body as { model?: unknown } | undefined)?.model;
   return typeof model === 'string' ? model : undefined;

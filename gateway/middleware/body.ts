@@ -1,37 +1,102 @@
 import { errors, GatewayError } from '../../domain/errors';
 import type { Ctx, Middleware } from '../context';
 
-/** Read the raw body (kept for byte forwarding) and parse it as JSON. */
+/**
+ * The body policy of every JSON endpoint, in one place: at most `limitBytes`
+ * (the route's limit, 413 over it), valid JSON, an object at the top, and at
+ * most MAX_JSON_DEPTH levels of nesting (400 over it). The depth is checked on
+ * the raw bytes before parsing, so no deeper document reaches JSON.parse, a
+ * handler, the store (mongoose clones recursively) or an upstream (chat
+ * forwards the raw bytes).
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** Read the raw body (kept for byte forwarding) and parse it as JSON under the policy. */
 export function jsonBody(limitBytes: number): Middleware {
   return async function readJson(ctx: Ctx, next) {
     const raw = await readRaw(ctx, limitBytes);
     ctx.state.rawBody = raw;
-    if (raw.length === 0) throw errors.invalidRequest('request body must be a JSON object');
-    try {
-      ctx.state.body = JSON.parse(raw.toString('utf8'));
-    } catch (err) {
-      throw errors.invalidRequest(`request body is not valid JSON: ${(err as Error).message}`);
-    }
-    if (typeof ctx.state.body !== 'object' || ctx.state.body === null || Array.isArray(ctx.state.body)) {
-      throw errors.invalidRequest('request body must be a JSON object');
-    }
+    ctx.state.body = parseJsonBody(raw);
     await next();
   };
 }
 
+/** The policy on bytes already read: a JSON object no deeper than MAX_JSON_DEPTH, or a 400. */
+export function parseJsonBody(raw: Buffer): Record<string, unknown> {
+  if (raw.length === 0) throw errors.invalidRequest('request body must be a JSON object');
+  if (nestingExceeds(raw, MAX_JSON_DEPTH)) {
+    throw errors.invalidRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw errors.invalidRequest(`request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw errors.invalidRequest('request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** Short strings are walked byte by byte; past this many bytes a string's end is found with indexOf. */
+const SHORT_STRING = 64;
+
+/** True when the JSON text opens more than `max` arrays/objects at once (brackets inside strings do not count). */
+export function nestingExceeds(raw: Buffer, max: number): boolean {
+  const n = raw.length;
+  let depth = 0;
+  for (let i = 0; i < n; i++) {
+    const c = raw[i];
+    if (c === 0x22) {
+      i = stringEnd(raw, i + 1);
+      if (i < 0) return false; // unterminated string: JSON.parse reports it
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** Index of the quote closing the string whose first byte is at `from`, or -1. */
+function stringEnd(raw: Buffer, from: number): number {
+  const n = raw.length;
+  const stop = Math.min(n, from + SHORT_STRING);
+  let j = from;
+  for (; j < stop; j++) {
+    const c = raw[j];
+    if (c === 0x5c) j++; // skip the escaped byte
+    else if (c === 0x22) return j;
+  }
+  if (j >= n) return -1;
+  // A long string (base64 images): jump from quote to quote; one preceded by an odd run of backslashes is escaped.
+  for (;;) {
+    j = raw.indexOf(0x22, j);
+    if (j < 0) return -1;
+    let backslashes = 0;
+    for (let k = j - 1; raw[k] === 0x5c; k--) backslashes++;
+    if (backslashes % 2 === 0) return j;
+    j++;
+  }
+}
+
 export async function readRaw(ctx: Ctx, limitBytes: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limitBytes) throw tooLarge(limitBytes);
+  if (declared > limitBytes) throw bodyTooLarge(limitBytes);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limitBytes) throw tooLarge(limitBytes);
+    if (size > limitBytes) throw bodyTooLarge(limitBytes);
     chunks.push(chunk);
   }
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
-function tooLarge(limit: number) {
-  return new GatewayError('invalid_request', `request body exceeds ${Math.round(limit / 1024 / 1024)} MB`, { status: 413 });
+/** The 413 of every body reader (JSON here, multipart in gateway/media/multipart.ts). */
+export function bodyTooLarge(limit: number): GatewayError {
+  const size = limit >= 1024 * 1024 ? `${Math.round(limit / 1024 / 1024)} MB` : `${Math.round(limit / 1024)} KB`;
+  return new GatewayError('invalid_request', `request body exceeds ${size}`, { status: 413 });
 }

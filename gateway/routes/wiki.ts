@@ -4,7 +4,7 @@ import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
-import { parse } from './admin';
+import { validQuery } from '../middleware/validate';
 import { LIMITS } from '../../knowledge/reader';
 import { requestOrigin } from '../request-origin';
 
@@ -43,7 +43,7 @@ export function wikiRoutes(deps: GatewayDeps): Router<GatewayState> {
   const baseOf = async (ctx: Ctx, kbId: string | undefined) => [await reader.base(accountOf(ctx), kbId)];
 
   router.get('/search', async (ctx) => {
-    const q = parse(SearchQuery, ctx.query);
+    const q = validQuery(ctx, SearchQuery);
     const scope = await baseOf(ctx, q.kb_id);
     ctx.body = await reader.search(scope, q.q, q.limit ?? LIMITS.restSearchDefault, q.offset ?? 0);
   });
@@ -54,13 +54,13 @@ export function wikiRoutes(deps: GatewayDeps): Router<GatewayState> {
   });
 
   router.get('/tags', async (ctx) => {
-    const q = parse(KbQuery, ctx.query);
+    const q = validQuery(ctx, KbQuery);
     const scope = await baseOf(ctx, q.kb_id);
     ctx.body = { object: 'list', kb_id: scope[0].kb_id, data: await reader.tags(scope) };
   });
 
   router.get('/tags/:tag', async (ctx) => {
-    const q = parse(ListQuery, ctx.query);
+    const q = validQuery(ctx, ListQuery);
     const scope = await baseOf(ctx, q.kb_id);
     const page = await reader.pagesByTag(scope, ctx.params.tag, q.limit ?? LIMITS.tagPageDefault, q.offset ?? 0);
     ctx.body = {
@@ -70,7 +70,7 @@ export function wikiRoutes(deps: GatewayDeps): Router<GatewayState> {
   });
 
   router.get('/pages', async (ctx) => {
-    const q = parse(KbQuery, ctx.query);
+    const q = validQuery(ctx, KbQuery);
     const raw = ctx.query.ids;
     const ids = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((s) => s.split(','));
     const scope = await baseOf(ctx, q.kb_id);
@@ -79,20 +79,20 @@ export function wikiRoutes(deps: GatewayDeps): Router<GatewayState> {
   });
 
   router.get('/pages/:id', async (ctx) => {
-    const q = parse(KbQuery, ctx.query);
+    const q = validQuery(ctx, KbQuery);
     const { body_truncated: _full, ...page } = await reader.page(await baseOf(ctx, q.kb_id), ctx.params.id);
     ctx.body = page;
   });
 
   router.get('/pages/:id/backlinks', async (ctx) => {
-    const q = parse(KbQuery, ctx.query);
+    const q = validQuery(ctx, KbQuery);
     const scope = await baseOf(ctx, q.kb_id);
     const data = await reader.backlinks(scope, ctx.params.id);
     ctx.body = { object: 'list', kb_id: scope[0].kb_id, id: ctx.params.id, data };
   });
 
   router.get('/pages/:id/source', async (ctx) => {
-    const q = parse(KbQuery, ctx.query);
+    const q = validQuery(ctx, KbQuery);
     ctx.body = await reader.source(await baseOf(ctx, q.kb_id), ctx.params.id, requestOrigin(ctx));
   });
 
