@@ -32,9 +32,10 @@ export interface IndexedHit {
   terms: string[];
 }
 
+/** A term's documents and frequencies in one field: typed arrays, so the collector never scans them. */
 interface Postings {
-  docs: number[];
-  tfs: number[];
+  docs: Int32Array;
+  tfs: Uint16Array;
 }
 
 interface FieldIndex {
@@ -58,7 +59,7 @@ export class PageIndex {
     this.masks = new Uint32Array(n);
     this.fields = FIELDS.map((f) => {
       const lengths = new Float64Array(n);
-      const postings = new Map<string, Postings>();
+      const building = new Map<string, { docs: number[]; tfs: number[] }>();
       let total = 0;
       pages.forEach((p, doc) => {
         const text = f === 'aliases' ? p.aliases.join('\n') : f === 'tags' ? p.tags.join('\n') : p[f];
@@ -68,12 +69,14 @@ export class PageIndex {
         const tf = new Map<string, number>();
         for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
         for (const [t, c] of tf) {
-          let pl = postings.get(t);
-          if (!pl) postings.set(t, (pl = { docs: [], tfs: [] }));
+          let pl = building.get(t);
+          if (!pl) building.set(t, (pl = { docs: [], tfs: [] }));
           pl.docs.push(doc);
-          pl.tfs.push(c);
+          pl.tfs.push(Math.min(c, 0xffff));
         }
       });
+      const postings = new Map<string, Postings>();
+      for (const [t, pl] of building) postings.set(t, { docs: Int32Array.from(pl.docs), tfs: Uint16Array.from(pl.tfs) });
       return { boost: FIELD_BOOST[f], lengths, avgLength: n ? total / n : 0, postings };
     });
   }
