@@ -88,7 +88,7 @@ const pages: Page[] = docs.map((d) => ({
 const t0 = performance.now();
 const index = new PageIndex(pages);
 const ours: Record<string, string[]> = {};
-for (const q of queries) ours[q.id] = index.search(q.text).slice(0, K).map((h) => h.page.id);
+for (const q of queries) ours[q.id] = index.search(q.text, K).hits.map((h) => h.page.id);
 const oursMs = performance.now() - t0;
 
 // Baselines.

@@ -82,18 +82,3 @@ const long = await report('Cranfield queries (long)', queries);
 const brief = await report('two-word title queries', short);
 const [load] = (await import('node:os')).loadavg();
 console.log(`p95 (worst of the two sets): wall ${Math.max(long.wall, brief.wall).toFixed(2)} ms, cpu ${Math.max(long.cpu, brief.cpu).toFixed(2)} ms; target 20 ms; machine load average ${load.toFixed(1)} on ${(await import('node:os')).cpus().length} cores (wall time includes waiting for a core)`);
-if (process.env.PROFILE) {
-  const { PageIndex, snippetOf } = await import('../knowledge/search-index');
-  const corpus = await new CorpusCache(store).get(base[0]);
-  const idx: InstanceType<typeof PageIndex> = corpus.searchIndex;
-  let a = 0, b = 0;
-  for (const q of queries.slice(0, 50)) {
-    let t1 = performance.now();
-    const hits = idx.search(q);
-    a += performance.now() - t1;
-    t1 = performance.now();
-    for (const h of hits.slice(0, 20)) snippetOf(h.page, h.terms);
-    b += performance.now() - t1;
-  }
-  console.log(`search ${(a / 50).toFixed(1)} ms, snippets ${(b / 50).toFixed(1)} ms`);
-}

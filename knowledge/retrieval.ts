@@ -41,10 +41,10 @@ export class Retrieval {
     const queryTerms = [...new Set(tokenize(q))];
     if (unique.length === 0 || queryTerms.length === 0) return { total: 0, queryTerms, hits: [] };
     const corpora = await this.corpora.getMany(unique);
-    const all = this.indexOf(corpora).search(q);
     const offset = Math.max(0, Math.floor(opts.offset));
     const limit = Math.max(0, Math.floor(opts.limit));
-    return { total: all.length, queryTerms, hits: all.slice(offset, offset + limit).map(toHit) };
+    const found = this.indexOf(corpora).search(q, limit, offset);
+    return { total: found.total, queryTerms, hits: found.hits.map(toHit) };
   }
 
   private indexOf(corpora: Corpus[]): PageIndex {

@@ -6,6 +6,7 @@ import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';
 import { jsonBody } from '../middleware/body';
 import { rateLimit } from '../middleware/rate-limit';
+import { validBody } from '../middleware/validate';
 
 /**
  * `POST /api/v1/integrations/dify/retrieval`: Dify's External Knowledge API
@@ -22,12 +23,7 @@ export function difyRoutes(deps: GatewayDeps): Router<GatewayState> {
   const auth = authenticate(deps, { methods: 'header-only', billable: false, touchLastUsed: true });
 
   router.post('/retrieval', difyErrors(), requireKeyHeader(), auth, rateLimit(), jsonBody(1 << 20), async (ctx) => {
-    const parsed = DifyRequest.safeParse(ctx.state.body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new GatewayError('invalid_request', `${issue.path.join('.') || 'body'}: ${issue.message}`);
-    }
-    ctx.body = await deps.dify.retrieve(ctx.state.auth!.account.id, parsed.data);
+    ctx.body = await deps.dify.retrieve(ctx.state.auth!.account.id, validBody(ctx, DifyRequest));
   });
   return router;
 }
