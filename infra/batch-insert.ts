@@ -53,3 +53,26 @@ export class BatchInserter<T extends mongo.Document & { _id: string }> {
     this.running = false;
   }
 }
+
+/**
+ * Insert rows whose _id is their business id: a row that exists already is a
+ * success (a replay). FerretDB stops an unordered batch at its first
+ * duplicate (MongoDB goes on), so after a duplicate the batch is retried row
+ * by row. Any other error is thrown: nothing may count as written unless it is.
+ */
+export async function insertIgnoringDuplicates<T extends mongo.Document>(collection: Collection<T>, docs: T[]): Promise<void> {
+  if (docs.length === 0) return;
+  try {
+    await collection.insertMany(docs as never, { ordered: false });
+    return;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  for (const doc of docs) {
+    try {
+      await collection.insertOne(doc as never);
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  }
+}

@@ -159,6 +159,8 @@ export interface UsageDoc {
   attempts_count: number;
   result_urls: string[];
   result_expires_at: Date | null;
+  /** Billed on the character estimate: the upstream's usage was missing, zero or implausibly low (or the turn was cut). */
+  usage_estimated?: boolean;
   created_at: Date;
 }
 
@@ -368,6 +370,7 @@ const UsageSchema = new Schema<UsageDoc>(
     unit_type: { type: String, default: null },
     cost_nano: { type: Number, default: 0 },
     reserved_nano: { type: Number, default: 0 },
+    usage_estimated: { type: Boolean, default: false },
     latency_ms: { type: Number, default: 0 },
     request_id: String,
     task_id: { type: String, default: null },
