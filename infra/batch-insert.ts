@@ -13,12 +13,13 @@ import { isDuplicateKey } from './mongo';
 type Collection<T extends mongo.Document> = mongo.Collection<T>;
 
 export class BatchInserter<T extends mongo.Document & { _id: string }> {
-  private queue: Array<{ doc: T; resolve: () => void; reject: (err: unknown) => void }> = [];
+  private queue: Array<{ doc: T; resolve: (inserted: boolean) => void; reject: (err: unknown) => void }> = [];
   private running = false;
 
   constructor(private readonly collection: () => Collection<T>, private readonly maxBatch = 500) {}
 
-  insert(doc: T): Promise<void> {
+  /** Resolves true when this call wrote the row, false when a row with its _id was there already. */
+  insert(doc: T): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.queue.push({ doc, resolve, reject });
       if (!this.running) {
@@ -33,18 +34,33 @@ export class BatchInserter<T extends mongo.Document & { _id: string }> {
       const batch = this.queue.splice(0, this.maxBatch);
       try {
         await this.collection().insertMany(batch.map((b) => b.doc) as never, { ordered: false });
-        for (const b of batch) b.resolve();
+        for (const b of batch) b.resolve(true);
       } catch (err) {
         if (!isDuplicateKey(err)) {
           for (const b of batch) b.reject(err);
           continue;
         }
-        for (const b of batch) {
+        // MongoDB goes on past a duplicate and reports each one; FerretDB stops at the first. When the
+        // report accounts for every row, trust it; otherwise write the rest one by one.
+        const e = err as { writeErrors?: Array<{ index: number; code: number }> | { index: number; code: number }; result?: { insertedCount?: number } };
+        const writeErrors = e.writeErrors === undefined ? [] : Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+        const dup = new Set(writeErrors.filter((w) => w.code === 11000).map((w) => w.index));
+        const inserted = e.result?.insertedCount;
+        const accounted = typeof inserted === 'number' && inserted + writeErrors.length === batch.length && dup.size === writeErrors.length;
+        for (const [i, b] of batch.entries()) {
+          if (dup.has(i)) {
+            b.resolve(false);
+            continue;
+          }
+          if (accounted) {
+            b.resolve(true);
+            continue;
+          }
           try {
             await this.collection().insertOne(b.doc as never);
-            b.resolve();
+            b.resolve(true);
           } catch (one) {
-            if (isDuplicateKey(one)) b.resolve();
+            if (isDuplicateKey(one)) b.resolve(false);
             else b.reject(one);
           }
         }

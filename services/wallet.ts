@@ -66,8 +66,11 @@ export class Wallet {
       await this.record(op);
       return res;
     }
-    await this.record(op);
-    return this.project(op, false, null);
+    // Record first, then project. The insert tells whether this call made the op: a projection loaded
+    // from the ledger meanwhile already counts it (and answers 'duplicate'), yet it is this call's op.
+    const inserted = await this.record(op);
+    const res = await this.project(op, false, null);
+    return inserted && res.status === 'duplicate' ? { ...res, status: 'applied' } : res;
   }
 
   /**
@@ -132,8 +135,8 @@ export class Wallet {
   }
 
   /** Ledger rows are group-committed: one insertMany for concurrent ops, each awaited (a duplicate op id is a success). */
-  private async record(op: LedgerOp): Promise<void> {
-    await this.ledger.insert(ledgerDoc(op));
+  private record(op: LedgerOp): Promise<boolean> {
+    return this.ledger.insert(ledgerDoc(op));
   }
 
   private async project(op: LedgerOp, gate: boolean, capNano: number | null, journalEntry = ''): Promise<ApplyResult> {
