@@ -10,6 +10,7 @@ import { pickPort, spawnManaged, stopAll, tailFile, waitForPort } from './lib/pr
 import { startServices, type Services } from './lib/services';
 import { summaryLine, TapReporter, type TapCounts } from './lib/tap';
 import { ensureTools } from './lib/tools';
+import { checkLayers } from './lib/layers';
 import { bundleWorkflows } from './bundle-workflows';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -52,8 +53,9 @@ try {
     );
   }
 
-  // The typecheck needs no services: run it while they start.
+  // The typecheck and the layering check need no services: run them while they start.
   const typecheck = startTypecheck();
+  const layering = checkLayers(root).then((violations) => ({ violations }), (err: unknown) => ({ violations: [`the check failed: ${String(err)}`] }));
 
   services = await phase('services', () =>
     startServices({ dataDir, ports: TEST_PORTS, portFallback: true, mongoDb: 'model_gateway_test', log: quietLog }),
@@ -69,6 +71,16 @@ try {
     else {
       counts.failed++;
       console.log('  ✘ typecheck failed (tsc --noEmit -p tsconfig.json)');
+    }
+  });
+
+  await phase('layering', async () => {
+    const { violations } = await layering;
+    if (violations.length === 0) console.log('  layering holds (scripts/lib/layers.ts)');
+    else {
+      counts.failed++;
+      for (const v of violations) console.log(`  ✘ ${v}`);
+      console.log('  ✘ layering check failed (scripts/lib/layers.ts)');
     }
   });
 

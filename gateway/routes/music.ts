@@ -1,7 +1,8 @@
+import { upstreamApiKey } from '../../infra/config';
 import Router from '@koa/router';
 import { errors, GatewayError } from '../../domain/errors';
 import { musicQuote } from '../../domain/media/pricing';
-import { UpstreamHttpError, UpstreamTransportError } from '../../providers/media/http';
+import { upstreamFailure } from '../upstream-errors';
 import { songView, sunoFetch } from '../../providers/media/suno';
 import { ownLinkExpiry } from '../../providers/media/minimax-common';
 import type { GatewayDeps } from '../deps';
@@ -15,7 +16,7 @@ import { resolveModel } from '../model-access';
 import { listTasks, parseListQuery, unix } from '../media/list-query';
 import { MusicAssetsRequest, parseMusicRequest } from '../media/music-request';
 import { musicSubmitted, musicView } from '../media/music-view';
-import { parseBody } from '../media/video-common';
+import { parseInput } from '../../domain/validation';
 import { MediaTasks } from '../../services/media-tasks';
 
 export const MUSIC_ENDPOINT = 'music';
@@ -64,7 +65,7 @@ export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
   });
 
   router.post('/v1/music/assets', ...read, jsonBody(MUSIC_BODY_LIMIT), async (ctx) => {
-    const req = parseBody(MusicAssetsRequest, ctx.state.body);
+    const req = parseInput('body', MusicAssetsRequest, ctx.state.body);
     const doc = await tasks.get(ctx.state.auth!.account.id, req.generation_id, [MUSIC_ENDPOINT]);
     if (doc.state !== 'succeeded' || !doc.upstream?.task_id) {
       throw errors.invalidRequest(`generation ${doc._id} has no songs (status ${musicView(doc).status})`, 'generation_id');
@@ -76,14 +77,12 @@ export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
     const model = deps.catalogue().resolve(doc.model);
     const channel = model && deps.catalogue().channels(model, 'task').find((c) => c.id === doc.upstream!.channel);
     if (!channel) throw new GatewayError('no_channel_available', `the channel generation ${doc._id} ran on is no longer available`);
-    const apiKey = (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway';
+    const apiKey = upstreamApiKey(deps.config, channel);
     let fetched;
     try {
       fetched = await sunoFetch(deps.mediaHttp, channel, apiKey, [doc.upstream.task_id]);
     } catch (err) {
-      if (err instanceof UpstreamHttpError) throw new GatewayError('upstream_error', `music assets: upstream HTTP ${err.status}`, { status: 502 });
-      if (err instanceof UpstreamTransportError) throw new GatewayError(err.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unreachable', 'music assets: the upstream did not answer');
-      throw err;
+      throw upstreamFailure(err, 'music assets');
     }
     const clips = (fetched[0]?.data ?? []).filter((c) => wanted.includes(c.id));
     ctx.body = {

@@ -1,9 +1,13 @@
 import Router from '@koa/router';
-import { errors } from '../../domain/errors';
+import { stringify } from 'csv-stringify';
+import { z } from 'zod';
+import { InstantString } from '../../domain/instant';
+import { first } from '../media/list-query';
+import { validQuery } from '../middleware/validate';
 import { formatCredits } from '../../domain/money';
 import type { UsageDoc } from '../../infra/mongo';
 import type { GatewayDeps } from '../deps';
-import type { GatewayState } from '../context';
+import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 
@@ -18,15 +22,16 @@ export const CSV_COLUMNS = [
   'submitted_at', 'attempts_count', 'result_urls', 'result_expires_at',
 ] as const;
 
-function window(q: Record<string, unknown>): { from: Date; to: Date } {
-  const parse = (v: unknown, name: string): Date | undefined => {
-    if (typeof v !== 'string' || v === '') return undefined;
-    const d = /^\d+$/.test(v) ? new Date(Number(v) * 1000) : new Date(v);
-    if (Number.isNaN(d.getTime())) throw errors.invalidRequest(`${name} must be Unix seconds or an ISO date`, name);
-    return d;
-  };
-  const to = parse(q.to, 'to') ?? new Date();
-  return { from: parse(q.from, 'from') ?? new Date(to.getTime() - DEFAULT_WINDOW_MS), to };
+const UsageQuery = z.object({
+  from: z.preprocess(first, InstantString).optional(),
+  to: z.preprocess(first, InstantString).optional(),
+  limit: z.preprocess(first, z.coerce.number({ error: 'must be an integer from 0 to 1000' }).int('must be an integer from 0 to 1000').min(0, 'must be an integer from 0 to 1000').max(1000, 'must be an integer from 0 to 1000')).default(100),
+});
+
+function window(ctx: Ctx): { from: Date; to: Date; limit: number } {
+  const q = validQuery(ctx, UsageQuery);
+  const to = q.to ?? new Date();
+  return { from: q.from ?? new Date(to.getTime() - DEFAULT_WINDOW_MS), to, limit: q.limit };
 }
 
 function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], string | number | null> {
@@ -41,10 +46,21 @@ function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], string | num
   };
 }
 
-function csvCell(v: string | number | null): string {
-  if (v === null || v === undefined) return '';
-  const s = String(v);
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+/** Rows and cost of the window by status: one aggregate, however many rows there are. */
+async function summarise(deps: GatewayDeps, filter: object): Promise<{ total: number; costNano: number; byStatus: Record<string, number> }> {
+  const groups = await deps.db.Usage.aggregate<{ _id: string; n: number; cost: number }>([
+    { $match: filter },
+    { $group: { _id: '$status', n: { $sum: 1 }, cost: { $sum: '$cost_nano' } } },
+  ]);
+  const byStatus: Record<string, number> = { success: 0, error: 0, interrupted: 0, rejected: 0, in_flight: 0 };
+  let total = 0;
+  let costNano = 0;
+  for (const g of groups) {
+    byStatus[g._id] = (byStatus[g._id] ?? 0) + g.n;
+    total += g.n;
+    costNano += g.cost;
+  }
+  return { total, costNano, byStatus };
 }
 
 /** Usage logs of the account: summary with rows, and the CSV export. */
@@ -53,47 +69,33 @@ export function usageRoutes(deps: GatewayDeps): Router<GatewayState> {
   const auth = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false });
 
   router.get('/api/v1/usage', auth, rateLimit(), async (ctx) => {
-    const { from, to } = window(ctx.query);
-    const limit = ctx.query.limit === undefined ? 100 : Number(ctx.query.limit);
-    if (!Number.isInteger(limit) || limit < 0 || limit > 1000) throw errors.invalidRequest('limit must be an integer from 0 to 1000', 'limit');
+    const { from, to, limit } = window(ctx);
     await deps.usage.flush();
     const filter = { account_id: ctx.state.auth!.account.id, created_at: { $gte: from, $lt: to } };
-    const rows = await deps.db.Usage.find(filter, { status: 1, cost_nano: 1 }).lean<Pick<UsageDoc, 'status' | 'cost_nano'>[]>();
-    const byStatus: Record<string, number> = { success: 0, error: 0, interrupted: 0, rejected: 0, in_flight: 0 };
-    let cost = 0;
-    for (const r of rows) {
-      byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
-      cost += r.cost_nano;
-    }
+    const summary = await summarise(deps, filter);
     const recent = limit ? await deps.db.Usage.find(filter).sort({ created_at: -1 }).limit(limit).lean<UsageDoc[]>() : [];
     ctx.body = {
       object: 'usage',
       from: Math.floor(from.getTime() / 1000),
       to: Math.floor(to.getTime() / 1000),
       // One row per public call, rejected ones included; failed attempts across channels are not rows.
-      total_requests: rows.length,
-      total_cost_usd: formatCredits(cost),
-      by_status: byStatus,
+      total_requests: summary.total,
+      total_cost_usd: formatCredits(summary.costNano),
+      by_status: summary.byStatus,
       data: recent.map(rowView),
     };
   });
 
   router.get('/api/v1/usage/export', auth, rateLimit(), async (ctx) => {
-    const { from, to } = window(ctx.query);
+    const { from, to } = window(ctx);
     await deps.usage.flush();
-    const rows = await deps.db.Usage.find({ account_id: ctx.state.auth!.account.id, created_at: { $gte: from, $lt: to } })
-      .sort({ created_at: -1 })
-      .limit(EXPORT_CAP + 1)
-      .lean<UsageDoc[]>();
-    if (rows.length > EXPORT_CAP) ctx.set('x-truncated', 'true');
-    const lines = [CSV_COLUMNS.join(',')];
-    for (const r of rows.slice(0, EXPORT_CAP)) {
-      const v = rowView(r);
-      lines.push(CSV_COLUMNS.map((c) => csvCell(v[c])).join(','));
-    }
+    const filter = { account_id: ctx.state.auth!.account.id, created_at: { $gte: from, $lt: to } };
+    if ((await deps.db.Usage.countDocuments(filter).limit(EXPORT_CAP + 1)) > EXPORT_CAP) ctx.set('x-truncated', 'true');
+    // Streamed from a cursor: the export never holds its rows in memory.
+    const rows = deps.db.Usage.find(filter).sort({ created_at: -1 }).limit(EXPORT_CAP).lean<UsageDoc[]>().cursor({ transform: rowView });
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('content-disposition', 'attachment; filename="usage.csv"');
-    ctx.body = lines.join('\n') + '\n';
+    ctx.body = rows.pipe(stringify({ header: true, columns: [...CSV_COLUMNS] }));
   });
   return router;
 }

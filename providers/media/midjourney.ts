@@ -3,13 +3,8 @@ import type { MediaProvider, PollResult, ProviderCall } from './types';
 import { UpstreamHttpError } from './http';
 import { failedImages, imagesOutcome, keptOutcome, parseUpstream, type ImagesBody } from './images-common';
 import { resolveValue } from './images-files';
+import { mediaErrorJson } from '../../domain/error-bodies';
 
-/**
- * Fixed-grid images through a Midjourney proxy: POST {base}/mj/submit/imagine,
- * then GET {base}/mj/task/{id}/fetch until SUCCESS (the four `imageUrls` are
- * the outputs) or FAILURE. Clients see the same OpenAI Images body as every
- * other image model.
- */
 /** A poll and its b64_json downloads (in parallel) fit in the workflow's 20 s poll activity. */
 const POLL_TIMEOUT_MS = 8_000;
 const DOWNLOAD_TIMEOUT_MS = 10_000;
@@ -63,7 +58,7 @@ const ACCEPTED = new Set([1, 21, 22]);
 const QUEUE_FULL = 23;
 
 const openAiError = (status: number, code: string, message: string) =>
-  JSON.stringify({ error: { code, message, param: null, type: status >= 500 ? 'upstream_error' : 'invalid_request_error' } });
+  mediaErrorJson(code, message, status >= 500 ? 'upstream_error' : 'invalid_request_error');
 
 /** The proxy's refusals, in the OpenAI error shape every image model answers with. */
 function refusal(err: UpstreamHttpError): UpstreamHttpError {
@@ -91,9 +86,14 @@ async function download(url: string): Promise<string> {
   return Buffer.from(await res.arrayBuffer()).toString('base64');
 }
 
+/**
+ * Fixed-grid images through a Midjourney proxy: POST {base}/mj/submit/imagine,
+ * then GET {base}/mj/task/{id}/fetch until SUCCESS (the four `imageUrls` are
+ * the outputs) or FAILURE. Clients see the same OpenAI Images body as every
+ * other image model.
+ */
 export const midjourney: MediaProvider = {
   name: 'mj',
-  submitTimeoutMs: 60_000,
   async submit(call) {
     const input = call.task.input as { prompt: string; size?: string; image?: string[] };
     const refs = ((await resolveValue(call, input.image ?? [])) as string[]);
