@@ -14,10 +14,10 @@ import { rkeys } from '../../infra/redis';
  * model. After every step the projection (balance, key spends) and the
  * returned status equal the model's; at the end of every sequence the ledger
  * (journal drained) equals it too. A failing sequence shrinks to a minimal one.
- *   MODEL_RUNS (default 300 sequences: about 30 s on a busy 2-core box; MODEL_RUNS=3000 for a long run), MODEL_MAX_LENGTH (16 actions), MODEL_SEED to replay a failure.
+ *   MODEL_RUNS (default 120 sequences, to stay well under a minute inside the whole suite on a 2-core box; MODEL_RUNS=2000 for a long run), MODEL_MAX_LENGTH (16 actions), MODEL_SEED to replay a failure.
  */
 
-const RUNS = Number(process.env.MODEL_RUNS ?? 300);
+const RUNS = Number(process.env.MODEL_RUNS ?? 120);
 const MAX_LENGTH = Number(process.env.MODEL_MAX_LENGTH ?? 16);
 const SEED = process.env.MODEL_SEED ? Number(process.env.MODEL_SEED) : undefined;
 
