@@ -226,7 +226,7 @@ async function sequence(actions: Action[]): Promise<void> {
 }
 
 test.serial('the wallet (Redis scripts, journal, Mongo ledger) agrees with an in-memory model after every step', async (t) => {
-  t.timeout(600_000);
+  t.timeout(Math.max(600_000, RUNS * 1_000));
   const started = Date.now();
   await fc.assert(fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: MAX_LENGTH }), sequence), { numRuns: RUNS, seed: SEED, includeErrorInReport: true });
   const line = `money model: ${stats.sequences} sequences, ${stats.ops} wallet ops (${stats.concurrentBatches} concurrent batches, ${stats.replays} replays, ${stats.refused} refusals, ${stats.rebuilds} rebuilds) in ${((Date.now() - started) / 1000).toFixed(1)} s`;
