@@ -40,20 +40,14 @@ export class BatchInserter<T extends mongo.Document & { _id: string }> {
           for (const b of batch) b.reject(err);
           continue;
         }
-        // MongoDB goes on past a duplicate and reports each one; FerretDB stops at the first. When the
-        // report accounts for every row, trust it; otherwise write the rest one by one.
-        const e = err as { writeErrors?: Array<{ index: number; code: number }> | { index: number; code: number }; result?: { insertedCount?: number } };
+        // The rows reported as duplicates exist; every other row is written again one by one (FerretDB stops
+        // at its first duplicate; on MongoDB the row was written and its second insert says duplicate).
+        const e = err as { writeErrors?: Array<{ index: number; code: number }> | { index: number; code: number } };
         const writeErrors = e.writeErrors === undefined ? [] : Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
         const dup = new Set(writeErrors.filter((w) => w.code === 11000).map((w) => w.index));
-        const inserted = e.result?.insertedCount;
-        const accounted = typeof inserted === 'number' && inserted + writeErrors.length === batch.length && dup.size === writeErrors.length;
         for (const [i, b] of batch.entries()) {
           if (dup.has(i)) {
             b.resolve(false);
-            continue;
-          }
-          if (accounted) {
-            b.resolve(true);
             continue;
           }
           try {

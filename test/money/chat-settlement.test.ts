@@ -89,6 +89,8 @@ for (const c of crashes) {
       const before = await gw.deps.wallet.balance(a.id);
       const childGw = { url: `http://127.0.0.1:${port}` } as TestGateway;
       await listening(childGw.url);
+      // For the drain failpoint the child must be the one that drains: this gateway stays out until it died.
+      if (c.failpoint === 'journal.before-ack') await gw.deps.wallet.journal.stop();
       const r = await post(childGw, '/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 20, stream: c.stream, messages: [{ role: 'user', content: 'crash after answering' }] }, { key, headers: { 'anthropic-version': '2023-06-01' } });
       t.is(r.status, 200, r.text);
       let usage: { input_tokens: number; output_tokens: number };
@@ -102,6 +104,7 @@ for (const c of crashes) {
         usage = r.json.usage;
       }
       t.is(await exited(child, 60_000), 'SIGKILL', stderr);
+      gw.deps.wallet.journal.start();
       const cost = expectedCost(gw, 'claude-sonnet-4-5', usage.input_tokens, usage.output_tokens);
       t.true(cost > 0);
 
