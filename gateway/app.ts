@@ -9,6 +9,7 @@ import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
 import { adminRoutes } from './routes/admin';
 import { adminPeopleRoutes } from './routes/admin-people';
+import { agentRoutes } from './routes/admin-agents';
 import { healthRoutes } from './routes/health';
 import { chatRoutes } from './routes/chat';
 import { imageRoutes } from './routes/images';
@@ -19,6 +20,11 @@ import { clipTemplateRoutes } from './routes/clip-templates';
 import { avatarRoutes } from './routes/avatars';
 import { videoRoutes } from './routes/videos';
 import { usageRoutes } from './routes/usage';
+import { kbFileRoutes } from './routes/kb-files';
+import { adminKbRoutes } from './routes/admin-kb';
+import { wikiRoutes } from './routes/wiki';
+import { mcpRoutes } from '../mcp/http';
+import { difyRoutes } from './routes/dify';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -29,7 +35,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.use(trace(deps.log));
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -18,6 +18,10 @@ const EnvSchema = z.object({
   KEY_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'KEY_ENCRYPTION_KEY must be 64 hex characters'),
   /** The 8-character service tag in `sk-<tag>-<64 hex>`. */
   KEY_SERVICE_TAG: z.string().regex(/^[a-z0-9]{8}$/, 'KEY_SERVICE_TAG must be 8 lowercase letters or digits').default('mgateway'),
+  /** Key of the HMAC over knowledge-base source links (spec 3 section 2.4); unset: derived from KEY_ENCRYPTION_KEY. */
+  KB_LINK_SECRET: z.string().min(32, 'KB_LINK_SECRET must be at least 32 characters').optional(),
+  /** Public origin of the gateway used in signed links (e.g. https://api.example.com); unset: the origin the caller reached. */
+  PUBLIC_BASE_URL: z.url().optional(),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),
@@ -34,6 +38,14 @@ const EnvSchema = z.object({
   MEDIA_MAX_RUN_MS: z.coerce.number().int().positive().optional(),
   /** Idempotent answers larger than this are not kept (spec 2 section 4.1 rule 8); default 1 MiB (gateway/middleware/idempotency.ts). */
   IDEMPOTENCY_MAX_CACHED_BODY_BYTES: z.coerce.number().int().positive().optional(),
+  /** Agents: the platform default model, used when neither the agent nor its enterprise names one (spec 3 section 2.5). */
+  AGENT_DEFAULT_MODEL: z.string().min(1).default('gpt-5-mini'),
+  /** Agents: the token budget of the knowledge-base pages injected into each call (bytes / 4, as the pre-charge estimate). */
+  AGENT_CONTEXT_TOKENS: z.coerce.number().int().min(0).default(2000),
+  /** Agents: how many search hits are considered for injection. */
+  AGENT_CONTEXT_PAGES: z.coerce.number().int().min(1).max(50).default(5),
+  /** Agents: how long a call may reuse the creator's readable bases (0: read them on every call). */
+  AGENT_SCOPE_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   /** The key sent upstream to channels whose `api_key_env` is UPSTREAM_API_KEY (every seeded channel). */
   UPSTREAM_API_KEY: z.string().min(1).default('gateway'),
   /** Test-only crash points, comma-separated (infra/failpoints.ts). */

@@ -16,6 +16,15 @@ import type { ServiceDeps } from './deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
+import { CorpusCache } from '../knowledge/corpus';
+import { Retrieval } from '../knowledge/retrieval';
+import { createAgentServices } from '../agents';
+import { KnowledgeReader } from '../knowledge/reader';
+import { DifyRetrieval } from '../integrations/dify';
+import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
+import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
+import { KbBases } from '../knowledge/bases';
+import { KbIngestion } from '../knowledge/ingestion';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
@@ -35,7 +44,17 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const accounts = new AccountService(db, redis, wallet);
   const upstream = new UpstreamPools({ connections: config.UPSTREAM_CONNECTIONS, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const pages = new PageStore(db, redis);
+  const corpora = new CorpusCache(pages);
+  const retrieval = new Retrieval(corpora);
+  const kbScope = new KnowledgeScope(db);
+  const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
+  const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const people = new PeopleService(db, accounts);
+  const kbFiles = new MongoFileStore(db.KbFile);
+  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });
+  const current = () => catalogue;
   return {
     config,
     db,
@@ -44,15 +63,24 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     wallet,
     keys,
     accounts,
-    people: new PeopleService(db, accounts),
-    pages: new PageStore(db, redis),
-    kbScope: new KnowledgeScope(db),
+    people,
+    pages,
+    kbScope,
+    corpora,
+    retrieval,
+    knowledge,
+    dify: new DifyRetrieval(knowledge, retrieval),
+    kbFiles,
+    kbBases,
+    kbIngestion: new KbIngestion({ config, db, redis, log, pages, kbFiles, temporal, bases: kbBases }),
+    sourceLinks,
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
     mediaHttp: createMediaHttp(upstream),
     temporal,
-    catalogue: () => catalogue,
+    catalogue: current,
+    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS }),
     async close() {
       clearInterval(reload);
       await wallet.journal.stop();

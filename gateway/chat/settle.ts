@@ -10,6 +10,7 @@ import { outcomeRow } from '../middleware/usage-capture';
 import { armed, failpoint } from '../../infra/failpoints';
 import { counters } from '../../infra/counters';
 import type { UsageMisreport } from '../../domain/usage-estimate';
+import { walletOf } from '../../domain/api-key';
 
 export type ChatOutcome = 'success' | 'interrupted' | 'error';
 
@@ -83,7 +84,7 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
   }
   const op: LedgerOp = {
     opId: `${ctx.state.requestId}:charge`,
-    accountId: auth.account.id,
+    accountId: walletOf(auth.key),
     keyId: auth.key.id,
     kind: 'charge',
     amountNano: -cost,

@@ -44,6 +44,7 @@ export function outcomeRow(ctx: Ctx, row: OutcomeRow): UsageRow {
     endpoint: ctx.state.usageEndpoint ?? ctx.path,
     model: ctx.state.model ?? null,
     latency_ms: Math.round(performance.now() - ctx.state.startedAt),
+    ...ctx.state.usageTags,
     ...row,
   };
 }
