@@ -209,6 +209,8 @@ export interface UsageDoc {
   attempts_count: number;
   result_urls: string[];
   result_expires_at: Date | null;
+  /** Billed on the character estimate: the upstream's usage was missing, zero or implausibly low (or the turn was cut). */
+  usage_estimated?: boolean;
   /** Agent-key calls: the agent, and the knowledge-base pages injected as context (ids). */
   agent_id?: string | null;
   kb_page_ids?: string[];
@@ -411,6 +413,7 @@ const UsageSchema = new Schema<UsageDoc>(
     unit_type: { type: String, default: null },
     cost_nano: { type: Number, default: 0 },
     reserved_nano: { type: Number, default: 0 },
+    usage_estimated: { type: Boolean, default: false },
     latency_ms: { type: Number, default: 0 },
     request_id: String,
     task_id: { type: String, default: null },

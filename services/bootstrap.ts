@@ -31,14 +31,15 @@ const CATALOGUE_RELOAD_MS = 30_000;
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
   const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX)];
-  const wallet = new Wallet(db, redis);
+  const wallet = new Wallet(db, redis, log);
+  wallet.journal.start();
   const vars = { SIMULATOR_URL: config.SIMULATOR_URL };
   let catalogue: Catalogue = await loadCatalogue(db, vars);
   const reload = setInterval(() => {
     loadCatalogue(db, vars).then((c) => (catalogue = c), (err) => log.warn('catalogue reload failed', { err }));
   }, CATALOGUE_RELOAD_MS);
   reload.unref();
-  const usage = new UsageRecorder(db, log);
+  const usage = new UsageRecorder(db, log, undefined, () => wallet.journal.flush());
   const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG });
   const accounts = new AccountService(db, redis, wallet);
   const upstream = new UpstreamPools({ connections: config.UPSTREAM_CONNECTIONS, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
@@ -82,6 +83,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS }),
     async close() {
       clearInterval(reload);
+      await wallet.journal.stop();
       await usage.flush();
       await upstream.close();
       await temporalConnection.close().catch(() => undefined);
