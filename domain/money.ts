@@ -1,3 +1,4 @@
+import { z } from 'zod';
 /**
  * Money is an integer count of nano-credits (1 credit = 1e9 nano). Credits are
  * the wallet's unit and are shown as USD. Integer arithmetic only; decimal
@@ -77,3 +78,15 @@ function toSafe(n: bigint): Nano {
   }
   return Number(n);
 }
+
+/** An amount of credits at an input boundary (a JSON number or a decimal string), parsed to nano; negative or over-precise is a field error. */
+export const CreditsInput = z.union([z.number(), z.string()]).transform((v, c) => {
+  try {
+    const n = parseCredits(v);
+    if (n < 0) throw new RangeError('negative');
+    return n;
+  } catch {
+    c.addIssue({ code: 'custom', message: 'must be a non-negative amount with at most 9 decimals' });
+    return z.NEVER;
+  }
+});

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { formatCredits, parseCredits } from '../../domain/money';
+import { formatCredits, parseCredits, CreditsInput } from '../../domain/money';
 import { TEMPERATURE_MAX, TEMPERATURE_MIN, type AgentRecord, type AgentSettingsRecord } from '../../domain/agents';
 import type { AgentKeyDoc } from '../../infra/mongo-agents';
 import { OPERATOR, type Actor, type Origin } from '../../agents/actor';
@@ -20,16 +20,7 @@ import { Instant } from '../../domain/instant';
  */
 const ACTING_USER = 'x-acting-user';
 
-const Credits = z.union([z.number(), z.string()]).transform((v, c) => {
-  try {
-    const n = parseCredits(v);
-    if (n < 0) throw new RangeError('negative');
-    return n;
-  } catch {
-    c.addIssue({ code: 'custom', message: 'must be a non-negative amount with at most 9 decimals' });
-    return z.NEVER;
-  }
-});
+const Credits = CreditsInput;
 const Name = z.string().trim().min(1).max(200);
 const KbIds = z.array(z.string().min(1).max(200)).max(50);
 const AgentFields = {

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../domain/errors';
-import { formatCredits, parseCredits } from '../../domain/money';
+import { formatCredits, parseCredits, CreditsInput } from '../../domain/money';
 import type { ApiKeyDoc } from '../../infra/mongo';
 import { safeEqual } from '../../infra/secrets';
 import type { GatewayDeps } from '../deps';
@@ -14,16 +14,7 @@ import { Instant } from '../../domain/instant';
 
 /** Operator API standing in for the console. `Authorization: Bearer <ADMIN_TOKEN>`. */
 
-const Credits = z.union([z.number(), z.string()]).transform((v, c) => {
-  try {
-    const n = parseCredits(v);
-    if (n < 0) throw new RangeError('negative');
-    return n;
-  } catch {
-    c.addIssue({ code: 'custom', message: 'must be a non-negative amount with at most 9 decimals' });
-    return z.NEVER;
-  }
-});
+const Credits = CreditsInput;
 const Limit = z.number().int().positive().nullable();
 
 const NewAccount = z.object({ name: z.string().min(1).max(200), enterprise: z.boolean().optional() }).strict();
