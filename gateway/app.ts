@@ -18,6 +18,8 @@ import { clipTemplateRoutes } from './routes/clip-templates';
 import { avatarRoutes } from './routes/avatars';
 import { videoRoutes } from './routes/videos';
 import { usageRoutes } from './routes/usage';
+import { consoleMiddleware } from '../console/index';
+import { paymentRoutes } from '../payments/routes';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -26,7 +28,8 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.silent = true;
   app.use(errorHandler(deps.log));
   app.use(trace(deps.log));
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps)]) {
+  app.use(consoleMiddleware(deps));
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), paymentRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

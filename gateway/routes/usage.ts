@@ -29,7 +29,7 @@ function window(q: Record<string, unknown>): { from: Date; to: Date } {
   return { from: parse(q.from, 'from') ?? new Date(to.getTime() - DEFAULT_WINDOW_MS), to };
 }
 
-function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], string | number | null> {
+export function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], string | number | null> {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return {
     id: r._id, created_at: iso(r.created_at), key_name: r.key_name, key_prefix: r.key_prefix, model: r.model,
@@ -86,14 +86,19 @@ export function usageRoutes(deps: GatewayDeps): Router<GatewayState> {
       .limit(EXPORT_CAP + 1)
       .lean<UsageDoc[]>();
     if (rows.length > EXPORT_CAP) ctx.set('x-truncated', 'true');
-    const lines = [CSV_COLUMNS.join(',')];
-    for (const r of rows.slice(0, EXPORT_CAP)) {
-      const v = rowView(r);
-      lines.push(CSV_COLUMNS.map((c) => csvCell(v[c])).join(','));
-    }
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('content-disposition', 'attachment; filename="usage.csv"');
-    ctx.body = lines.join('\n') + '\n';
+    ctx.body = usageCsv(rows.slice(0, EXPORT_CAP));
   });
   return router;
+}
+
+/** The CSV export body (header line first), as the API and the console serve it. */
+export function usageCsv(rows: UsageDoc[]): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const r of rows) {
+    const v = rowView(r);
+    lines.push(CSV_COLUMNS.map((c) => csvCell(v[c])).join(','));
+  }
+  return lines.join('\n') + '\n';
 }
