@@ -35,9 +35,9 @@ const EnvSchema = z.object({
   /** Idempotent answers larger than this are not kept (spec 2 section 4.1 rule 8); default 1 MiB (gateway/middleware/idempotency.ts). */
   IDEMPOTENCY_MAX_CACHED_BODY_BYTES: z.coerce.number().int().positive().optional(),
   /** The Temporal web UI, for the console's links from a task to its workflow (operators only). */
-  TEMPORAL_UI_URL: z.string().url().optional(),
+  TEMPORAL_UI_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
   /** HMAC secret of the payment processor's webhooks; unset, one is derived from ADMIN_TOKEN (the stand-in processor signs with the same). */
-  PAYMENT_WEBHOOK_SECRET: z.string().min(16).optional(),
+  PAYMENT_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
 });
 
 export type Config = z.infer<typeof EnvSchema>;

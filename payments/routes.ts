@@ -18,7 +18,7 @@ export function paymentRoutes(deps: GatewayDeps): Router<GatewayState> {
   router.get('/_processor/checkout/:id', async (ctx) => {
     const cs = await svc.processor.get(ctx.params.id);
     ctx.set('cache-control', 'no-store');
-    ctx.set('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'");
+    ctx.set('content-security-policy', "default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'");
     ctx.type = 'html';
     ctx.body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Checkout · Payment processor (stand-in)</title><link rel="icon" href="data:,">

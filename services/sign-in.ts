@@ -5,8 +5,9 @@ import { GatewayError } from '../domain/errors';
 import type { PeopleService } from './people';
 import type { Principal } from './account-access';
 
-/** Failed attempts allowed per email and per client address in one window. */
+/** Failed attempts allowed per email (and per client address, many people may share one) in one window. */
 export const SIGN_IN_MAX_FAILURES = 10;
+export const SIGN_IN_MAX_FAILURES_PER_ADDRESS = 100;
 export const SIGN_IN_WINDOW_S = 15 * 60;
 
 /**
@@ -30,7 +31,7 @@ export class SignInService {
   }
 
   async withAdminToken(token: string, clientIp: string): Promise<Principal> {
-    const counters = [this.counter('ip', clientIp), this.counter('operator', 'token')];
+    const counters = [this.counter('ip', clientIp), this.counter('operator', clientIp)];
     await this.refuseIfLimited(counters);
     if (!token || !safeEqual(token, this.adminToken)) {
       await this.fail(counters);
@@ -45,7 +46,8 @@ export class SignInService {
 
   private async refuseIfLimited(keys: string[]): Promise<void> {
     const counts = await this.redis.mget(...keys);
-    if (counts.some((c) => Number(c ?? 0) >= SIGN_IN_MAX_FAILURES)) {
+    const limitOf = (k: string) => (k.includes(':ip:') ? SIGN_IN_MAX_FAILURES_PER_ADDRESS : SIGN_IN_MAX_FAILURES);
+    if (counts.some((c, i) => Number(c ?? 0) >= limitOf(keys[i]))) {
       const ttl = Math.max(1, ...(await Promise.all(keys.map((k) => this.redis.ttl(k)))));
       throw new GatewayError('rate_limit_exceeded', `too many failed sign-in attempts; try again in ${Math.ceil(ttl / 60)} min`, {
         headers: { 'retry-after': String(ttl) },

@@ -49,7 +49,7 @@
       width: Math.max(280, box.clientWidth), height: window.innerWidth < 640 ? 220 : 280,
       series: series,
       scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
-      axes: [{}, { size: 60, values: function (u, vals) { return vals.map(function (v) { return v.toFixed(v < 1 ? 3 : 1); }); } }],
+      axes: [{}, { size: 70, values: function (u, vals) { return vals.map(function (v) { return v === 0 ? '0' : v < 0.01 ? v.toExponential(1) : +v.toFixed(4) + ''; }); } }],
       legend: { live: true },
     };
     var plot = new uPlot(opts, [xs].concat(ys), box);

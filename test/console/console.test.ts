@@ -173,6 +173,7 @@ test('a finished image task shows its preview; tasks list live status', async (t
 
 test('an operator signs in with the admin token and sees every account', async (t) => {
   const u = await newUser(gw, 'seen');
+  await gw.newAccount({ name: 'newer' });
   const { page, watch, context } = await newPage(browser);
   await page.goto(`${gw.url}/console/signin`);
   await page.click('details summary');
@@ -184,6 +185,34 @@ test('an operator signs in with the admin token and sees every account', async (
   await page.goto(`${gw.url}/console/overview`);
   t.is(await page.inputValue('#account-switch'), u.accountId);
   await screenshots(page, 'operator-accounts');
+  watch.assertClean(t);
+  await context.close();
+});
+
+test('the first page loads under 200 KB transferred, every asset from the gateway itself', async (t) => {
+  const u = await newUser(gw, 'weight');
+  const { page, watch, context } = await newPage(browser);
+  const origins = new Set<string>();
+  page.on('request', (r) => origins.add(new URL(r.url()).origin));
+  await signIn(page, gw.url, u.email, u.password);
+  // A cold cache: a new context, the session cookie copied over.
+  const cold = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  await cold.addCookies(await context.cookies(gw.url));
+  const p2 = await cold.newPage();
+  for (const path of ['/console/signin', '/console/overview']) {
+    const c = path === '/console/signin' ? await browser.newContext() : cold;
+    const p = path === '/console/signin' ? await c.newPage() : p2;
+    await p.goto(`${gw.url}${path}`, { waitUntil: 'load' });
+    const bytes = (await p.evaluate(`(() => {
+      const nav = performance.getEntriesByType('navigation')[0];
+      return performance.getEntriesByType('resource').reduce((n, e) => n + e.transferSize, nav.transferSize);
+    })()`)) as number;
+    t.log(`${path}: ${bytes} bytes transferred`);
+    t.true(bytes > 1000 && bytes < 200 * 1024, `${path} transferred ${bytes} bytes`);
+    if (c !== cold) await c.close();
+  }
+  t.deepEqual([...origins], [gw.url], 'nothing from a CDN');
+  await cold.close();
   watch.assertClean(t);
   await context.close();
 });
