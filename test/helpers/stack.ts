@@ -87,7 +87,8 @@ export async function startGateway(
       headers: { authorization: `Bearer ${config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json()) as any };
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : null) as any };
   };
 
   const control = async (method: string, path: string, body?: unknown) => {
