@@ -39,9 +39,9 @@ export function checkSameOrigin(ctx: CCtx): void {
   if (site && site !== 'same-origin' && site !== 'none') throw csrfRefused(`cross-site request (${site})`);
 }
 
-export function checkCsrf(ctx: CCtx, expected: string): void {
+export function checkCsrf(ctx: CCtx, expected: string, sentInBody?: string): void {
   checkSameOrigin(ctx);
-  const sent = ctx.get('x-csrf-token') || one(ctx.state.form?._csrf);
+  const sent = ctx.get('x-csrf-token') || sentInBody || one(ctx.state.form?._csrf);
   if (!sent || !safeEqual(sent, expected)) throw csrfRefused('missing or wrong CSRF token');
 }
 
@@ -53,6 +53,9 @@ export function presessionToken(ctx: CCtx): string {
   ctx.cookies.set(PRESESSION_COOKIE, token, cookieOptions(ctx, 3600, 'strict'));
   return token;
 }
+
+/** The only routes that take multipart bodies; each checks the CSRF field itself. */
+const MULTIPART_PATHS: RegExp[] = [/^\/console\/kb\/[^/]+\/documents$/];
 
 /** Loads the session and, for POSTs, the form; enforces CSRF on every state change. */
 export function sessionLoader(svc: ConsoleServices) {
@@ -72,7 +75,13 @@ export function sessionLoader(svc: ConsoleServices) {
         if (!pre || !sent || !safeEqual(pre, sent)) throw csrfRefused('missing or wrong CSRF token');
       } else {
         if (!session) throw new GatewayError('invalid_api_key', 'not signed in', { status: 401 });
-        checkCsrf(ctx, session.csrf);
+        if (/^multipart\/form-data\b/i.test(ctx.get('content-type')) && MULTIPART_PATHS.some((r) => r.test(ctx.path))) {
+          // File uploads: the token is a field of the multipart body, which the upload route reads and checks
+          // (checkCsrf with the field) before it does anything; the origin is checked here already.
+          checkSameOrigin(ctx);
+        } else {
+          checkCsrf(ctx, session.csrf);
+        }
       }
     }
     await next();
