@@ -6,13 +6,14 @@ import { settlementNano, type MediaQuote } from '../domain/media/pricing';
 import type { Db, TaskDoc } from '../infra/mongo';
 import { failpoint } from '../infra/failpoints';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../infra/config';
+import { upstreamApiKey, type Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
 import { MediaTasks } from '../services/media-tasks';
 import type { Wallet } from '../services/wallet';
 import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, UpstreamHttpError, UpstreamTransportError, type MediaHttp, type ProviderCall, type ProviderOutcome } from '../providers/media';
 import { MAX_CHANNEL_ATTEMPTS } from '../domain/catalogue';
+import { mediaErrorJson } from '../domain/error-bodies';
 
 /** Channels tried per submission (spec 2: the channel ladder, 3 at most). */
 export const MAX_CHANNELS = MAX_CHANNEL_ATTEMPTS;
@@ -57,7 +58,7 @@ export interface PollOutcome {
 function failed(code: string, message: string, clientStatus = 502, upstreamBody?: string): ProviderOutcome {
   return {
     state: 'failed', units: 0, urls: [], expiresAt: null, errorCode: code, errorMessage: message, clientStatus,
-    clientBody: upstreamBody ?? JSON.stringify({ error: { code, message, param: null, type: 'upstream_error' } }),
+    clientBody: upstreamBody ?? mediaErrorJson(code, message, 'upstream_error'),
   };
 }
 
@@ -83,7 +84,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         provider,
         call: {
           channel, task, http: deps.mediaHttp, taskFiles: deps.db.TaskFile, upstreamModel: channel.upstream_model ?? model.id,
-          apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway',
+          apiKey: upstreamApiKey(deps.config, channel),
         },
       };
     });

@@ -3,6 +3,7 @@ import type { GatewayDeps } from './deps';
 import type { GatewayState } from './context';
 import { errorHandler } from './middleware/error-handler';
 import { trace } from './middleware/trace';
+import { wellFormedPath } from './middleware/url-policy';
 import { modelRoutes } from './routes/models';
 import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
@@ -26,8 +27,10 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = false;
   app.silent = true;
-  app.use(errorHandler(deps.log));
+  // The access log wraps the error handler, so it records the status the client got.
   app.use(trace(deps.log));
+  app.use(errorHandler(deps.log));
+  app.use(wellFormedPath());
   app.use(consoleMiddleware(deps));
   for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), paymentRoutes(deps)]) {
     app.use(router.routes());

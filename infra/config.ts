@@ -34,13 +34,28 @@ const EnvSchema = z.object({
   MEDIA_MAX_RUN_MS: z.coerce.number().int().positive().optional(),
   /** Idempotent answers larger than this are not kept (spec 2 section 4.1 rule 8); default 1 MiB (gateway/middleware/idempotency.ts). */
   IDEMPOTENCY_MAX_CACHED_BODY_BYTES: z.coerce.number().int().positive().optional(),
+  /** The key sent upstream to channels whose `api_key_env` is UPSTREAM_API_KEY (every seeded channel). */
+  UPSTREAM_API_KEY: z.string().min(1).default('gateway'),
+  /** Test-only crash points, comma-separated (infra/failpoints.ts). */
+  FAILPOINTS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** The Temporal web UI, for the console's links from a task to its workflow (operators only). */
   TEMPORAL_UI_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
   /** HMAC secret of the payment processor's webhooks; unset, one is derived from ADMIN_TOKEN (the stand-in processor signs with the same). */
   PAYMENT_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
 });
 
-export type Config = z.infer<typeof EnvSchema>;
+/** A channel's `api_key_env` must name a variable of this form; its value is read here, once, with the rest. */
+const UPSTREAM_KEY_VAR = /^[A-Z][A-Z0-9_]*_API_KEY$/;
+
+export type Config = z.infer<typeof EnvSchema> & {
+  /** Every `*_API_KEY` variable of the environment, by name: the upstream keys channels may name. */
+  UPSTREAM_KEYS: Readonly<Record<string, string>>;
+};
+
+/** The key to send to a channel: the variable its `api_key_env` names, or 'gateway' (the simulator accepts any). */
+export function upstreamApiKey(config: Pick<Config, 'UPSTREAM_KEYS'>, channel: { api_key_env?: string | null }): string {
+  return (channel.api_key_env && config.UPSTREAM_KEYS[channel.api_key_env]) || 'gateway';
+}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
@@ -48,5 +63,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`invalid configuration:\n${lines.join('\n')}`);
   }
-  return parsed.data;
+  const keys: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (UPSTREAM_KEY_VAR.test(name) && value) keys[name] = value;
+  keys.UPSTREAM_API_KEY = parsed.data.UPSTREAM_API_KEY;
+  return { ...parsed.data, UPSTREAM_KEYS: keys };
+}
+
+/** The crash points of this process (the failpoint module reads them before any Config is built). */
+export function activeFailpoints(env: Record<string, string | undefined> = process.env): string[] {
+  return EnvSchema.shape.FAILPOINTS.parse(env.FAILPOINTS);
 }

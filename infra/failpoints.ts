@@ -1,10 +1,12 @@
+import { activeFailpoints } from './config';
+
 /**
  * Named crash points for tests of crash safety (in the spirit of FoundationDB's
  * buggify / failpoints). Inert unless the process was started with
  * FAILPOINTS=name[,name...]; then reaching the point kills the process with
  * SIGKILL, exactly as a host failure or a deploy swap would.
  */
-const active = new Set((process.env.FAILPOINTS ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const active = new Set(activeFailpoints());
 
 export function failpoint(name: string): void {
   if (active.size === 0 || !active.has(name)) return;

@@ -1,6 +1,13 @@
-/** Structured JSON logs, one line per event, with the trace id when there is one. */
+import pino, { type DestinationStream, type Logger as Pino } from 'pino';
+
+/**
+ * Structured JSON logs (pino), one line per event, with the trace id when
+ * there is one. No API key plaintext can reach a line: the key-carrying
+ * headers are censored wherever they appear (`authorization`, `x-api-key`,
+ * `x-goog-api-key`, as fields or inside `headers`), and every string value is
+ * scrubbed of a `key=` query parameter and of anything shaped like a key.
+ */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -10,23 +17,56 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
-export function createLogger(level: LogLevel = 'info', base: Record<string, unknown> = {}): Logger {
-  const min = ORDER[level];
-  const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[lvl] < min) return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, errorReplacer);
-    (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line + '\n');
-  };
-  return {
-    debug: (m, f) => write('debug', m, f),
-    info: (m, f) => write('info', m, f),
-    warn: (m, f) => write('warn', m, f),
-    error: (m, f) => write('error', m, f),
-    child: (fields) => createLogger(level, { ...base, ...fields }),
-  };
+export const REDACTED = '[redacted]';
+
+const SECRET_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key', 'proxy-authorization', 'cookie'];
+
+/** pino's redact paths: the headers as fields, inside any `headers`, and one level further down (req.headers...). */
+export const REDACT_PATHS = SECRET_HEADERS.flatMap((h) => [`["${h}"]`, `headers["${h}"]`, `*.headers["${h}"]`, `*["${h}"]`]);
+
+/** `key=...` in a query string (Google's way of sending the key) and key-shaped tokens anywhere in a string. */
+const KEY_QUERY = /([?&;]key=)[^&#\s"']*/gi;
+const KEY_SHAPED = /\b(sk-[A-Za-z0-9_-]{6,}|AIza[0-9A-Za-z_-]{20,}|Bearer\s+[A-Za-z0-9._~+/=-]{8,})/g;
+
+export function scrubSecrets(text: string): string {
+  return text.replace(KEY_QUERY, `$1${REDACTED}`).replace(KEY_SHAPED, (m) => (m.startsWith('Bearer') ? `Bearer ${REDACTED}` : REDACTED));
 }
 
-function errorReplacer(_key: string, value: unknown) {
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
-  return value;
+function scrubValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return scrubSecrets(value);
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) return { name: value.name, message: scrubSecrets(value.message), stack: value.stack && scrubSecrets(value.stack) };
+  if (Array.isArray(value)) return value.map((v) => scrubValue(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = scrubValue(v, depth + 1);
+  return out;
+}
+
+/** A logger writing to stdout (or `destination`, for tests). */
+export function createLogger(level: LogLevel = 'info', base: Record<string, unknown> = {}, destination?: DestinationStream): Logger {
+  const root = pino(
+    {
+      level,
+      base,
+      messageKey: 'msg',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (obj) => scrubValue(obj, 0) as Record<string, unknown>,
+      },
+      redact: { paths: REDACT_PATHS, censor: REDACTED },
+    },
+    destination ?? pino.destination({ dest: 1, sync: true }),
+  );
+  return wrap(root);
+}
+
+function wrap(p: Pino): Logger {
+  return {
+    debug: (msg, fields) => p.debug(fields ?? {}, scrubSecrets(msg)),
+    info: (msg, fields) => p.info(fields ?? {}, scrubSecrets(msg)),
+    warn: (msg, fields) => p.warn(fields ?? {}, scrubSecrets(msg)),
+    error: (msg, fields) => p.error(fields ?? {}, scrubSecrets(msg)),
+    child: (fields) => wrap(p.child(fields)),
+  };
 }

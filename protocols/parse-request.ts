@@ -1,12 +1,11 @@
 import type { z } from 'zod';
-import { errors } from '../domain/errors';
+import { parseInput } from '../domain/validation';
 import { ChatCompletionsRequest } from './chat-completions/schema';
 import { GenerateContentRequest } from './generate-content/schema';
 import { normalizeGenerateContentKeys } from './generate-content/normalize-keys';
 import { MessagesRequest } from './messages/schema';
 import { ResponsesRequest } from './responses/schema';
 import type { Protocol } from './types';
-import { describeIssue } from './validation/issue-message';
 
 export interface RequestBodies {
   'chat-completions': ChatCompletionsRequest;
@@ -31,8 +30,5 @@ const SCHEMAS: { [P in Protocol]: z.ZodType<RequestBodies[P]> } = {
  */
 export function parseRequest<P extends Protocol>(protocol: P, body: unknown): RequestBody<P> {
   const input = protocol === 'generate-content' ? normalizeGenerateContentKeys(body) : body;
-  const result = SCHEMAS[protocol].safeParse(input);
-  if (result.success) return result.data;
-  const { message, param } = describeIssue(result.error.issues[0], input);
-  throw errors.invalidRequest(message, param);
+  return parseInput('body', SCHEMAS[protocol], input);
 }

@@ -13,6 +13,10 @@ import type { Logger } from '../infra/logger';
 import type { Wallet } from './wallet';
 import type { UsageRecorder } from './usage';
 import type { MediaTaskInput, MediaTaskResult } from '../workflows/media-task';
+import pRetry from 'p-retry';
+
+/** Starting a task's workflow: 3 tries over about 0.6 s (the usage row and the workflow start are both idempotent). */
+export const START_RETRY = { retries: 2, minTimeout: 200, factor: 2, randomize: true } as const;
 
 export interface SubmitTask {
   auth: AuthState;
@@ -60,11 +64,12 @@ export class MediaTasks {
       throw errors.quota();
     }
     // 3. In-flight usage row and the workflow.
+    // A slow store (usage row) or Temporal frontend fails a start now and then: both steps are idempotent, so retry.
     try {
-      await this.start(doc);
+      await pRetry(() => this.start(doc), START_RETRY);
     } catch (err) {
       await this.abandon(doc, err);
-      throw new GatewayError('internal_error', 'the task could not be started; nothing was charged', { status: 503, cause: err });
+      throw new GatewayError('internal_error', 'the task could not be started; nothing was charged, retry the request', { cause: err });
     }
     return doc;
   }

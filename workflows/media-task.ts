@@ -1,6 +1,7 @@
 import { ApplicationFailure, CancellationScope, isCancellation, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { MediaActivities } from '../activities/media';
 import type { ProviderOutcome } from '../providers/media/types';
+import { mediaErrorJson } from '../domain/error-bodies';
 
 /**
  * Activities run as local activities: in the worker that runs the workflow
@@ -47,7 +48,7 @@ export interface MediaTaskResult {
 function ended(state: 'failed' | 'expired' | 'cancelled', code: string, message: string, clientStatus: number): ProviderOutcome {
   return {
     state, units: 0, urls: [], expiresAt: null, errorCode: code, errorMessage: message, clientStatus,
-    clientBody: JSON.stringify({ error: { code, message, param: null, type: state === 'failed' ? 'upstream_error' : 'api_error' } }),
+    clientBody: mediaErrorJson(code, message, state === 'failed' ? 'upstream_error' : 'api_error'),
   };
 }
 

@@ -6,7 +6,8 @@ import { page } from '../layout';
 import { csrfInput, errorFor, field, fieldErrors, formError, many, one, type FieldErrors } from '../forms';
 import { formatCredits } from '../../domain/money';
 import type { ApiKeyDoc } from '../../infra/mongo';
-import { NewKey, parse } from '../../gateway/routes/admin';
+import { NewKey } from '../../gateway/routes/admin';
+import { parseInput } from '../../domain/validation';
 import { assertManages, currentAccount } from '../access';
 import type { ConsoleServices } from '../services';
 
@@ -132,11 +133,11 @@ export function keyRoutes(router: Router<ConsoleState>, svc: ConsoleServices, si
     const accountId = currentAccount(ctx);
     const f = ctx.state.form ?? {};
     try {
-      const input = parse(NewKey, keyBody(f));
+      const input = parseInput('body', NewKey, keyBody(f));
       const { doc, plaintext } = await svc.deps.keys.create(accountId, {
         name: input.name,
         allowed_models: input.allowed_models,
-        expires_at: input.expires_at === undefined || input.expires_at === null ? input.expires_at : typeof input.expires_at === 'number' ? new Date(input.expires_at * 1000) : new Date(input.expires_at),
+        expires_at: input.expires_at,
         enabled: input.enabled,
         spend_cap_nano: input.spend_cap_usd,
       });

@@ -1,3 +1,4 @@
+import { upstreamApiKey } from '../../infra/config';
 import type { Dispatcher } from 'undici';
 import { GatewayError, errors } from '../../domain/errors';
 import type { Channel, Model } from '../../domain/catalogue';
@@ -121,7 +122,7 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
       const target = provider.call(channel, {
         model: channel.upstream_model ?? call.model.id,
         stream: call.stream,
-        apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway',
+        apiKey: upstreamApiKey(env.config, channel),
         clientHeaders: clientHeaders(ctx),
       });
       let res: Dispatcher.ResponseData;

@@ -5,10 +5,11 @@ import type { Ctx } from '../context';
 import type { ChatCall, ChatEnv } from './pipeline';
 import { toTokenUsage } from './pipeline';
 import { settleAfterResponse } from './settle';
+import { openAiErrorBody } from '../../domain/error-bodies';
 
 /** The one error chunk of the chat-completions built-in-tool path (spec 1 section 6). */
 export const BUILTIN_TOOL_STREAM_ERROR =
-  `data: ${JSON.stringify({ error: { message: 'upstream stream failed', type: 'api_error', code: 'upstream_error' } })}\n\ndata: [DONE]\n\n`;
+  `data: ${JSON.stringify(openAiErrorBody({ message: 'upstream stream failed', type: 'api_error', code: 'upstream_error' }))}\n\ndata: [DONE]\n\n`;
 
 function frame(ev: SseEvent): string {
   return ev.event ? `event: ${ev.event}\ndata: ${ev.data}\n\n` : `data: ${ev.data}\n\n`;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PublicUrl, parseBody } from './video-common';
+import { PublicUrl } from '../../domain/url-policy';
+import { parseInput } from '../../domain/validation';
 
 /** `POST /v1/videos/avatars` (spec 2 sections 2.3, 4.5). No upload endpoint: the source is a public link. */
 export const AvatarRequest = z.object({
@@ -9,4 +10,4 @@ export const AvatarRequest = z.object({
 });
 export type AvatarRequest = z.infer<typeof AvatarRequest>;
 
-export const parseAvatarRequest = (body: unknown): AvatarRequest => parseBody(AvatarRequest, body);
+export const parseAvatarRequest = (body: unknown): AvatarRequest => parseInput('body', AvatarRequest, body);

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { errors } from '../../domain/errors';
+import { parseInput } from '../../domain/validation';
+import { PublicUrlOrDataImage } from '../../domain/url-policy';
 
 /** Most images per request (spec 2 section 4.2). */
 export const MAX_IMAGES = 10;
 
-const ImageRef = z.string().refine((s) => /^https?:\/\//.test(s) || /^data:image\/[a-z0-9.+-]+;base64,/i.test(s), {
-  message: 'must be a public http(s) URL or a data:image/...;base64,... URI',
-});
+const ImageRef = PublicUrlOrDataImage;
 
 export const ImagesRequest = z.looseObject({
   model: z.string().min(1),
@@ -22,13 +22,8 @@ export type ImagesRequest = z.infer<typeof ImagesRequest>;
 
 /** Validate an images body; `image` and `image_urls` are merged, order preserved. */
 export function parseImagesRequest(body: unknown, opts: { requireImage: boolean }): ImagesRequest & { references: string[] } {
-  const r = ImagesRequest.safeParse(body);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const path = issue.path.join('.');
-    throw errors.invalidRequest(`${path}: ${issue.message}`, path);
-  }
-  const refs = [...(r.data.image === undefined ? [] : Array.isArray(r.data.image) ? r.data.image : [r.data.image]), ...(r.data.image_urls ?? [])];
+  const req = parseInput('body', ImagesRequest, body);
+  const refs = [...(req.image === undefined ? [] : Array.isArray(req.image) ? req.image : [req.image]), ...(req.image_urls ?? [])];
   if (opts.requireImage && refs.length === 0) throw errors.invalidRequest('image is required: send at least one reference image (image, image[] or image_urls)', 'image');
-  return { ...r.data, references: refs };
+  return { ...req, references: refs };
 }

@@ -3,6 +3,8 @@ import type { MediaTasks } from '../../services/media-tasks';
 import { bodyText } from '../../providers/media/images-files';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
+import { mediaErrorJson } from '../../domain/error-bodies';
+
 
 /** Once headers are out, a space every so often keeps proxies and clients from timing the call out. */
 export const KEEPALIVE_BEAT_MS = 10_000;
@@ -10,13 +12,13 @@ export const KEEPALIVE_BEAT_MS = 10_000;
 /** The task's final answer as the client sees it (a large body stored aside is loaded). */
 export async function finalBody(deps: GatewayDeps, doc: TaskDoc): Promise<string> {
   if (doc.final_body === null) {
-    return JSON.stringify({ error: { code: doc.error_code ?? 'upstream_error', message: doc.error_message ?? 'the task ended without a result', param: null, type: 'api_error' } });
+    return mediaErrorJson(doc.error_code ?? 'upstream_error', doc.error_message ?? 'the task ended without a result', 'api_error');
   }
   return bodyText(deps.db.TaskFile, doc.final_body);
 }
 
 const readError = (taskId: string) =>
-  JSON.stringify({ error: { code: 'internal_error', message: `the result could not be read; poll GET /v1/images/generations/${taskId}`, param: null, type: 'server_error' } });
+  mediaErrorJson('internal_error', `the result could not be read; poll GET /v1/images/generations/${taskId}`, 'server_error');
 
 /**
  * The sync 90-second rule (spec 2 sections 4.2 and 7.3): a sync image call

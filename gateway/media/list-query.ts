@@ -1,4 +1,6 @@
-import { errors } from '../../domain/errors';
+import { z } from 'zod';
+import { InstantString } from '../../domain/instant';
+import { parseInput } from '../../domain/validation';
 import { statesFor, type TaskKind, type TaskState } from '../../domain/media/task';
 import type { Db, TaskDoc } from '../../infra/mongo';
 
@@ -16,44 +18,46 @@ export interface ListQuery {
   cursor?: { at: number; id: string };
 }
 
-function parseTime(raw: string, param: string, endOfDay: boolean): Date {
-  // An unencoded `+` of an RFC 3339 offset arrives as a space.
-  const value = raw.replace(/ (\d{2}:?\d{2})$/, '+$1');
-  if (/^\d+$/.test(value)) return new Date(Number(value) * 1000);
-  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
-    const d = new Date(`${value}T00:00:00Z`);
-    if (!Number.isNaN(d.getTime())) return d; // `to` as a date means "before that day"
-  }
-  const d = new Date(value);
-  if (/^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(d.getTime())) return d;
-  void endOfDay;
-  throw errors.invalidRequest(`${param} must be Unix seconds, RFC 3339 or YYYY-MM-DD`, param);
+/** The first value of a repeated query parameter; an empty one counts as absent. */
+export const first = (v: unknown) => {
+  const one = Array.isArray(v) ? v[0] : v;
+  return one === '' ? undefined : one;
+};
+const QueryString = z.preprocess(first, z.string());
+
+function listQuerySchema(kind: TaskKind, allowed: string[], maxLimit: number) {
+  const statusHint = `must be a comma list of ${[...allowed, 'all'].join(', ')}`;
+  return z.object({
+    status: QueryString.default('all').transform((raw, c) => {
+      const states = new Set<TaskState>();
+      for (const s of raw.split(',').map((x) => x.trim()).filter(Boolean)) {
+        if (s !== 'all' && !allowed.includes(s)) {
+          c.addIssue({ code: 'custom', message: statusHint });
+          return z.NEVER;
+        }
+        for (const st of statesFor(kind, s)) states.add(st);
+      }
+      return [...states];
+    }),
+    limit: z.preprocess(first, z.coerce.number({ error: `must be an integer from 1 to ${maxLimit}` }).int(`must be an integer from 1 to ${maxLimit}`).min(1, `must be an integer from 1 to ${maxLimit}`).max(maxLimit, `must be an integer from 1 to ${maxLimit}`)).default(Math.min(30, maxLimit)),
+    from: z.preprocess(first, InstantString).optional(),
+    // A `to` date means "before that day": midnight of it is the exclusive bound.
+    to: z.preprocess(first, InstantString).optional(),
+    cursor: QueryString.optional().transform((raw, c) => {
+      if (!raw) return undefined;
+      const m = /^(\d+):(.+)$/.exec(Buffer.from(raw, 'base64url').toString('utf8'));
+      if (!m) {
+        c.addIssue({ code: 'custom', message: 'is not a next_cursor value of this list' });
+        return z.NEVER;
+      }
+      return { at: Number(m[1]), id: m[2] };
+    }),
+  });
 }
 
 export function parseListQuery(q: Record<string, unknown>, kind: TaskKind, allowed: string[], opts: { maxLimit?: number } = {}): ListQuery {
-  const one = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : Array.isArray(q[k]) ? String((q[k] as string[])[0]) : undefined);
-  const statusParam = one('status') ?? 'all';
-  const states = new Set<TaskState>();
-  for (const s of statusParam.split(',').map((x) => x.trim()).filter(Boolean)) {
-    if (s !== 'all' && !allowed.includes(s)) throw errors.invalidRequest(`status must be a comma list of ${[...allowed, 'all'].join(', ')}`, 'status');
-    for (const st of statesFor(kind, s)) states.add(st);
-  }
-  const maxLimit = opts.maxLimit ?? 100;
-  const limitRaw = one('limit');
-  const limit = limitRaw === undefined ? Math.min(30, maxLimit) : Number(limitRaw);
-  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) throw errors.invalidRequest(`limit must be an integer from 1 to ${maxLimit}`, 'limit');
-  const query: ListQuery = { states: [...states], limit };
-  const from = one('from');
-  const to = one('to');
-  if (from) query.from = parseTime(from, 'from', false);
-  if (to) query.to = parseTime(to, 'to', true);
-  const cursor = one('cursor');
-  if (cursor) {
-    const m = /^(\d+):(.+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (!m) throw errors.invalidRequest('cursor is not a next_cursor value of this list', 'cursor');
-    query.cursor = { at: Number(m[1]), id: m[2] };
-  }
-  return query;
+  const { status, limit, from, to, cursor } = parseInput('query', listQuerySchema(kind, allowed, opts.maxLimit ?? 100), { ...q });
+  return { states: status, limit, from, to, cursor };
 }
 
 /** One page of an account's tasks in the given collections, and the cursor of the next page (null at the end). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errors } from '../../domain/errors';
-import { parseBody } from './video-common';
+import { parseInput } from '../../domain/validation';
 
 /**
  * `POST /v1/music/generations` (docs/media/music.md), after Suno's generate
@@ -21,7 +21,7 @@ export type MusicRequest = z.infer<typeof MusicRequest>;
 const filled = (s: string | undefined) => s !== undefined && s.trim() !== '';
 
 export function parseMusicRequest(body: unknown): MusicRequest {
-  const req = parseBody(MusicRequest, body);
+  const req = parseInput('body', MusicRequest, body);
   if (!filled(req.prompt) && !filled(req.gpt_description_prompt) && !(req.make_instrumental && filled(req.tags))) {
     throw errors.invalidRequest('prompt (lyrics) or gpt_description_prompt is required (an instrumental needs at least tags)', 'prompt');
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errors } from '../../domain/errors';
-import { parseBody } from './video-common';
+import { parseInput } from '../../domain/validation';
 
 /**
  * `POST /v1/audio/speech` (docs/media/speech.md): MiniMax T2A fields,
@@ -36,7 +36,7 @@ export type SpeechRequest = z.infer<typeof SpeechRequest>;
 export const characterCount = (text: string) => [...text].length;
 
 export function parseSpeechRequest(body: unknown): SpeechRequest & { characters: number } {
-  const req = parseBody(SpeechRequest, body);
+  const req = parseInput('body', SpeechRequest, body);
   const characters = characterCount(req.text);
   const max = req.async ? ASYNC_TEXT_MAX : SYNC_TEXT_MAX;
   if (characters > max) {

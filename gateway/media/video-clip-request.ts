@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { errors } from '../../domain/errors';
 import type { Model } from '../../domain/catalogue';
 import { secondsQuote } from '../../domain/media/pricing';
-import { MAX_SECONDS, parseBody, PublicUrl } from './video-common';
+import { MAX_SECONDS } from './video-common';
+import { PublicUrl } from '../../domain/url-policy';
+import { parseInput } from '../../domain/validation';
 import type { DhSubmission } from './video-dh-request';
 
 /**
@@ -63,7 +65,7 @@ const REQUIRED: Record<ClipVariant, (keyof ClipRequest)[]> = {
 };
 
 export function parseClip(model: Model, body: unknown): DhSubmission {
-  const req = parseBody(ClipRequest, body);
+  const req = parseInput('body', ClipRequest, body);
   const variant = clipVariant(model);
   for (const [field, variants] of Object.entries(ONLY_FOR) as [keyof ClipRequest, ClipVariant[]][]) {
     if (req[field] !== undefined && !variants.includes(variant)) throw errors.invalidRequest(`${field} does not apply to ${model.id}`, field);

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { errors } from '../../domain/errors';
 import type { Model } from '../../domain/catalogue';
 import { secondsQuote, type MediaQuote } from '../../domain/media/pricing';
-import { parseBody, PublicUrl, Seconds } from './video-common';
+import { Seconds } from './video-common';
+import { PublicUrl } from '../../domain/url-policy';
+import { parseInput } from '../../domain/validation';
 
 /**
  * Digital-human submissions on `POST /v1/videos/generations` (spec 2 section
@@ -52,7 +54,7 @@ export interface DhSubmission {
 
 /** dh-avatar: exactly one of `audio_url` or `voice` + `text`. The avatar and voice references are checked against the account afterwards. */
 export function parseAvatarVideo(model: Model, body: unknown): { req: AvatarVideoRequest; quote: MediaQuote } {
-  const req = parseBody(AvatarVideoRequest, body);
+  const req = parseInput('body', AvatarVideoRequest, body);
   const speech = req.voice !== undefined || req.text !== undefined;
   if (req.audio_url !== undefined && speech) throw errors.invalidRequest('give exactly one of audio_url or voice + text, not both', 'audio_url');
   if (req.audio_url === undefined) {
@@ -70,13 +72,13 @@ export function avatarVideoInput(req: AvatarVideoRequest, upstreamAvatar: string
 }
 
 export function parseLipsync(model: Model, body: unknown): DhSubmission {
-  const { model: _m, duration, ...rest } = parseBody(LipsyncRequest, body);
+  const { model: _m, duration, ...rest } = parseInput('body', LipsyncRequest, body);
   return { input: { kind: 'lipsync', ...rest }, quote: secondsQuote(model, { seconds: duration }) };
 }
 
 /** dh-motion: `resolution` (fast / standard / max) is the price tier; `face_count` must match the images. */
 export function parseMotion(model: Model, body: unknown): DhSubmission {
-  const req = parseBody(MotionRequest, body);
+  const req = parseInput('body', MotionRequest, body);
   const images = req.content.map((c) => c.image_url.url);
   if (req.face_count !== undefined && req.face_count !== images.length) {
     throw errors.invalidRequest(`face_count (${req.face_count}) must equal the number of person images (${images.length})`, 'face_count');

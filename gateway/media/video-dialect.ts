@@ -1,6 +1,6 @@
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import { readRaw } from '../middleware/body';
+import { parseJsonBody, readRaw } from '../middleware/body';
 import { usesDigitalHumanDialect } from './video-submission';
 
 /**
@@ -27,7 +27,7 @@ export function videoErrorDialect(deps: GatewayDeps, bodyLimit: number): Middlew
 async function requestedModel(ctx: Ctx, bodyLimit: number): Promise<string | undefined> {
   let body = ctx.state.body;
   if (body === undefined && ctx.state.rawBody === undefined && !ctx.req.readableDidRead && !ctx.req.readableEnded) {
-    body = JSON.parse((await readRaw(ctx, bodyLimit)).toString('utf8'));
+    body = parseJsonBody(await readRaw(ctx, bodyLimit));
   }
   const model = (body as { model?: unknown } | undefined)?.model;
   return typeof model === 'string' ? model : undefined;

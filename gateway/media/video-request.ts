@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { errors } from '../../domain/errors';
 import type { Model } from '../../domain/catalogue';
 import { secondsQuote, type MediaQuote } from '../../domain/media/pricing';
-import { isDataImage, isPublicHttpUrl, parseBody, Seconds } from './video-common';
+import { Seconds } from './video-common';
+import { isDataImage, isPublicHttpUrl } from '../../domain/url-policy';
+import { parseInput } from '../../domain/validation';
 
 /**
  * `POST /v1/videos/generations` for the video models (spec 2 section 4.4),
@@ -89,7 +91,7 @@ function checkVideoMode(model: Model, req: VideoRequest, hasReferenceVideo: bool
 
 /** Validate a video body, and quote it: per second (per resolution tier where priced so), `duration` or 12 s reserved. */
 export function parseVideoRequest(model: Model, body: unknown): { input: Record<string, unknown>; quote: MediaQuote } {
-  const req = parseBody(VideoRequest, body);
+  const req = parseInput('body', VideoRequest, body);
   const hasReferenceVideo = req.content.some((i) => i.type === 'video_url');
   checkContent(model, req.content);
   checkResolution(model, req, hasReferenceVideo);

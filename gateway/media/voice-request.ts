@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PublicUrl, parseBody } from './video-common';
+import { PublicUrl } from '../../domain/url-policy';
+import { parseInput } from '../../domain/validation';
 
 /**
  * `POST /v1/audio/voices` and `POST /v1/audio/voice-clone` (docs/media/speech.md),
@@ -21,4 +22,4 @@ export const VoiceCloneRequest = z.object({
 });
 export type VoiceCloneRequest = z.infer<typeof VoiceCloneRequest>;
 
-export const parseVoiceCloneRequest = (body: unknown): VoiceCloneRequest => parseBody(VoiceCloneRequest, body);
+export const parseVoiceCloneRequest = (body: unknown): VoiceCloneRequest => parseInput('body', VoiceCloneRequest, body);

@@ -1,22 +1,67 @@
 import { errors, GatewayError } from '../../domain/errors';
 import type { Ctx, Middleware } from '../context';
 
-/** Read the raw body (kept for byte forwarding) and parse it as JSON. */
+/**
+ * The body policy of every JSON endpoint, in one place: at most `limitBytes`
+ * (the route's limit, 413 over it), valid JSON, an object at the top, and at
+ * most MAX_JSON_DEPTH levels of nesting (400 over it). The depth is checked on
+ * the raw bytes before parsing, so no deeper document reaches JSON.parse, a
+ * handler, the store (mongoose clones recursively) or an upstream (chat
+ * forwards the raw bytes).
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** Read the raw body (kept for byte forwarding) and parse it as JSON under the policy. */
 export function jsonBody(limitBytes: number): Middleware {
   return async function readJson(ctx: Ctx, next) {
     const raw = await readRaw(ctx, limitBytes);
     ctx.state.rawBody = raw;
-    if (raw.length === 0) throw errors.invalidRequest('request body must be a JSON object');
-    try {
-      ctx.state.body = JSON.parse(raw.toString('utf8'));
-    } catch (err) {
-      throw errors.invalidRequest(`request body is not valid JSON: ${(err as Error).message}`);
-    }
-    if (typeof ctx.state.body !== 'object' || ctx.state.body === null || Array.isArray(ctx.state.body)) {
-      throw errors.invalidRequest('request body must be a JSON object');
-    }
+    ctx.state.body = parseJsonBody(raw);
     await next();
   };
+}
+
+/** The policy on bytes already read: a JSON object no deeper than MAX_JSON_DEPTH, or a 400. */
+export function parseJsonBody(raw: Buffer): Record<string, unknown> {
+  if (raw.length === 0) throw errors.invalidRequest('request body must be a JSON object');
+  if (nestingExceeds(raw, MAX_JSON_DEPTH)) {
+    throw errors.invalidRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw errors.invalidRequest(`request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw errors.invalidRequest('request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** True when the JSON text opens more than `max` arrays/objects at once (brackets inside strings do not count). */
+export function nestingExceeds(raw: Buffer, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (c === 0x22) {
+      // Jump to the closing quote: one not preceded by an odd run of backslashes.
+      let j = i;
+      for (;;) {
+        j = raw.indexOf(0x22, j + 1);
+        if (j < 0) return false; // unterminated string: JSON.parse reports it
+        let backslashes = 0;
+        for (let k = j - 1; raw[k] === 0x5c; k--) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+      i = j;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
 }
 
 export async function readRaw(ctx: Ctx, limitBytes: number): Promise<Buffer> {
@@ -33,5 +78,6 @@ export async function readRaw(ctx: Ctx, limitBytes: number): Promise<Buffer> {
 }
 
 function tooLarge(limit: number) {
-  return new GatewayError('invalid_request', `request body exceeds ${Math.round(limit / 1024 / 1024)} MB`, { status: 413 });
+  const size = limit >= 1024 * 1024 ? `${Math.round(limit / 1024 / 1024)} MB` : `${Math.round(limit / 1024)} KB`;
+  return new GatewayError('invalid_request', `request body exceeds ${size}`, { status: 413 });
 }

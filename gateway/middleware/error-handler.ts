@@ -12,9 +12,7 @@ export function errorHandler(log: Logger): Middleware {
   return async function handleErrors(ctx: Ctx, next) {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw new GatewayError('not_found', `no route for ${ctx.method} ${ctx.path}`, { status: 404, type: 'invalid_request_error' });
-      }
+      if (ctx.status >= 400 && ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) throw routingError(ctx);
     } catch (thrown) {
       let err = toGatewayError(thrown, ctx, log);
       if (ctx.state.errorDialect === 'digital-human') err = digitalHumanDialect(err);
@@ -24,6 +22,20 @@ export function errorHandler(log: Logger): Middleware {
       ctx.body = errorBody(err, shapeOfPath(ctx.path));
     }
   };
+}
+
+/**
+ * The router's own refusals, which come with no body: 404 (no route), 405
+ * (a route exists for other methods; the router set `Allow`), 501 (a method
+ * no route knows). Rendered like every other error, in the endpoint's shape.
+ */
+function routingError(ctx: Ctx): GatewayError {
+  if (ctx.status === 404) return new GatewayError('not_found', `no route for ${ctx.method} ${ctx.path}`, { status: 404, type: 'invalid_request_error' });
+  const allow = ctx.response.get('Allow');
+  if (ctx.status === 405) {
+    return new GatewayError('invalid_request', `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, { status: 405, headers: { Allow: allow } });
+  }
+  return new GatewayError('invalid_request', `${ctx.method} ${ctx.path}: HTTP ${ctx.status}`, { status: ctx.status });
 }
 
 /** The digital-human endpoints' own codes for the same refusals (spec 2 section 7.4). */

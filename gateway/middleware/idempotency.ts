@@ -19,6 +19,20 @@ export interface IdempotencyHandle {
   complete(status: number, body: string, contentType: string): Promise<void>;
 }
 
+/**
+ * The request's Idempotency-Key: undefined when the header is absent; a 400
+ * invalid_idempotency_key when it is present but not 1 to 200 printable ASCII
+ * characters (an empty header is a bad key, not an absent one).
+ */
+export function idempotencyKeyOf(ctx: Ctx): string | undefined {
+  const key = ctx.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+    throw new GatewayError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 200 printable ASCII characters', { param: 'Idempotency-Key' });
+  }
+  return key;
+}
+
 const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-Key was used with a different request body; use a new key for a new request', { status: 409 });
 
 /**
@@ -30,11 +44,8 @@ const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-
 export function idempotency(deps: GatewayDeps): Middleware {
   const db = deps.db;
   return async function idempotent(ctx: Ctx, next) {
-    const key = ctx.headers['idempotency-key'];
+    const key = idempotencyKeyOf(ctx);
     if (key === undefined) return next();
-    if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
-      throw new GatewayError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 200 printable ASCII characters', { param: 'Idempotency-Key' });
-    }
     const account = ctx.state.auth!.account.id;
     const id = `${account}:${sha256Hex(key)}`;
     const bodyHash = sha256Hex(ctx.state.rawBody ?? Buffer.alloc(0));

@@ -5,7 +5,8 @@ import { toUserRecord } from '../../services/people';
 import type { GatewayDeps } from '../deps';
 import type { GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
-import { parse, requireAdmin } from './admin';
+import { requireAdmin } from './admin';
+import { validBody } from '../middleware/validate';
 
 /**
  * Operator API for people: users (each with a personal account) and
@@ -28,7 +29,7 @@ export function adminPeopleRoutes(deps: GatewayDeps): Router<GatewayState> {
   };
 
   router.post('/users', body, async (ctx) => {
-    const input = parse(NewUser, ctx.state.body);
+    const input = validBody(ctx, NewUser);
     const doc = await deps.people.createUser(input);
     ctx.status = 201;
     ctx.body = await userView(doc._id);
@@ -37,7 +38,7 @@ export function adminPeopleRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = await userView(ctx.params.id);
   });
   router.patch('/users/:id', body, async (ctx) => {
-    const input = parse(UserPatch, ctx.state.body);
+    const input = validBody(ctx, UserPatch);
     if (input.password) await deps.people.setPassword(ctx.params.id, input.password);
     if (input.disabled !== undefined) await deps.people.setDisabled(ctx.params.id, input.disabled);
     ctx.body = await userView(ctx.params.id);
@@ -47,7 +48,7 @@ export function adminPeopleRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = { object: 'list', data: await deps.people.membersOf(ctx.params.id) };
   });
   router.put('/accounts/:id/members', body, async (ctx) => {
-    const input = parse(Member, ctx.state.body);
+    const input = validBody(ctx, Member);
     ctx.body = await deps.people.setMember(ctx.params.id, input.user_id, input.role);
   });
   router.delete('/accounts/:id/members/:user', async (ctx) => {

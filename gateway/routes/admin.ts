@@ -1,13 +1,16 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { randomBytes } from 'node:crypto';
-import { errors, GatewayError } from '../../domain/errors';
+import { GatewayError } from '../../domain/errors';
 import { formatCredits, parseCredits } from '../../domain/money';
 import type { ApiKeyDoc } from '../../infra/mongo';
 import { safeEqual } from '../../infra/secrets';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { jsonBody } from '../middleware/body';
+import { idempotencyKeyOf } from '../middleware/idempotency';
+import { validBody, validQuery } from '../middleware/validate';
+import { Instant } from '../../domain/instant';
 
 /** Operator API standing in for the console. `Authorization: Bearer <ADMIN_TOKEN>`. */
 
@@ -30,7 +33,7 @@ const AccountPatch = z
 const TopUp = z.object({ amount_usd: Credits, reference: z.string().min(1).max(200).optional() }).strict();
 const KeyFields = {
   allowed_models: z.array(z.string().min(1)).nullable().optional(),
-  expires_at: z.union([z.iso.datetime({ offset: true }), z.number().int().positive()]).nullable().optional(),
+  expires_at: Instant.nullable().optional(),
   enabled: z.boolean().optional(),
   spend_cap_usd: Credits.nullable().optional(),
 };
@@ -39,18 +42,6 @@ const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyF
 const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string(), ...KeyFields }).strict();
 const Paging = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), before: z.string().optional() });
 
-export function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
-  const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const path = issue.path.join('.');
-  throw errors.invalidRequest(`${path ? `${path}: ` : ''}${issue.message}`, path || undefined);
-}
-
-function toDate(v: string | number | null | undefined): Date | null | undefined {
-  if (v === undefined || v === null) return v;
-  return typeof v === 'number' ? new Date(v * 1000) : new Date(v);
-}
 
 function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
   return {
@@ -102,7 +93,7 @@ export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
   };
 
   router.post('/accounts', body, async (ctx) => {
-    const input = parse(NewAccount, ctx.state.body);
+    const input = validBody(ctx, NewAccount);
     const doc = await deps.accounts.create(input);
     ctx.status = 201;
     ctx.body = await accountView(doc._id);
@@ -111,20 +102,20 @@ export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = await accountView(ctx.params.id);
   });
   router.patch('/accounts/:id', body, async (ctx) => {
-    const patch = parse(AccountPatch, ctx.state.body);
+    const patch = validBody(ctx, AccountPatch);
     await deps.accounts.update(ctx.params.id, patch);
     ctx.body = await accountView(ctx.params.id);
   });
   router.post('/accounts/:id/topups', body, async (ctx) => {
-    const input = parse(TopUp, ctx.state.body);
-    const reference = input.reference ?? ctx.get('idempotency-key') ?? '';
+    const input = validBody(ctx, TopUp);
+    const reference = input.reference ?? idempotencyKeyOf(ctx);
     const result = await deps.accounts.topUp(ctx.params.id, input.amount_usd, reference || randomBytes(12).toString('hex'));
     ctx.status = 201;
     ctx.body = { object: 'topup', account_id: ctx.params.id, amount_usd: formatCredits(input.amount_usd), replayed: result.status === 'duplicate', balance_usd: formatCredits(result.balanceNano) };
   });
   router.get('/accounts/:id/ledger', async (ctx) => {
     await deps.accounts.get(ctx.params.id);
-    const { limit, before } = parse(Paging, ctx.query);
+    const { limit, before } = validQuery(ctx, Paging);
     const filter: Record<string, unknown> = { account_id: ctx.params.id };
     if (before) filter.created_at = { $lt: new Date(Number(before)) };
     const rows = await deps.db.Ledger.find(filter).sort({ created_at: -1, _id: -1 }).limit(limit + 1).lean();
@@ -143,20 +134,20 @@ export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = { object: 'list', data: docs.map((d) => keyView(d)) };
   });
   router.post('/accounts/:id/keys', body, async (ctx) => {
-    const input = parse(NewKey, ctx.state.body);
+    const input = validBody(ctx, NewKey);
     await deps.accounts.get(ctx.params.id);
     const { doc, plaintext } = await deps.keys.create(ctx.params.id, {
-      name: input.name, allowed_models: input.allowed_models, expires_at: toDate(input.expires_at),
+      name: input.name, allowed_models: input.allowed_models, expires_at: input.expires_at,
       enabled: input.enabled, spend_cap_nano: input.spend_cap_usd,
     });
     ctx.status = 201;
     ctx.body = keyView(doc, { key: plaintext });
   });
   router.post('/accounts/:id/keys/import-legacy', body, async (ctx) => {
-    const input = parse(LegacyKey, ctx.state.body);
+    const input = validBody(ctx, LegacyKey);
     await deps.accounts.get(ctx.params.id);
     const doc = await deps.keys.importLegacy(ctx.params.id, {
-      name: input.name, allowed_models: input.allowed_models, expires_at: toDate(input.expires_at),
+      name: input.name, allowed_models: input.allowed_models, expires_at: input.expires_at,
       enabled: input.enabled, spend_cap_nano: input.spend_cap_usd,
     }, input.key);
     ctx.status = 201;
@@ -173,9 +164,9 @@ export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = { id: ctx.params.id, key };
   });
   router.patch('/keys/:id', body, async (ctx) => {
-    const input = parse(KeyPatch, ctx.state.body);
+    const input = validBody(ctx, KeyPatch);
     const doc = await deps.keys.update(ctx.params.id, {
-      name: input.name, allowed_models: input.allowed_models, expires_at: toDate(input.expires_at),
+      name: input.name, allowed_models: input.allowed_models, expires_at: input.expires_at,
       enabled: input.enabled, spend_cap_nano: input.spend_cap_usd,
     });
     ctx.body = keyView(doc);
@@ -185,7 +176,7 @@ export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
   });
   router.get('/keys/:id/calls', async (ctx) => {
     await deps.keys.get(ctx.params.id);
-    const { limit } = parse(Paging, ctx.query);
+    const { limit } = validQuery(ctx, Paging);
     await deps.usage.flush();
     const rows = await deps.db.Usage.find({ key_id: ctx.params.id }).sort({ created_at: -1 }).limit(limit).lean();
     ctx.body = {

@@ -73,23 +73,31 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
     }));
   });
 
-  // `{model}:generateContent` / `{model}:streamGenerateContent`: the model is in the path.
-  router.post('/v1beta/models/:target', ...chain('generate-content'), async (ctx: Ctx) => {
+  // `{model}:generateContent` / `{model}:streamGenerateContent`: the model is in the path. Served under
+  // /v1beta (spec 1 section 4.3) and, identically, under /v1, where Google's SDKs also call it.
+  const modelMethod = async (ctx: Ctx, next: () => Promise<unknown>) => {
     const target = String(ctx.params.target);
-    const cut = target.lastIndexOf(':');
-    const method = cut >= 0 ? target.slice(cut + 1) : '';
+    const method = target.includes(':') ? target.slice(target.lastIndexOf(':') + 1) : '';
     if (method !== 'generateContent' && method !== 'streamGenerateContent') {
       throw errors.notFound(`unknown method '${method || target}': use {model}:generateContent or {model}:streamGenerateContent`);
     }
+    await next();
+  };
+  const generateContent = async (ctx: Ctx) => {
+    const target = String(ctx.params.target);
+    const cut = target.lastIndexOf(':');
+    const method = target.slice(cut + 1);
     const body = parseRequest('generate-content', ctx.state.body) as Body;
-    const model = resolveModel(deps, ctx, decodeURIComponent(target.slice(0, cut)).replace(/^models\//, ''));
+    const model = resolveModel(deps, ctx, target.slice(0, cut).replace(/^models\//, ''));
     await runChat(deps, ctx, catalogueCall(deps, ctx, 'generate-content', model, body, {
       stream: method === 'streamGenerateContent',
       jsonArrayStream: method === 'streamGenerateContent' && ctx.query.alt !== 'sse',
       maxTokens: body.generationConfig?.maxOutputTokens,
       promptForEstimate: body.contents,
     }));
-  });
+  };
+  router.post('/v1beta/models/:target', modelMethod, ...chain('generate-content'), generateContent);
+  router.post('/v1/models/:target', modelMethod, ...chain('generate-content'), generateContent);
 
   router.post('/v1/responses', ...chain('responses'), async (ctx: Ctx) => {
     const raw = ctx.state.body as Body;

@@ -1,3 +1,4 @@
+import { upstreamApiKey } from '../../infra/config';
 import Router from '@koa/router';
 import { z } from 'zod';
 import { errors, GatewayError } from '../../domain/errors';
@@ -78,7 +79,7 @@ export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
     if (channels.length === 0) throw errors.noChannel('clip-*', 'clip templates');
     let last: GatewayError = new GatewayError('upstream_unreachable', 'no clip template channel answered');
     for (const channel of channels.slice(0, MAX_CHANNELS)) {
-      const apiKey = (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway';
+      const apiKey = upstreamApiKey(deps.config, channel);
       try {
         const r = await deps.mediaHttp.json('GET', `${channel.base_url}${path}`, { headers: { authorization: `Bearer ${apiKey}` }, timeoutMs: UPSTREAM_TIMEOUT_MS });
         return r.json;

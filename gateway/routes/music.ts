@@ -1,3 +1,4 @@
+import { upstreamApiKey } from '../../infra/config';
 import Router from '@koa/router';
 import { errors, GatewayError } from '../../domain/errors';
 import { musicQuote } from '../../domain/media/pricing';
@@ -15,7 +16,7 @@ import { resolveModel } from '../model-access';
 import { listTasks, parseListQuery, unix } from '../media/list-query';
 import { MusicAssetsRequest, parseMusicRequest } from '../media/music-request';
 import { musicSubmitted, musicView } from '../media/music-view';
-import { parseBody } from '../media/video-common';
+import { parseInput } from '../../domain/validation';
 import { MediaTasks } from '../../services/media-tasks';
 
 export const MUSIC_ENDPOINT = 'music';
@@ -64,7 +65,7 @@ export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
   });
 
   router.post('/v1/music/assets', ...read, jsonBody(MUSIC_BODY_LIMIT), async (ctx) => {
-    const req = parseBody(MusicAssetsRequest, ctx.state.body);
+    const req = parseInput('body', MusicAssetsRequest, ctx.state.body);
     const doc = await tasks.get(ctx.state.auth!.account.id, req.generation_id, [MUSIC_ENDPOINT]);
     if (doc.state !== 'succeeded' || !doc.upstream?.task_id) {
       throw errors.invalidRequest(`generation ${doc._id} has no songs (status ${musicView(doc).status})`, 'generation_id');
@@ -76,7 +77,7 @@ export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
     const model = deps.catalogue().resolve(doc.model);
     const channel = model && deps.catalogue().channels(model, 'task').find((c) => c.id === doc.upstream!.channel);
     if (!channel) throw new GatewayError('no_channel_available', `the channel generation ${doc._id} ran on is no longer available`);
-    const apiKey = (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway';
+    const apiKey = upstreamApiKey(deps.config, channel);
     let fetched;
     try {
       fetched = await sunoFetch(deps.mediaHttp, channel, apiKey, [doc.upstream.task_id]);

@@ -13,7 +13,8 @@ import { idempotency } from '../middleware/idempotency';
 import { resolveModel } from '../model-access';
 import { unix } from '../media/list-query';
 import { taskFailure } from '../media/speech-failure';
-import { PublicUrl, parseBody } from '../media/video-common';
+import { PublicUrl } from '../../domain/url-policy';
+import { parseInput } from '../../domain/validation';
 import { MediaTasks } from '../../services/media-tasks';
 
 export const TRANSCRIPT_ENDPOINT = 'transcripts';
@@ -61,7 +62,7 @@ export function transcriptRoutes(deps: GatewayDeps): Router<GatewayState> {
     jsonBody(TRANSCRIPT_BODY_LIMIT),
     idempotency(deps),
     async (ctx: Ctx) => {
-      const req = parseBody(TranscriptRequest, ctx.state.body);
+      const req = parseInput('body', TranscriptRequest, ctx.state.body);
       const model = resolveModel(deps, ctx, req.model);
       if (model.endpoint_type !== 'transcript' || deps.catalogue().channels(model, 'task').length === 0) throw errors.noChannel(model.id, 'transcripts extract');
       const doc = await tasks.submit({

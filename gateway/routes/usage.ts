@@ -1,9 +1,12 @@
 import Router from '@koa/router';
-import { errors } from '../../domain/errors';
+import { z } from 'zod';
+import { InstantString } from '../../domain/instant';
+import { first } from '../media/list-query';
+import { validQuery } from '../middleware/validate';
 import { formatCredits } from '../../domain/money';
 import type { UsageDoc } from '../../infra/mongo';
 import type { GatewayDeps } from '../deps';
-import type { GatewayState } from '../context';
+import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 
@@ -18,15 +21,16 @@ export const CSV_COLUMNS = [
   'submitted_at', 'attempts_count', 'result_urls', 'result_expires_at',
 ] as const;
 
-function window(q: Record<string, unknown>): { from: Date; to: Date } {
-  const parse = (v: unknown, name: string): Date | undefined => {
-    if (typeof v !== 'string' || v === '') return undefined;
-    const d = /^\d+$/.test(v) ? new Date(Number(v) * 1000) : new Date(v);
-    if (Number.isNaN(d.getTime())) throw errors.invalidRequest(`${name} must be Unix seconds or an ISO date`, name);
-    return d;
-  };
-  const to = parse(q.to, 'to') ?? new Date();
-  return { from: parse(q.from, 'from') ?? new Date(to.getTime() - DEFAULT_WINDOW_MS), to };
+const UsageQuery = z.object({
+  from: z.preprocess(first, InstantString).optional(),
+  to: z.preprocess(first, InstantString).optional(),
+  limit: z.preprocess(first, z.coerce.number({ error: 'must be an integer from 0 to 1000' }).int('must be an integer from 0 to 1000').min(0, 'must be an integer from 0 to 1000').max(1000, 'must be an integer from 0 to 1000')).default(100),
+});
+
+function window(ctx: Ctx): { from: Date; to: Date; limit: number } {
+  const q = validQuery(ctx, UsageQuery);
+  const to = q.to ?? new Date();
+  return { from: q.from ?? new Date(to.getTime() - DEFAULT_WINDOW_MS), to, limit: q.limit };
 }
 
 export function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], string | number | null> {
@@ -53,9 +57,7 @@ export function usageRoutes(deps: GatewayDeps): Router<GatewayState> {
   const auth = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false });
 
   router.get('/api/v1/usage', auth, rateLimit(), async (ctx) => {
-    const { from, to } = window(ctx.query);
-    const limit = ctx.query.limit === undefined ? 100 : Number(ctx.query.limit);
-    if (!Number.isInteger(limit) || limit < 0 || limit > 1000) throw errors.invalidRequest('limit must be an integer from 0 to 1000', 'limit');
+    const { from, to, limit } = window(ctx);
     await deps.usage.flush();
     const filter = { account_id: ctx.state.auth!.account.id, created_at: { $gte: from, $lt: to } };
     const rows = await deps.db.Usage.find(filter, { status: 1, cost_nano: 1 }).lean<Pick<UsageDoc, 'status' | 'cost_nano'>[]>();
@@ -79,7 +81,7 @@ export function usageRoutes(deps: GatewayDeps): Router<GatewayState> {
   });
 
   router.get('/api/v1/usage/export', auth, rateLimit(), async (ctx) => {
-    const { from, to } = window(ctx.query);
+    const { from, to } = window(ctx);
     await deps.usage.flush();
     const rows = await deps.db.Usage.find({ account_id: ctx.state.auth!.account.id, created_at: { $gte: from, $lt: to } })
       .sort({ created_at: -1 })

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ProviderCall, ProviderOutcome } from './types';
 import { UpstreamHttpError } from './http';
 import { keepBody } from './images-files';
+import { mediaErrorJson } from '../../domain/error-bodies';
 
 /** The OpenAI Images body our image families answer with (upstream shape, passed through; unknown fields kept). */
 export const ImagesBody = z.looseObject({
@@ -67,6 +68,6 @@ export function failedImages(state: 'failed' | 'expired', code: string, message:
   return {
     state, units: 0, urls: [], expiresAt: null, errorCode: code, errorMessage: message,
     clientStatus: state === 'expired' ? 504 : 500,
-    clientBody: JSON.stringify({ error: { code, message, param: null, type: 'upstream_error' } }),
+    clientBody: mediaErrorJson(code, message, 'upstream_error'),
   };
 }

@@ -3,6 +3,7 @@ import type { MediaProvider, PollResult, ProviderCall } from './types';
 import { UpstreamHttpError } from './http';
 import { failedImages, imagesOutcome, keptOutcome, parseUpstream, type ImagesBody } from './images-common';
 import { resolveValue } from './images-files';
+import { mediaErrorJson } from '../../domain/error-bodies';
 
 /**
  * Fixed-grid images through a Midjourney proxy: POST {base}/mj/submit/imagine,
@@ -63,7 +64,7 @@ const ACCEPTED = new Set([1, 21, 22]);
 const QUEUE_FULL = 23;
 
 const openAiError = (status: number, code: string, message: string) =>
-  JSON.stringify({ error: { code, message, param: null, type: status >= 500 ? 'upstream_error' : 'invalid_request_error' } });
+  mediaErrorJson(code, message, status >= 500 ? 'upstream_error' : 'invalid_request_error');
 
 /** The proxy's refusals, in the OpenAI error shape every image model answers with. */
 function refusal(err: UpstreamHttpError): UpstreamHttpError {

@@ -1,5 +1,6 @@
 import test from 'ava';
 import http from 'node:http';
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/stack';
@@ -12,10 +13,16 @@ let browser: Browser;
 const logged: string[] = [];
 const realOut = process.stdout.write.bind(process.stdout);
 const realErr = process.stderr.write.bind(process.stderr);
+// pino writes to fd 1 with fs.writeSync (sonic-boom, sync mode).
+const realWriteSync = fs.writeSync;
 
 test.before(async () => {
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => { logged.push(String(chunk)); return realOut(chunk as never, ...(rest as [])); }) as typeof process.stdout.write;
   process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => { logged.push(String(chunk)); return realErr(chunk as never, ...(rest as [])); }) as typeof process.stderr.write;
+  fs.writeSync = ((fd: number, data: unknown, ...rest: unknown[]) => {
+    if (fd === 1 || fd === 2) logged.push(typeof data === 'string' ? data : Buffer.from(data as Uint8Array).toString('utf8'));
+    return (realWriteSync as (...a: unknown[]) => number)(fd, data, ...rest);
+  }) as typeof fs.writeSync;
   gw = await startGateway({ LOG_LEVEL: 'debug' }, { simulator: true, worker: true });
   browser = await launchBrowser();
 });
@@ -24,6 +31,7 @@ test.after.always(async () => {
   await gw?.close();
   process.stdout.write = realOut;
   process.stderr.write = realErr;
+  fs.writeSync = realWriteSync;
 });
 
 test.serial("another user's keys, tasks and calls are invisible (404) in the console as in the API", async (t) => {

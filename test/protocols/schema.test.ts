@@ -153,7 +153,7 @@ test('messages: accepts the vendor tool-use example with system blocks and image
 test('messages: max_tokens is required', (t) => {
   const err = refusal(t, 'messages', { model: 'claude', messages: [{ role: 'user', content: 'Hi' }] });
   t.is(err.param, 'max_tokens');
-  t.is(err.message, 'max_tokens: Invalid input: expected number, received undefined');
+  t.is(err.message, 'max_tokens is required');
 });
 
 test('messages: the system role is not a message role here', (t) => {

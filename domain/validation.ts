@@ -1,4 +1,28 @@
 import type { z } from 'zod';
+import { errors, type GatewayError } from './errors';
+
+/**
+ * The one validation path of every request input (body, query, path
+ * parameters): zod parses, the first issue becomes one 400 `invalid_request`
+ * whose message names the field and whose `param` is its dotted path. The
+ * HTTP helpers over it are in gateway/middleware/validate.ts; protocol bodies
+ * (protocols/parse-request.ts) use it too.
+ */
+export type InputKind = 'body' | 'query' | 'params';
+
+export function parseInput<S extends z.ZodType>(kind: InputKind, schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw invalidInput(kind, result.error, value);
+}
+
+/** The 400 for a failed parse: `messages[0].role: Invalid option: ...`, `from: must be ...`, `model is required`. */
+export function invalidInput(kind: InputKind, error: z.ZodError, value: unknown): GatewayError {
+  const issue = error.issues[0];
+  const { message, param } = describeIssue(issue, value);
+  if (param === undefined && kind !== 'body') return errors.invalidRequest(`${kind}: ${message}`);
+  return errors.invalidRequest(message, param);
+}
 
 type Issue = z.core.$ZodIssue;
 type Path = readonly PropertyKey[];
@@ -50,7 +74,7 @@ export function describeIssue(issue: Issue, root?: unknown, prefix: Path = []): 
       return describeIssue(best[0], root, path);
     }
   }
-  return report(path, issue.message);
+  return report(path, issue.message, issue);
 }
 
 function depth(branch: readonly Issue[]): number {
@@ -76,7 +100,13 @@ function received(input: unknown): string {
   return typeof input;
 }
 
-function report(path: Path, text: string): IssueReport {
+function report(path: Path, text: string, issue?: Issue): IssueReport {
   if (path.length === 0) return { message: text, param: undefined };
+  if (issue && isMissing(issue)) return { message: `${displayPath(path)} is required`, param: dottedPath(path) };
   return { message: `${displayPath(path)}: ${text}`, param: dottedPath(path) };
+}
+
+/** A field that was not sent at all (zod reports it as `received undefined`). */
+function isMissing(issue: Issue): boolean {
+  return issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
 }

@@ -1,0 +1,61 @@
+import ipaddr from 'ipaddr.js';
+import { z } from 'zod';
+
+/**
+ * The one policy for URLs a vendor will fetch on our behalf (reference
+ * images, videos, audio, avatars, transcripts, voice clones...): http or
+ * https, no credentials in the URL, and a host that is a public name or a
+ * public unicast address. The URL is parsed with the WHATWG parser (so
+ * decimal, octal and hex IPv4 forms such as `2130706433` or `0x7f.1` arrive
+ * as `127.0.0.1`), a trailing dot is dropped (`localhost.`), and addresses
+ * are classified by ipaddr.js, IPv4-mapped IPv6 (`[::ffff:7f00:1]`) by the
+ * IPv4 address it carries. Every range but public unicast is refused:
+ * loopback, private, link-local, unique-local, CGNAT, unspecified (`[::]`,
+ * `0.0.0.0`), multicast, broadcast, reserved, and the IPv6 ranges that embed
+ * an IPv4 address (6to4, Teredo, NAT64).
+ *
+ * Names are not resolved here (no I/O in the domain, and a resolver's answer
+ * can change between our check and the vendor's fetch): names that are local
+ * by convention are refused; the rest are the vendor's to fetch.
+ */
+
+/** Names that only make sense inside a network. */
+const LOCAL_NAMES = /(^|\.)(localhost|local|internal|intranet|lan|home|corp|localdomain|home\.arpa)$/i;
+
+export type UrlVerdict = { ok: true; url: URL } | { ok: false; reason: string };
+
+export function checkPublicHttpUrl(value: string): UrlVerdict {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return { ok: false, reason: 'is not a URL' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'must use http or https' };
+  if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+  if (host === '') return { ok: false, reason: 'has no host' };
+  if (ipaddr.isValid(host)) {
+    let addr = ipaddr.parse(host);
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+    const range = addr.range();
+    return range === 'unicast' ? { ok: true, url } : { ok: false, reason: `points to a ${range} address` };
+  }
+  // A name: dotted labels only (ipaddr.isValid above also takes the odd IPv4 forms the URL parser normalised).
+  if (!host.includes('.') || LOCAL_NAMES.test(host)) return { ok: false, reason: 'points to a local host name' };
+  return { ok: true, url };
+}
+
+export const isPublicHttpUrl = (value: string): boolean => checkPublicHttpUrl(value).ok;
+
+export const isDataImage = (value: string): boolean => /^data:image\/[a-z0-9.+-]+;base64,/i.test(value);
+
+const MESSAGE = 'must be a public http(s) URL (no loopback, private, link-local or local-name hosts)';
+
+/** zod for a field holding a URL the vendor will fetch. */
+export const PublicUrl = z.string().refine(isPublicHttpUrl, { message: MESSAGE });
+
+/** zod for an image reference: a public URL, or inline as `data:image/...;base64,...`. */
+export const PublicUrlOrDataImage = z.string().refine((s) => isDataImage(s) || isPublicHttpUrl(s), {
+  message: `${MESSAGE}, or a data:image/...;base64,... URI`,
+});

@@ -1,0 +1,86 @@
+import test from 'ava';
+import type { TestGateway } from '../helpers/stack';
+import { checkPublicHttpUrl } from '../../domain/url-policy';
+import { assertShape, send, world } from './kit';
+
+// One URL policy (domain/url-policy.ts, ipaddr.js) on every field whose URL a vendor will fetch.
+
+let gw: TestGateway;
+let key: string;
+test.before(async () => {
+  ({ gw, key } = await world());
+});
+test.after.always(async () => gw?.close());
+
+/** Hosts that reach the vendor's own machine or network, in the forms attackers use. */
+const PRIVATE = [
+  'http://127.0.0.1/a.png', 'http://127.1/a.png', 'http://2130706433/a.png', 'http://0x7f000001/a.png', 'http://0x7f.1/a.png',
+  'http://017700000001/a.png', 'http://0177.0.0.1/a.png', 'http://[::1]/a.png', 'http://[::]/a.png', 'http://0.0.0.0/a.png', 'http://0/a.png',
+  'http://[::ffff:127.0.0.1]/a.png', 'http://[::ffff:7f00:1]/a.png', 'http://[0:0:0:0:0:ffff:7f00:1]/a.png', 'http://[::ffff:10.0.0.1]/a.png',
+  'http://localhost/a.png', 'http://localhost./a.png', 'http://LOCALHOST../a.png', 'http://a.localhost/a.png', 'http://printer.local/a.png',
+  'http://metadata.google.internal/a.png', 'http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/a.png', 'http://[fd00::1]/a.png',
+  'http://[fc00::1]/a.png', 'http://10.1.2.3/a.png', 'http://172.16.0.1/a.png', 'http://172.31.255.255/a.png', 'http://192.168.1.1/a.png',
+  'http://100.64.0.1/a.png', 'http://100.127.255.254/a.png', 'http://224.0.0.1/a.png', 'http://255.255.255.255/a.png', 'http://[2002:7f00:1::]/a.png',
+  'http://[64:ff9b::7f00:1]/a.png', 'http://[2001::1]/a.png', 'http://10.0.0.1./a.png', 'http://intranet/a.png',
+  'http://user:pass@cdn.example.com/a.png', 'ftp://cdn.example.com/a.png', 'file:///etc/passwd', 'gopher://cdn.example.com/', 'not a url',
+];
+const PUBLIC = ['https://cdn.example.com/a.png', 'http://93.184.216.34/a.png', 'https://[2606:2800:220:1:248:1893:25c8:1946]/a.png', 'https://cdn.example.com./a.png', 'https://8.8.8.8:8443/x'];
+
+test('the policy: private, loopback, link-local, ULA, CGNAT, unspecified and mapped forms refused; public kept', (t) => {
+  for (const u of PRIVATE) t.false(checkPublicHttpUrl(u).ok, u);
+  for (const u of PUBLIC) t.true(checkPublicHttpUrl(u).ok, u);
+});
+
+/** Every body field whose URL the vendor fetches: path, body builder, the param the 400 names. */
+const FIELDS: Array<{ path: string; body: (u: string) => unknown; param: RegExp; multipart?: boolean }> = [
+  { path: '/v1/images/generations', body: (u) => ({ model: 'gpt-image-1', prompt: 'a fox', async: true, image: u }), param: /^image$/ },
+  { path: '/v1/images/generations', body: (u) => ({ model: 'gpt-image-1', prompt: 'a fox', async: true, image: ['https://cdn.example.com/ok.png', u] }), param: /^image\.1$/ },
+  { path: '/v1/images/generations', body: (u) => ({ model: 'gpt-image-1', prompt: 'a fox', async: true, image_urls: [u] }), param: /^image_urls\.0$/ },
+  { path: '/v1/images/edits', body: (u) => ({ model: 'gpt-image-1', prompt: 'a fox', image: u }), param: /^image$/ },
+  { path: '/v1/images/edits', body: (u) => ({ model: 'gpt-image-1', prompt: 'a fox', image_urls: [u] }), param: /^image_urls\.0$/ },
+  { path: '/v1/images/edits', body: (u) => u, param: /^image/, multipart: true },
+  { path: '/v1/videos/generations', body: (u) => ({ model: 'seedance-1-0-pro', content: [{ type: 'text', text: 'a fox' }, { type: 'image_url', image_url: { url: u } }] }), param: /^content\.1\.image_url\.url$/ },
+  { path: '/v1/videos/generations', body: (u) => ({ model: 'dh-lipsync', source_video_url: u, audio_url: 'https://cdn.example.com/a.mp3', duration: 15 }), param: /^source_video_url$/ },
+  { path: '/v1/videos/generations', body: (u) => ({ model: 'dh-lipsync', source_video_url: 'https://cdn.example.com/a.mp4', audio_url: u, duration: 15 }), param: /^audio_url$/ },
+  { path: '/v1/videos/generations', body: (u) => ({ model: 'dh-avatar', avatar: 'preset_anna', audio_url: u, duration: 20 }), param: /^audio_url$/ },
+  { path: '/v1/videos/generations', body: (u) => ({ model: 'dh-motion', source_video_url: 'https://cdn.example.com/a.mp4', content: [{ type: 'image_url', image_url: { url: u } }], face_count: 1, duration: 10 }), param: /^content\.0\.image_url\.url$/ },
+  { path: '/v1/videos/generations', body: (u) => ({ model: 'clip-realman', style_id: 'tpl_rm_vlog_01', source_video_url: u }), param: /^source_video_url$/ },
+  { path: '/v1/videos/generations', body: (u) => ({ model: 'clip-mixcut', style_id: 'tpl_mix_product_01', audio_url: 'https://cdn.example.com/v.mp3', materials: [{ type: 'image', file_url: u }] }), param: /^materials\.0\.file_url$/ },
+  { path: '/v1/transcripts/extract', body: (u) => ({ url: u }), param: /^url$/ },
+  { path: '/v1/audio/voice-clone', body: (u) => ({ audio_url: u, name: 'n' }), param: /^audio_url$/ },
+  { path: '/v1/audio/voices', body: (u) => ({ audio_url: u, name: 'n' }), param: /^audio_url$/ },
+  { path: '/v1/videos/avatars', body: (u) => ({ name: 'n', source_url: u }), param: /^source_url$/ },
+];
+
+const SAMPLE = ['http://[::ffff:127.0.0.1]/a.png', 'http://[::ffff:7f00:1]/a.png', 'http://[::]/a.png', 'http://localhost./a.png', 'http://2130706433/a.png', 'http://0x7f.1/a.png', 'http://169.254.169.254/a', 'http://[fd12::1]/a.png', 'http://100.64.1.1/a.png', 'http://192.168.0.10./a.png'];
+
+test('every URL field of every media family refuses private targets with a 400 naming the field, nothing charged', async (t) => {
+  const acc = await gw.newAccount();
+  const k = (await gw.newKey(acc.id)).key;
+  const before = await gw.deps.wallet.balance(acc.id);
+  for (const f of FIELDS) {
+    for (const u of SAMPLE) {
+      let r;
+      if (f.multipart) {
+        const form = new FormData();
+        form.set('model', 'gpt-image-1');
+        form.set('prompt', 'a fox');
+        form.append('image', u);
+        const res = await fetch(`${gw.url}${f.path}`, { method: 'POST', headers: { authorization: `Bearer ${k}` }, body: form });
+        const text = await res.text();
+        r = { status: res.status, headers: res.headers, text, json: JSON.parse(text) };
+      } else {
+        r = await send(gw, 'POST', f.path, { key: k, body: f.body(u) });
+      }
+      t.is(r.status, 400, `${f.path} ${u}: ${r.text}`);
+      assertShape(t, r, 'openai', f.path);
+      t.regex(String(r.json?.error?.param), f.param, `${f.path} ${u}: ${r.text}`);
+    }
+  }
+  t.is(await gw.deps.wallet.balance(acc.id), before);
+});
+
+test('a public reference still goes through', async (t) => {
+  const r = await send(gw, 'POST', '/v1/images/generations', { key, body: { model: 'gpt-image-1', prompt: 'a fox', async: true, image: 'https://cdn.example.com/a.png' } });
+  t.is(r.status, 200, r.text);
+});
