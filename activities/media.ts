@@ -1,22 +1,20 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Catalogue } from '../domain/catalogue';
-import { FINAL_STATES, type TaskKind, type TaskOutcome, type TaskState } from '../domain/media/task';
+import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState } from '../domain/media/task';
 import { MAX_RUN_MS } from '../domain/media/cadence';
-import { settlementNano, type MediaQuote } from '../domain/media/pricing';
+import { settlementNano } from '../domain/media/pricing';
 import type { Db, TaskDoc } from '../infra/mongo';
 import { failpoint } from '../infra/failpoints';
 import type { Client } from '@temporalio/client';
 import { upstreamApiKey, type Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
 import { MediaTasks } from '../services/media-tasks';
+import { usageRowFromTask } from '../services/task-usage';
 import type { Wallet } from '../services/wallet';
 import type { UsageRecorder } from '../services/usage';
-import { mediaProviders, UpstreamHttpError, UpstreamTransportError, type MediaHttp, type ProviderCall, type ProviderOutcome } from '../providers/media';
-import { MAX_CHANNEL_ATTEMPTS } from '../domain/catalogue';
+import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
+import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
 import { mediaErrorJson } from '../domain/error-bodies';
-
-/** Channels tried per submission (spec 2: the channel ladder, 3 at most). */
-export const MAX_CHANNELS = MAX_CHANNEL_ATTEMPTS;
 
 export interface MediaActivityDeps {
   db: Db;
@@ -27,16 +25,6 @@ export interface MediaActivityDeps {
   temporal: Client;
   config: Config;
   log: Logger;
-}
-
-/** The submission, or a transport timeout once the ladder's budget is spent (the hop's own timeout still bounds the call). */
-function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
-  if (!Number.isFinite(deadline)) return work;
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new UpstreamTransportError('timeout', 'the channel ladder ran out of time')), Math.max(0, deadline - Date.now()));
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 /** Uploads and large answers outlive the idempotency retention (7 days), then go. */
@@ -63,6 +51,23 @@ function failed(code: string, message: string, clientStatus = 502, upstreamBody?
 }
 
 /**
+ * How a submission that climbed the whole ladder failed: a 4xx the upstream
+ * refused (passed through, not charged), the last 5xx, or no answer.
+ * Anything that is not an upstream failure is thrown (the activity retries).
+ */
+function outcomeOfFailure(err: unknown): ProviderOutcome {
+  if (err instanceof UpstreamHttpError) {
+    return err.status < MEDIA_LADDER.retryStatusFrom
+      ? failed(`upstream_${err.status}`, err.message, err.status, err.body)
+      : failed('upstream_error', err.message, err.status, err.body);
+  }
+  if (err instanceof UpstreamTransportError) {
+    return err.kind === 'timeout' ? failed('upstream_timeout', err.message, 504) : failed('upstream_unreachable', err.message, 502);
+  }
+  throw err;
+}
+
+/**
  * Side effects of the media task workflow. Every activity is idempotent by
  * the task id: a retry after a crash finds what the first try did (the
  * upstream task id, the settle op) and does not do it again.
@@ -77,7 +82,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     const model = deps.catalogue().resolve(task.model);
     if (!model) throw ApplicationFailure.nonRetryable(`model ${task.model} left the catalogue`, 'ModelGone');
     const channels = deps.catalogue().channels(model, 'task').filter((c) => !channelId || c.id === channelId);
-    return channels.slice(0, MAX_CHANNELS).map((channel) => {
+    return channels.map((channel) => {
       const provider = mediaProviders[channel.upstream];
       if (!provider) throw ApplicationFailure.nonRetryable(`no media provider ${channel.upstream}`, 'NoProvider');
       return {
@@ -100,43 +105,30 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       const ctx = Context.current();
       const beat = setInterval(() => { if (!ctx.info.isLocal) ctx.heartbeat(); }, 2000);
       try {
-        let last: ProviderOutcome = failed('upstream_unreachable', 'no channel is available for this model', 503);
-        let attempts = 0;
+        const entries = callFor(task);
+        if (entries.length === 0) return { kind: 'done', outcome: failed('upstream_unreachable', 'no channel is available for this model', 503) };
         // The whole ladder has a budget where the family has one (images: 280 s, each hop up to 240 s).
-        const base = MAX_RUN_MS[task.kind as TaskKind];
+        const base = MAX_RUN_MS[task.kind];
         const budget = base === null ? null : (deps.config.MEDIA_MAX_RUN_MS ?? base);
-        const deadline = budget === null ? Infinity : task.created_at.getTime() + budget;
-        for (const { provider, call } of callFor(task)) {
-          attempts++;
-          if (Date.now() >= deadline) {
-            last = failed('upstream_timeout', `no channel answered within ${budget! / 1000} s`, 504);
-            break;
-          }
-          try {
+        const deadline = budget === null ? {} : { deadline: task.created_at.getTime() + budget, deadlineMessage: `no channel answered within ${budget / 1000} s` };
+        let climbed;
+        try {
+          climbed = await climbLadder(entries, MEDIA_LADDER, async ({ provider, call }) => {
             failpoint('media.submit.before-upstream');
-            const r = await withDeadline(provider.submit(call), deadline);
+            const r = await provider.submit(call);
             failpoint('media.submit.after-upstream');
-            if (r.kind === 'task') {
-              await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts } });
-              return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId };
-            }
-            await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: null, attempts }, started_at: new Date() });
-            return { kind: 'done', outcome: r.outcome };
-          } catch (err) {
-            if (err instanceof UpstreamHttpError) {
-              // 4xx: the upstream refused this request; another channel would too. Passed through, not charged.
-              if (!err.retryable) return { kind: 'done', outcome: failed(`upstream_${err.status}`, err.message, err.status, err.body) };
-              last = failed('upstream_error', err.message, err.status, err.body);
-              continue;
-            }
-            if (err instanceof UpstreamTransportError) {
-              last = err.kind === 'timeout' ? failed('upstream_timeout', err.message, 504) : failed('upstream_unreachable', err.message, 502);
-              continue;
-            }
-            throw err;
-          }
+            return r;
+          }, deadline);
+        } catch (err) {
+          return { kind: 'done', outcome: outcomeOfFailure(err) };
         }
-        return { kind: 'done', outcome: last };
+        const { value: r, channel: { call }, attempts } = climbed;
+        if (r.kind === 'task') {
+          await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts } });
+          return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId };
+        }
+        await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: null, attempts }, started_at: new Date() });
+        return { kind: 'done', outcome: r.outcome };
       } finally {
         clearInterval(beat);
       }
@@ -149,7 +141,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       if (!entry?.provider.poll) throw ApplicationFailure.nonRetryable(`channel ${input.channelId} cannot be polled`, 'NoPoll');
       const r = await entry.provider.poll(entry.call, input.upstreamTaskId);
       failpoint('media.poll.after-upstream');
-      const state: TaskState = r.outcome ? task.state as TaskState : r.state === 'queued' ? 'queued' : 'running';
+      const state: TaskState = r.outcome ? task.state : r.state === 'queued' ? 'queued' : 'running';
       const progress = r.progress ?? null;
       if (!r.outcome && (state !== task.state || progress !== task.progress)) {
         await patchTask(task._id, { state, progress, ...(state === 'running' && !task.started_at ? { started_at: new Date() } : {}) });
@@ -165,7 +157,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     async settleMediaTask(input: { taskId: string; outcome: ProviderOutcome }): Promise<{ costNano: number }> {
       const task = await loadTask(input.taskId);
       const o = input.outcome;
-      const cost = o.state === 'succeeded' ? settlementNano(task.quote as MediaQuote, o.units) : 0;
+      const cost = o.state === 'succeeded' ? settlementNano(task.quote, o.units) : 0;
       const refund = task.reserved_nano - cost;
       await deps.wallet.apply({
         opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
@@ -173,22 +165,19 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       });
       failpoint('media.settle.after-wallet');
       const now = new Date();
-      const completedAt = FINAL_STATES.has(task.state as TaskState) && task.completed_at ? task.completed_at : now;
+      const completedAt = FINAL_STATES.has(task.state) && task.completed_at ? task.completed_at : now;
       // The usage row turns final before the task does: a client that sees the task settled finds its row settled.
-      await deps.usage.replace({
-        _id: task._id, request_id: task.request_id, task_id: task._id, account_id: task.account_id, key_id: task.key_id,
-        key_name: task.key_name, key_prefix: task.key_prefix, endpoint: task.endpoint, model: task.model,
-        status: o.state === 'succeeded' ? 'success' : 'error', error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
-        unit_count: o.state === 'succeeded' ? o.units : 0, unit_type: task.quote.unitType, cost_nano: cost, reserved_nano: task.reserved_nano,
-        latency_ms: completedAt.getTime() - task.created_at.getTime(), submitted_at: task.created_at,
-        attempts_count: task.upstream?.attempts ?? 1, result_urls: o.urls, result_expires_at: o.expiresAt ? new Date(o.expiresAt) : null,
-        created_at: task.created_at,
-      });
+      const units = o.state === 'succeeded' ? o.units : 0;
+      const expiresAt = o.expiresAt ? new Date(o.expiresAt) : null;
+      await deps.usage.replace(usageRowFromTask(task, {
+        status: o.state === 'succeeded' ? 'success' : 'error', costNano: cost, units, errorCode: o.errorCode ?? null,
+        errorMessage: o.errorMessage ?? null, completedAt, urls: o.urls, expiresAt,
+      }));
       await patchTask(task._id, {
-        state: o.state, cost_nano: cost, unit_count: o.state === 'succeeded' ? o.units : 0, completed_at: completedAt,
+        state: o.state, cost_nano: cost, unit_count: units, completed_at: completedAt,
         progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
         result: o.state === 'succeeded'
-          ? { urls: o.urls, expires_at: o.expiresAt ? new Date(o.expiresAt) : null, links_expired: false, extra: o.extra ?? null }
+          ? { urls: o.urls, expires_at: expiresAt, links_expired: false, extra: o.extra ?? null }
           : null,
         final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
         error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,

@@ -8,6 +8,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { freePort, stopAll } from '../scripts/lib/proc';
 import { benchServices, runOnce, startProcess } from './lib/stack';
+import { benchNoopWorkflow } from '../workflows/bench';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -49,7 +50,7 @@ async function pool<T>(n: number, worker: (i: number) => Promise<T>): Promise<T[
 
 async function bare(n: number): Promise<number> {
   const t0 = performance.now();
-  await pool(n, (i) => client.workflow.execute('benchNoopWorkflow', { taskQueue, workflowId: `noop-${Date.now()}-${i}`, args: [] }));
+  await pool(n, (i) => client.workflow.execute(benchNoopWorkflow, { taskQueue, workflowId: `noop-${Date.now()}-${i}`, args: [] }));
   return (n / (performance.now() - t0)) * 1000;
 }
 

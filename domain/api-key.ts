@@ -1,13 +1,7 @@
-import { randomBytes } from 'node:crypto';
-
 /** `sk-` + 8-character service tag + `-` + 64 hex: prefix 12, total 76 (spec 1 section 2.1). */
 export const KEY_PATTERN = /^sk-[a-z0-9]{8}-[0-9a-f]{64}$/;
 export const KEY_PREFIX_LENGTH = 12;
 export const KEY_LENGTH = 76;
-
-export function generateApiKey(serviceTag: string): string {
-  return `sk-${serviceTag}-${randomBytes(32).toString('hex')}`;
-}
 
 /** The state of a key as every gateway instance sees it (cached in Redis, truth in Mongo). */
 export interface KeyRecord {
@@ -30,6 +24,14 @@ export interface AccountRecord {
   enterprise: boolean;
   rpm: number | null;
   concurrency: number | null;
+}
+
+/** Who is calling: the authenticated key, its account and their balances, as the gateway's auth step read them. */
+export interface AuthState {
+  key: KeyRecord;
+  account: AccountRecord;
+  balanceNano: number;
+  keySpendNano: number;
 }
 
 /** What a key may spend now: min(account balance, cap - spent), floor 0. */

@@ -1,16 +1,12 @@
 import type { ParameterizedContext, Next } from 'koa';
-import type { AccountRecord, KeyRecord } from '../domain/api-key';
+import type { AuthState } from '../domain/api-key';
 import type { RateDecision } from '../services/auth-lookup';
 import type { IdempotencyHandle } from './middleware/idempotency';
 
+export type { AuthState };
+
 export type ErrorShape = 'openai' | 'messages' | 'generate-content';
 
-export interface AuthState {
-  key: KeyRecord;
-  account: AccountRecord;
-  balanceNano: number;
-  keySpendNano: number;
-}
 
 export interface GatewayState {
   requestId: string;

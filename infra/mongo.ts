@@ -1,4 +1,5 @@
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
+import type { TaskDocument } from '../domain/media/task';
 
 /**
  * MongoDB collections. Written for FerretDB v1 as well as MongoDB: no
@@ -174,40 +175,8 @@ export interface WalletAuditDoc {
   created_at: Date;
 }
 
-export interface TaskDoc {
-  /** Task id = Temporal workflow id. */
-  _id: string;
-  account_id: string;
-  key_id: string;
-  key_name: string;
-  key_prefix: string;
-  kind: string;
-  /** Which public collection lists it (`generations`, `edits`, `videos`, `music`, `speech`, `avatars`, ...). */
-  endpoint: string;
-  model: string;
-  /** Internal state (domain/media/task.ts). */
-  state: string;
-  progress: number | null;
-  /** The validated request the workflow works from. */
-  input: Record<string, unknown>;
-  /** Pricing of this task, fixed at submission (domain/media/pricing.ts MediaQuote). */
-  quote: { unitType: string; unitNano: number; fixedNano: number; reservedUnits: number };
-  reserved_nano: number;
-  cost_nano: number;
-  unit_count: number;
-  upstream: { channel: string; task_id: string | null; attempts: number } | null;
-  result: { urls: string[]; expires_at: Date | null; links_expired: boolean; extra: Record<string, unknown> | null } | null;
-  /** Final client body for sync-compatible tasks (images), so async polling answers byte-identically. */
-  final_body: string | null;
-  final_status: number | null;
-  error_code: string | null;
-  error_message: string | null;
-  request_id: string;
-  created_at: Date;
-  started_at: Date | null;
-  completed_at: Date | null;
-  updated_at: Date;
-}
+/** The task document's type lives in the domain, with the states and kinds it takes. */
+export type TaskDoc = TaskDocument;
 
 /**
  * A chunk (at most 8 MB) of a large file kept out of a task document (16 MB

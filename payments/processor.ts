@@ -1,6 +1,6 @@
 import { Schema, type Model } from 'mongoose';
 import type { Db } from '../infra/mongo';
-import { newId } from '../domain/ids';
+import { newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
 import { signPayload, SIGNATURE_HEADER } from './signature';
 

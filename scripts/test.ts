@@ -10,6 +10,7 @@ import { pickPort, spawnManaged, stopAll, tailFile, waitForPort } from './lib/pr
 import { startServices, type Services } from './lib/services';
 import { summaryLine, TapReporter, type TapCounts } from './lib/tap';
 import { ensureChromium, ensureTools } from './lib/tools';
+import { checkLayers } from './lib/layers';
 import { bundleWorkflows } from './bundle-workflows';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -56,8 +57,9 @@ try {
   const wantsBrowser = avaArgs.filter((a) => !a.startsWith('-')).length === 0 || avaArgs.some((a) => a.includes('test/console'));
   const chromium = wantsBrowser ? await phase('chromium', () => ensureChromium(quietLog)) : undefined;
 
-  // The typecheck needs no services: run it while they start.
+  // The typecheck and the layering check need no services: run them while they start.
   const typecheck = startTypecheck();
+  const layering = checkLayers(root).then((violations) => ({ violations }), (err: unknown) => ({ violations: [`the check failed: ${String(err)}`] }));
 
   services = await phase('services', () =>
     startServices({ dataDir, ports: TEST_PORTS, portFallback: true, mongoDb: 'model_gateway_test', log: quietLog }),
@@ -73,6 +75,16 @@ try {
     else {
       counts.failed++;
       console.log('  ✘ typecheck failed (tsc --noEmit -p tsconfig.json)');
+    }
+  });
+
+  await phase('layering', async () => {
+    const { violations } = await layering;
+    if (violations.length === 0) console.log('  layering holds (scripts/lib/layers.ts)');
+    else {
+      counts.failed++;
+      for (const v of violations) console.log(`  ✘ ${v}`);
+      console.log('  ✘ layering check failed (scripts/lib/layers.ts)');
     }
   });
 

@@ -1,7 +1,7 @@
 import type { AccountDoc, Db } from '../infra/mongo';
 import { rkeys, type RedisClient } from '../infra/redis';
 import type { AccountRecord } from '../domain/api-key';
-import { newId } from '../domain/ids';
+import { newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
 import { parseCredits } from '../domain/money';
 import type { Wallet } from './wallet';

@@ -12,7 +12,7 @@ import { UpstreamPools } from '../infra/upstream';
 import { createMediaHttp } from '../providers/media/http';
 import { Client, Connection } from '@temporalio/client';
 import { loadCatalogue } from './catalogue-store';
-import type { GatewayDeps } from '../gateway/deps';
+import type { ServiceDeps } from './deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
@@ -20,7 +20,7 @@ import { KnowledgeScope } from '../knowledge/scope';
 const CATALOGUE_RELOAD_MS = 30_000;
 
 /** Connect to Mongo and Redis and build the services, once per process. */
-export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<GatewayDeps & { close(): Promise<void> }> {
+export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
   const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX)];
   const wallet = new Wallet(db, redis);
   const vars = { SIMULATOR_URL: config.SIMULATOR_URL };

@@ -1,8 +1,8 @@
 import type { Db, ApiKeyDoc } from '../infra/mongo';
 import { rkeys, type RedisClient } from '../infra/redis';
 import { seal, sha256Hex, unseal } from '../infra/secrets';
-import { generateApiKey, KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
-import { newId } from '../domain/ids';
+import { KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
+import { generateApiKey, newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
 
 export interface NewKeyInput {

@@ -1,18 +1,19 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Model } from '../domain/catalogue';
 import { errors, GatewayError } from '../domain/errors';
-import { newId } from '../domain/ids';
+import { newId } from '../infra/ids';
 import { reservationNano, type MediaQuote } from '../domain/media/pricing';
 import { MAX_RUN_MS, POLL_INTERVAL_MS } from '../domain/media/cadence';
 import type { TaskKind } from '../domain/media/task';
 import { ACCOUNT_ID, MODEL, TASK_ID } from '../domain/media/search-attributes';
-import type { AuthState } from '../gateway/context';
+import type { AuthState } from '../domain/api-key';
 import type { Config } from '../infra/config';
 import type { Db, TaskDoc } from '../infra/mongo';
 import type { Logger } from '../infra/logger';
 import type { Wallet } from './wallet';
 import type { UsageRecorder } from './usage';
-import type { MediaTaskInput, MediaTaskResult } from '../workflows/media-task';
+import { usageRowFromTask } from './task-usage';
+import { mediaTaskWorkflow, type MediaTaskInput } from '../workflows/media-task';
 import pRetry from 'p-retry';
 
 /** Starting a task's workflow: 3 tries over about 0.6 s (the usage row and the workflow start are both idempotent). */
@@ -86,19 +87,15 @@ export class MediaTasks {
 
   /** Usage row (written now, not batched: the settlement replaces it) and the workflow (workflowId = task id: starting twice is refused). */
   private async start(doc: TaskDoc): Promise<void> {
-    await this.deps.usage.replace({
-      _id: doc._id, request_id: doc.request_id, task_id: doc._id, account_id: doc.account_id, key_id: doc.key_id,
-      key_name: doc.key_name, key_prefix: doc.key_prefix, endpoint: doc.endpoint, model: doc.model, status: 'in_flight',
-      unit_type: doc.quote.unitType, reserved_nano: doc.reserved_nano, submitted_at: doc.created_at, created_at: doc.created_at,
-    });
-    const kind = doc.kind as TaskKind;
+    await this.deps.usage.replace(usageRowFromTask(doc));
+    const kind = doc.kind;
     const input: MediaTaskInput = {
       taskId: doc._id,
       pollIntervalMs: this.deps.config.MEDIA_POLL_INTERVAL_MS ?? POLL_INTERVAL_MS[kind],
       maxRunMs: MAX_RUN_MS[kind] === null ? null : (this.deps.config.MEDIA_MAX_RUN_MS ?? MAX_RUN_MS[kind]),
     };
     try {
-      await this.deps.temporal.workflow.start('mediaTaskWorkflow', {
+      await this.deps.temporal.workflow.start(mediaTaskWorkflow, {
         taskQueue: this.deps.config.TEMPORAL_TASK_QUEUE,
         workflowId: doc._id,
         args: [input],
@@ -150,12 +147,11 @@ export class MediaTasks {
       opId: `${doc._id}:settle`, accountId: doc.account_id, keyId: doc.key_id, kind: 'settle',
       amountNano: doc.reserved_nano, keySpendNano: -doc.reserved_nano, ref: doc._id,
     });
-    await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { state: 'failed', error_code: 'not_started', completed_at: new Date() } }).catch(() => undefined);
-    await this.deps.usage.replace({
-      _id: doc._id, request_id: doc.request_id, task_id: doc._id, account_id: doc.account_id, key_id: doc.key_id,
-      key_name: doc.key_name, key_prefix: doc.key_prefix, endpoint: doc.endpoint, model: doc.model, status: 'error',
-      error_code: 'not_started', error_message: 'the task could not be started', submitted_at: doc.created_at, created_at: doc.created_at,
-    }).catch(() => undefined);
+    const completedAt = new Date();
+    await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { state: 'failed', error_code: 'not_started', completed_at: completedAt } }).catch(() => undefined);
+    await this.deps.usage.replace(usageRowFromTask(doc, {
+      status: 'error', costNano: 0, units: 0, errorCode: 'not_started', errorMessage: 'the task could not be started', completedAt, urls: [], expiresAt: null,
+    })).catch(() => undefined);
   }
 
   /** A task of this account in this collection, or 404 (other accounts' tasks do not exist for you). */
@@ -167,7 +163,7 @@ export class MediaTasks {
 
   /** Wait for the task's workflow to settle it, then read the final document. */
   async waitSettled(taskId: string): Promise<TaskDoc> {
-    await this.deps.temporal.workflow.getHandle<(i: MediaTaskInput) => Promise<MediaTaskResult>>(taskId).result();
+    await this.deps.temporal.workflow.getHandle<typeof mediaTaskWorkflow>(taskId).result();
     return (await this.deps.db.Task.findById(taskId).lean<TaskDoc>())!;
   }
 }

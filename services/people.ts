@@ -1,7 +1,7 @@
 import type { Db, MembershipDoc, UserDoc } from '../infra/mongo';
 import { isDuplicateKey } from '../infra/mongo';
 import { hashPassword, verifyPassword } from '../infra/passwords';
-import { newId } from '../domain/ids';
+import { newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
 import type { MembershipRecord, Role, UserRecord } from '../domain/people';
 import type { AccountService } from './accounts';

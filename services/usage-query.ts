@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Db, UsageDoc } from '../infra/mongo';
 import type { UsageRecorder } from './usage';
 
@@ -34,6 +35,18 @@ export class UsageQuery {
   async rows(accountId: string, f: UsageFilter, limit: number): Promise<UsageDoc[]> {
     await this.usage.flush();
     return this.db.Usage.find(this.filter(accountId, f)).sort({ created_at: -1 }).limit(limit).lean<UsageDoc[]>();
+  }
+
+  /** The filtered rows, newest first, as a cursor (exports stream it); `transform` maps each row. */
+  async cursor<T>(accountId: string, f: UsageFilter, limit: number, transform: (r: UsageDoc) => T): Promise<Readable> {
+    await this.usage.flush();
+    return this.db.Usage.find(this.filter(accountId, f)).sort({ created_at: -1 }).limit(limit).lean<UsageDoc[]>().cursor({ transform });
+  }
+
+  /** How many rows match, counting no further than `cap`. */
+  async count(accountId: string, f: UsageFilter, cap: number): Promise<number> {
+    await this.usage.flush();
+    return this.db.Usage.countDocuments(this.filter(accountId, f)).limit(cap);
   }
 
   async forKey(keyId: string, limit: number): Promise<UsageDoc[]> {

@@ -4,6 +4,7 @@ import type { Logger } from '../infra/logger';
 import type { Config } from '../infra/config';
 import { WORKFLOWS_PATH } from '../infra/temporal';
 import { createActivities, type ActivityDeps } from '../activities';
+import { linkSweeperWorkflow, LINK_SWEEPER_ID } from '../workflows/link-sweeper';
 
 /** A worker on the configured task queue, running every workflow and activity of the project. */
 export async function createWorker(config: Config, deps: ActivityDeps, opts: { taskQueue?: string } = {}) {
@@ -24,8 +25,8 @@ export const LINK_SWEEP_INTERVAL_MS = 60 * 1000;
 /** Start the deployment's single link sweeper unless it already runs. */
 export async function ensureLinkSweeper(client: Client, taskQueue: string, log: Logger): Promise<void> {
   try {
-    await client.workflow.start('linkSweeperWorkflow', {
-      taskQueue, workflowId: 'media-link-sweeper', args: [{ intervalMs: LINK_SWEEP_INTERVAL_MS }],
+    await client.workflow.start(linkSweeperWorkflow, {
+      taskQueue, workflowId: LINK_SWEEPER_ID, args: [{ intervalMs: LINK_SWEEP_INTERVAL_MS }],
     });
     log.info('link sweeper started');
   } catch (err) {

@@ -1,6 +1,6 @@
 import { ApplicationFailure, CancellationScope, isCancellation, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { MediaActivities } from '../activities/media';
-import type { ProviderOutcome } from '../providers/media/types';
+import type { ProviderOutcome } from '../domain/media/task';
 import { mediaErrorJson } from '../domain/error-bodies';
 
 /**

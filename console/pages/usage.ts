@@ -8,7 +8,7 @@ import { errorFor, fieldErrors, formError, type FieldErrors } from '../forms';
 import { formatCredits } from '../../domain/money';
 import { GatewayError } from '../../domain/errors';
 import type { UsageDoc } from '../../infra/mongo';
-import { DEFAULT_WINDOW_MS, EXPORT_CAP, usageCsv } from '../../gateway/routes/usage';
+import { DEFAULT_WINDOW_MS, EXPORT_CAP, rowView, usageCsvStream } from '../../gateway/routes/usage';
 import type { UsageFilter } from '../../services/usage-query';
 import { currentAccount } from '../access';
 import type { ConsoleServices } from '../services';
@@ -93,11 +93,10 @@ ${rows.length === 200 ? html`<p class="hint">Showing the newest 200 rows; narrow
   router.get('/console/usage/export.csv', signedIn, async (ctx) => {
     const accountId = currentAccount(ctx);
     const { filter } = readFilters(ctx);
-    const rows = await svc.usageQuery.rows(accountId, filter, EXPORT_CAP + 1);
-    if (rows.length > EXPORT_CAP) ctx.set('x-truncated', 'true');
+    if ((await svc.usageQuery.count(accountId, filter, EXPORT_CAP + 1)) > EXPORT_CAP) ctx.set('x-truncated', 'true');
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('content-disposition', 'attachment; filename="usage.csv"');
-    ctx.body = usageCsv(rows.slice(0, EXPORT_CAP));
+    ctx.body = usageCsvStream(await svc.usageQuery.cursor(accountId, filter, EXPORT_CAP, rowView));
   });
 
   router.get('/console/lookup', signedIn, async (ctx) => {

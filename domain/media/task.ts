@@ -1,3 +1,5 @@
+import type { MediaQuote } from './pricing';
+
 /**
  * Async media tasks: one internal state machine, shown to clients in each
  * family's own vocabulary (spec 2 section 3). Workflow-safe: pure.
@@ -42,4 +44,46 @@ export interface TaskOutcome {
   extra?: Record<string, unknown>;
   errorCode?: string;
   errorMessage?: string;
+}
+
+/** A task's outcome as the adapter or the workflow decided it, with the exact client answer of pass-through families. */
+export interface ProviderOutcome extends TaskOutcome {
+  /** For pass-through families (images): the exact client body and status. */
+  clientBody?: string;
+  clientStatus?: number;
+}
+
+/** The task document (collection `tasks`, infra/mongo.ts): one per async submission, task id = workflow id. */
+export interface TaskDocument {
+  /** Task id = Temporal workflow id. */
+  _id: string;
+  account_id: string;
+  key_id: string;
+  key_name: string;
+  key_prefix: string;
+  kind: TaskKind;
+  /** Which public collection lists it (`generations`, `edits`, `videos`, `music`, `speech`, `avatars`, ...). */
+  endpoint: string;
+  model: string;
+  state: TaskState;
+  progress: number | null;
+  /** The validated request the workflow works from. */
+  input: Record<string, unknown>;
+  /** Pricing of this task, fixed at submission. */
+  quote: MediaQuote;
+  reserved_nano: number;
+  cost_nano: number;
+  unit_count: number;
+  upstream: { channel: string; task_id: string | null; attempts: number } | null;
+  result: { urls: string[]; expires_at: Date | null; links_expired: boolean; extra: Record<string, unknown> | null } | null;
+  /** Final client body for sync-compatible tasks (images), so async polling answers byte-identically. */
+  final_body: string | null;
+  final_status: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  request_id: string;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  updated_at: Date;
 }

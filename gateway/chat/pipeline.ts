@@ -9,15 +9,12 @@ import { chatProviders } from '../../providers';
 import type { Protocol } from '../../protocols/types';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
-import { upstreamError } from './upstream-error';
+import { chatUpstreamFailure } from '../upstream-errors';
 import { settleAfterResponse, settleChat } from './settle';
 import { getTranslator, extractUsage, type Translator } from '../../protocols';
 import { relayStream } from './stream-relay';
 import { recordOutcome } from '../middleware/usage-capture';
-import { MAX_CHANNEL_ATTEMPTS } from '../../domain/catalogue';
-
-/** At most this many channels are tried per request (spec 1 section 1). */
-export const MAX_ATTEMPTS = MAX_CHANNEL_ATTEMPTS;
+import { climbLadder, CHAT_LADDER, UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';
 
 export interface ChatCall {
   client: Protocol;
@@ -82,11 +79,21 @@ function clientHeaders(ctx: Ctx): Record<string, string | undefined> {
   return { 'anthropic-version': ctx.get('anthropic-version') || undefined, 'anthropic-beta': ctx.get('anthropic-beta') || undefined };
 }
 
+/** What a channel answered: the response, and its whole body unless it streams. */
+interface Answer {
+  prepared: Prepared;
+  res: Dispatcher.ResponseData;
+  bytes?: Buffer;
+}
+
+/** Thrown out of the ladder when the client went away: nothing reached it, nothing is billed. */
+class ClientGone extends Error {}
+
 /**
- * One chat request: try up to three channels in order (a 5xx or a connection
- * failure moves to the next one; nothing is retried once the client got a
- * byte), translate when the channel speaks another protocol, relay the answer
- * or the stream, then settle on actual usage.
+ * One chat request: climb the channel ladder (domain/channel-ladder.ts:
+ * a 5xx or a connection failure moves to the next channel, nothing is
+ * retried once the client got a byte), translate when the channel speaks
+ * another protocol, relay the answer or the stream, then settle on actual usage.
  */
 export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<void> {
   if (call.channels.length === 0) throw errors.noChannel(call.model.id, call.client);
@@ -96,75 +103,59 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
   // passed. A plain timer, cleared when the request ends (AbortSignal.timeout would stay armed 180 s).
   const clientGone = new AbortController();
   const expired = new AbortController();
-  const stop = new AbortController();
-  const signal = stop.signal;
+  const signal = AbortSignal.any([clientGone.signal, expired.signal]);
   const deadline = expired.signal;
   const onClose = () => {
-    if (ctx.res.writableFinished) return;
-    clientGone.abort();
-    stop.abort();
+    if (!ctx.res.writableFinished) clientGone.abort();
   };
   ctx.req.once('close', onClose);
   ctx.res.once('close', onClose);
-  const timer = setTimeout(() => {
-    expired.abort();
-    stop.abort();
-  }, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
+  const timer = setTimeout(() => expired.abort(), env.config.CHAT_UPSTREAM_TIMEOUT_MS);
+  /** A thrown transport error: the client left, the deadline passed, or the channel failed (the ladder decides). */
+  const transportFailure = (err: unknown): Error => {
+    if (deadline.aborted) return new UpstreamTransportError('timeout', 'the request deadline passed');
+    const kind = classifyTransportError(err);
+    if (clientGone.signal.aborted || kind === 'aborted') return new ClientGone();
+    return new UpstreamTransportError(kind, `upstream connection failed (${(err as Error).message})`);
+  };
 
   let attempts = 0;
-  let lastError: GatewayError | undefined;
   try {
-    for (const channel of call.channels.slice(0, MAX_ATTEMPTS)) {
-      attempts++;
-      const prepared = prepare(env, call, channel);
-      const provider = chatProviders[channel.upstream];
-      if (!provider) throw new GatewayError('internal_error', `no provider for upstream ${channel.upstream}`);
-      const target = provider.call(channel, {
-        model: channel.upstream_model ?? call.model.id,
-        stream: call.stream,
-        apiKey: upstreamApiKey(env.config, channel),
-        clientHeaders: clientHeaders(ctx),
-      });
-      let res: Dispatcher.ResponseData;
-      try {
-        res = await env.upstream.request(target.url, { method: 'POST', headers: target.headers, body: prepared.body, signal });
-      } catch (err) {
-        const failure = transportFailure(env, err, deadline, clientGone);
-        if (failure === 'client_gone') return await clientLeft(env, ctx, call, attempts);
-        if (failure instanceof GatewayError && failure.code === 'upstream_timeout') throw failure;
-        lastError = failure;
-        continue;
-      }
-      if (res.statusCode >= 500) {
-        const text = await res.body.text().catch(() => '');
-        lastError = upstreamError(res.statusCode, text, res.headers);
-        continue;
-      }
-      if (res.statusCode >= 300) {
-        const text = await res.body.text().catch(() => '');
-        throw upstreamError(res.statusCode, text, res.headers);
-      }
-      if (call.stream) {
-        setTranslationHeaders(ctx, call, prepared);
-        await relayStream(env, ctx, call, { res, translation: prepared.translation, upstream: channel.upstream as Protocol, attempts, clientGone, deadline });
-        return;
-      }
-      // Nothing reached the client yet: a body cut short is a connection failure like any other.
-      let bytes: Buffer;
-      try {
-        bytes = Buffer.from(await res.body.arrayBuffer());
-      } catch (err) {
-        const failure = transportFailure(env, err, deadline, clientGone);
-        if (failure === 'client_gone') return await clientLeft(env, ctx, call, attempts);
-        if (failure instanceof GatewayError && failure.code === 'upstream_timeout') throw failure;
-        lastError = failure;
-        continue;
-      }
-      setTranslationHeaders(ctx, call, prepared);
-      await relayJson(env, ctx, call, bytes, prepared, attempts);
-      return;
+    let answer: Answer;
+    try {
+      ({ value: answer } = await climbLadder(call.channels, CHAT_LADDER, async (channel, n): Promise<Answer> => {
+        attempts = n;
+        const prepared = prepare(env, call, channel);
+        const provider = chatProviders[channel.upstream];
+        if (!provider) throw new GatewayError('internal_error', `no provider for upstream ${channel.upstream}`);
+        const target = provider.call(channel, {
+          model: channel.upstream_model ?? call.model.id,
+          stream: call.stream,
+          apiKey: upstreamApiKey(env.config, channel),
+          clientHeaders: clientHeaders(ctx),
+        });
+        const res = await env.upstream.request(target.url, { method: 'POST', headers: target.headers, body: prepared.body, signal }).catch((err: unknown) => {
+          throw transportFailure(err);
+        });
+        if (res.statusCode >= 300) {
+          const text = await res.body.text().catch(() => '');
+          throw new UpstreamHttpError(res.statusCode, text, undefined, res.headers);
+        }
+        if (call.stream) return { prepared, res };
+        // Nothing reached the client yet: a body cut short is a connection failure like any other.
+        const bytes = await res.body.arrayBuffer().then(Buffer.from, (err: unknown) => {
+          throw transportFailure(err);
+        });
+        return { prepared, res, bytes };
+      }));
+    } catch (err) {
+      if (err instanceof ClientGone) return await clientLeft(env, ctx, call, attempts);
+      throw chatUpstreamFailure(err, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
     }
-    throw lastError ?? new GatewayError('upstream_unreachable', 'no upstream channel answered');
+    setTranslationHeaders(ctx, call, answer.prepared);
+    if (answer.bytes) return await relayJson(env, ctx, call, answer.bytes, answer.prepared, attempts);
+    const { prepared, res } = answer;
+    await relayStream(env, ctx, call, { res, translation: prepared.translation, upstream: prepared.channel.upstream as Protocol, attempts, clientGone, deadline });
   } catch (err) {
     // One usage row per request, with the attempts it took (failed attempts are not rows).
     if (err instanceof GatewayError && !ctx.state.usageRecorded && attempts > 0) {
@@ -182,15 +173,6 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
     ctx.req.off('close', onClose);
     ctx.res.off('close', onClose);
   }
-}
-
-/** What a thrown transport error means here: the client left, the deadline passed, or the channel failed. */
-function transportFailure(env: ChatEnv, err: unknown, deadline: AbortSignal, clientGone: AbortController): GatewayError | 'client_gone' {
-  if (deadline.aborted) return new GatewayError('upstream_timeout', `upstream did not answer within ${env.config.CHAT_UPSTREAM_TIMEOUT_MS / 1000} s`);
-  const kind = classifyTransportError(err);
-  if (clientGone.signal.aborted || kind === 'aborted') return 'client_gone';
-  if (kind === 'timeout') return new GatewayError('upstream_timeout', `upstream did not answer within ${env.config.CHAT_UPSTREAM_TIMEOUT_MS / 1000} s`);
-  return new GatewayError('upstream_unreachable', `upstream connection failed (${(err as Error).message})`);
 }
 
 /** The client went away before any byte of the answer: nothing generated reached it, nothing is billed. */

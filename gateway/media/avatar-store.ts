@@ -1,5 +1,5 @@
 import { errors } from '../../domain/errors';
-import { publicStatus, type TaskState } from '../../domain/media/task';
+import { publicStatus } from '../../domain/media/task';
 import type { Db, TaskDoc } from '../../infra/mongo';
 import { isPresetAvatar } from './avatar-presets';
 
@@ -25,7 +25,7 @@ export function avatarView(doc: AvatarDoc) {
     object: 'avatar',
     name: String(doc.input.name ?? ''),
     source_kind: String(doc.input.source_kind ?? 'image'),
-    status: publicStatus('avatar', doc.state as TaskState),
+    status: publicStatus('avatar', doc.state),
     error: failureText(doc),
     cover_url: typeof extra.cover_url === 'string' ? extra.cover_url : null,
     created_at: doc.created_at.toISOString(),
@@ -80,7 +80,7 @@ export async function usableAvatar(db: Db, accountId: string, id: unknown): Prom
   if (!doc) throw errors.invalidRequest(`avatar ${id} does not exist or does not belong to this account`, 'avatar');
   const upstreamId = doc.result?.extra?.avatar_id;
   if (doc.state !== 'succeeded' || typeof upstreamId !== 'string') {
-    throw errors.invalidRequest(`avatar ${id} is not ready (status ${publicStatus('avatar', doc.state as TaskState)})`, 'avatar');
+    throw errors.invalidRequest(`avatar ${id} is not ready (status ${publicStatus('avatar', doc.state)})`, 'avatar');
   }
   return { id, preset: false, upstreamAvatarId: upstreamId, channel: doc.upstream?.channel ?? null };
 }

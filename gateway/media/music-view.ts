@@ -1,4 +1,4 @@
-import { publicStatus, type TaskState } from '../../domain/media/task';
+import { publicStatus } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
 import type { TaskDoc } from '../../infra/mongo';
 import { unix } from './list-query';
@@ -11,7 +11,7 @@ export function musicView(doc: TaskDoc) {
   const view: Record<string, unknown> = {
     id: doc._id,
     object: 'music.generation',
-    status: publicStatus('music', doc.state as TaskState),
+    status: publicStatus('music', doc.state),
     model: doc.model,
     created_at: unix(doc.created_at),
     completed_at: unix(doc.completed_at),
@@ -31,5 +31,5 @@ export function musicView(doc: TaskDoc) {
 
 /** The submit answer: `{id, object, status: processing, model, created_at}`. */
 export function musicSubmitted(doc: TaskDoc) {
-  return { id: doc._id, object: 'music.generation', status: publicStatus('music', doc.state as TaskState), model: doc.model, created_at: unix(doc.created_at) };
+  return { id: doc._id, object: 'music.generation', status: publicStatus('music', doc.state), model: doc.model, created_at: unix(doc.created_at) };
 }

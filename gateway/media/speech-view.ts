@@ -1,4 +1,4 @@
-import { publicStatus, type TaskState } from '../../domain/media/task';
+import { publicStatus } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
 import type { TaskDoc } from '../../infra/mongo';
 import { unix } from './list-query';
@@ -11,7 +11,7 @@ export function speechView(doc: TaskDoc) {
   return {
     id: doc._id,
     object: 'audio.speech',
-    status: publicStatus('speech', doc.state as TaskState),
+    status: publicStatus('speech', doc.state),
     model: doc.model,
     async: doc.input.async === true,
     voice_id: doc.input.voice_id,

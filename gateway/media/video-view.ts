@@ -1,11 +1,11 @@
-import { publicStatus, type TaskState } from '../../domain/media/task';
+import { publicStatus } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
 import type { TaskDoc } from '../../infra/mongo';
 import { unix } from './list-query';
 
 /** The submit answer: `{id, status: queued, model, created_at}`. */
 export function submittedView(doc: TaskDoc) {
-  return { id: doc._id, status: publicStatus('video', doc.state as TaskState), model: doc.model, created_at: unix(doc.created_at) };
+  return { id: doc._id, status: publicStatus('video', doc.state), model: doc.model, created_at: unix(doc.created_at) };
 }
 
 const pick = (...values: unknown[]) => values.find((v) => v !== undefined && v !== null) ?? null;
@@ -30,7 +30,7 @@ function errorMessage(doc: TaskDoc): string {
  * when the upstream reports it; an `error` object once failed, expired or cancelled.
  */
 export function videoView(doc: TaskDoc): Record<string, unknown> {
-  const state = doc.state as TaskState;
+  const state = doc.state;
   const input = doc.input;
   const extra = doc.result?.extra ?? {};
   const out: Record<string, unknown> = {

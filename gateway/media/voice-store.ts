@@ -1,5 +1,5 @@
 import { errors } from '../../domain/errors';
-import { publicStatus, type TaskState } from '../../domain/media/task';
+import { publicStatus } from '../../domain/media/task';
 import type { Db, TaskDoc } from '../../infra/mongo';
 import { isPresetVoice } from './voice-presets';
 
@@ -19,7 +19,7 @@ export function voiceView(doc: TaskDoc) {
     object: 'voice',
     name: typeof doc.input.name === 'string' ? doc.input.name : null,
     model: doc.model,
-    status: publicStatus('voice', doc.state as TaskState),
+    status: publicStatus('voice', doc.state),
     demo_audio: typeof extra.demo_audio === 'string' && extra.demo_audio !== '' ? extra.demo_audio : null,
     error: failed ? { code: doc.error_code ?? 'voice_clone_failed', message: doc.error_message ?? 'voice cloning failed' } : null,
     created_at: Math.floor(doc.created_at.getTime() / 1000),
@@ -48,6 +48,6 @@ export async function usableVoice(db: Db, accountId: string, id: unknown, param 
   if (isPresetVoice(id)) return { voiceId: id, preset: true, channel: null };
   const doc = await db.Task.findOne({ _id: id, account_id: accountId, endpoint: VOICE_ENDPOINT }).lean<TaskDoc>();
   if (!doc) throw errors.invalidRequest(`voice ${id} is neither a preset voice nor a voice cloned by this account (GET /v1/audio/voices lists both)`, param);
-  if (doc.state !== 'succeeded') throw errors.invalidRequest(`voice ${id} is not ready (status ${publicStatus('voice', doc.state as TaskState)})`, param);
+  if (doc.state !== 'succeeded') throw errors.invalidRequest(`voice ${id} is not ready (status ${publicStatus('voice', doc.state)})`, param);
   return { voiceId: id, preset: false, channel: doc.upstream?.channel ?? null };
 }

@@ -4,13 +4,13 @@ import { z } from 'zod';
 import { errors, GatewayError } from '../../domain/errors';
 import { isModelAllowed } from '../../domain/api-key';
 import type { Channel } from '../../domain/catalogue';
-import { UpstreamHttpError, UpstreamTransportError } from '../../providers/media/http';
 import { parseUpstream } from '../../providers/media/ark-schemas';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
-import { MAX_CHANNEL_ATTEMPTS } from '../../domain/catalogue';
+import { climbLadder, MEDIA_LADDER, UpstreamHttpError } from '../../domain/channel-ladder';
+import { upstreamFailure } from '../upstream-errors';
 
 /**
  * Clip templates (spec 2 sections 2.4, 4.6; docs/media/avatars.md): per
@@ -22,7 +22,6 @@ export const CLIP_TEMPLATE_TTL_S = 600;
 /** The Redis client adds the deployment prefix. */
 const cacheKey = (what: string) => `cliptpl:${what}`;
 const UPSTREAM_TIMEOUT_MS = 15_000;
-const MAX_CHANNELS = MAX_CHANNEL_ATTEMPTS;
 
 const Template = z.looseObject({
   id: z.string(),
@@ -74,30 +73,19 @@ export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
     return allowed.flatMap((m) => catalogue.channels(m, 'task')).filter((c) => !seen.has(c.id) && seen.add(c.id));
   };
 
-  /** GET from the vendor over up to 3 channels (5xx or no connection: next one); 404 passes as not found. */
+  /** GET from the vendor over the channel ladder; 404 passes as not found. */
   const fetchUpstream = async (channels: Channel[], path: string): Promise<unknown> => {
     if (channels.length === 0) throw errors.noChannel('clip-*', 'clip templates');
-    let last: GatewayError = new GatewayError('upstream_unreachable', 'no clip template channel answered');
-    for (const channel of channels.slice(0, MAX_CHANNELS)) {
-      const apiKey = upstreamApiKey(deps.config, channel);
-      try {
-        const r = await deps.mediaHttp.json('GET', `${channel.base_url}${path}`, { headers: { authorization: `Bearer ${apiKey}` }, timeoutMs: UPSTREAM_TIMEOUT_MS });
-        return r.json;
-      } catch (err) {
-        if (err instanceof UpstreamHttpError) {
-          if (err.status === 404) throw errors.notFound('no such clip template');
-          if (!err.retryable) throw new GatewayError('upstream_error', `clip templates: upstream HTTP ${err.status}`, { status: 502 });
-          last = new GatewayError('upstream_error', `clip templates: upstream HTTP ${err.status}`, { status: 502 });
-          continue;
-        }
-        if (err instanceof UpstreamTransportError) {
-          last = err.kind === 'timeout' ? new GatewayError('upstream_timeout', 'clip templates: upstream timed out') : new GatewayError('upstream_unreachable', 'clip templates: upstream unreachable');
-          continue;
-        }
-        throw err;
-      }
+    try {
+      const { value } = await climbLadder(channels, MEDIA_LADDER, async (channel) => {
+        const apiKey = upstreamApiKey(deps.config, channel);
+        return (await deps.mediaHttp.json('GET', `${channel.base_url}${path}`, { headers: { authorization: `Bearer ${apiKey}` }, timeoutMs: UPSTREAM_TIMEOUT_MS })).json;
+      });
+      return value;
+    } catch (err) {
+      if (err instanceof UpstreamHttpError && err.status === 404) throw errors.notFound('no such clip template');
+      throw upstreamFailure(err, 'clip templates');
     }
-    throw last;
   };
 
   /** Cached JSON answer, else fetch, shape and cache it. A broken cache entry is refetched. */

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { errors } from '../../domain/errors';
 import { imageQuote } from '../../domain/media/pricing';
-import { publicStatus, FINAL_STATES, type TaskState } from '../../domain/media/task';
+import { publicStatus, FINAL_STATES } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
 import type { TaskDoc } from '../../infra/mongo';
 import type { GatewayDeps } from '../deps';
@@ -25,13 +25,13 @@ const IMAGE_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'in_flight']
 
 /** The async submit / 202 poll body: `{id, status, model, created_at}`. */
 function pendingView(doc: TaskDoc) {
-  return { id: doc._id, status: publicStatus('image', doc.state as TaskState), model: doc.model, created_at: unix(doc.created_at) };
+  return { id: doc._id, status: publicStatus('image', doc.state), model: doc.model, created_at: unix(doc.created_at) };
 }
 
 /** Image task list item (spec 2 section 2.2). */
 function listItem(doc: TaskDoc) {
   const item: Record<string, unknown> = {
-    id: doc._id, status: publicStatus('image', doc.state as TaskState), model: doc.model, endpoint: doc.endpoint,
+    id: doc._id, status: publicStatus('image', doc.state), model: doc.model, endpoint: doc.endpoint,
     created_at: unix(doc.created_at), started_at: unix(doc.started_at), completed_at: unix(doc.completed_at),
     unit_count: doc.unit_count, cost: formatCredits(doc.cost_nano), error_code: doc.error_code, request_id: doc.request_id,
   };
@@ -99,7 +99,7 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
   for (const path of ['/v1/images/generations/:id', '/v1/images/edits/:id']) {
     router.get(path, ...readChain, async (ctx) => {
       const doc = await tasks.get(ctx.state.auth!.account.id, ctx.params.id, IMAGE_ENDPOINTS);
-      if (!FINAL_STATES.has(doc.state as TaskState)) {
+      if (!FINAL_STATES.has(doc.state)) {
         ctx.status = 202;
         ctx.body = pendingView(doc);
         return;

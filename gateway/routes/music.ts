@@ -2,7 +2,7 @@ import { upstreamApiKey } from '../../infra/config';
 import Router from '@koa/router';
 import { errors, GatewayError } from '../../domain/errors';
 import { musicQuote } from '../../domain/media/pricing';
-import { UpstreamHttpError, UpstreamTransportError } from '../../providers/media/http';
+import { upstreamFailure } from '../upstream-errors';
 import { songView, sunoFetch } from '../../providers/media/suno';
 import { ownLinkExpiry } from '../../providers/media/minimax-common';
 import type { GatewayDeps } from '../deps';
@@ -82,9 +82,7 @@ export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
     try {
       fetched = await sunoFetch(deps.mediaHttp, channel, apiKey, [doc.upstream.task_id]);
     } catch (err) {
-      if (err instanceof UpstreamHttpError) throw new GatewayError('upstream_error', `music assets: upstream HTTP ${err.status}`, { status: 502 });
-      if (err instanceof UpstreamTransportError) throw new GatewayError(err.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unreachable', 'music assets: the upstream did not answer');
-      throw err;
+      throw upstreamFailure(err, 'music assets');
     }
     const clips = (fetched[0]?.data ?? []).filter((c) => wanted.includes(c.id));
     ctx.body = {

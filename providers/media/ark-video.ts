@@ -41,7 +41,6 @@ function finished(t: ArkTask, nowMs: number): ProviderOutcome {
 
 export const arkVideo: MediaProvider = {
   name: 'ark-video',
-  submitTimeoutMs: VIDEO_SUBMIT_TIMEOUT_MS,
   async submit({ channel, task, http, apiKey, upstreamModel }) {
     const body = Object.fromEntries(Object.entries(task.input).filter(([k]) => !GATEWAY_ONLY.has(k)));
     const r = await http.json('POST', `${channel.base_url}${TASKS_PATH}`, {

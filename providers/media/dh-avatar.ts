@@ -44,7 +44,6 @@ function refused(err: UpstreamHttpError): ProviderOutcome {
 
 export const dhAvatar: MediaProvider = {
   name: 'dh-avatar',
-  submitTimeoutMs: SUBMIT_TIMEOUT_MS,
   async submit({ channel, task, http, apiKey, upstreamModel }) {
     const { name, source_url, source_kind } = task.input;
     try {

@@ -34,7 +34,6 @@ function refused(err: UpstreamHttpError): ProviderOutcome {
 
 export const dhTranscript: MediaProvider = {
   name: 'dh-transcript',
-  submitTimeoutMs: TRANSCRIPT_TIMEOUT_MS,
   async submit({ channel, task, http, apiKey }) {
     const { url, language } = task.input;
     let json: unknown;

@@ -34,7 +34,6 @@ function finished(t: DhTask, nowMs: number): ProviderOutcome {
 
 export const dhVideo: MediaProvider = {
   name: 'dh-video',
-  submitTimeoutMs: DH_SUBMIT_TIMEOUT_MS,
   async submit({ channel, task, http, apiKey, upstreamModel }) {
     const { [PIN_CHANNEL_KEY]: pinned, ...input } = task.input;
     // A vendor's avatars belong to the account they were created on: other channels are skipped as unavailable.

@@ -1,24 +1,8 @@
 import type { UpstreamPools } from '../../infra/upstream';
 import { classifyTransportError } from '../../infra/upstream';
+import { UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';
 
-/** An upstream answered with a non-2xx status. 5xx (and 429) may be retried on another channel. */
-export class UpstreamHttpError extends Error {
-  constructor(readonly status: number, readonly body: string, readonly contentType: string | undefined) {
-    super(`upstream HTTP ${status}: ${body.slice(0, 300)}`);
-    this.name = 'UpstreamHttpError';
-  }
-  get retryable(): boolean {
-    return this.status >= 500;
-  }
-}
-
-/** The upstream could not be reached (connection refused/reset) or did not answer in time. */
-export class UpstreamTransportError extends Error {
-  constructor(readonly kind: 'connect' | 'timeout' | 'other', message: string) {
-    super(message);
-    this.name = 'UpstreamTransportError';
-  }
-}
+export { UpstreamHttpError, UpstreamTransportError };
 
 export interface MediaHttp {
   json<T = unknown>(method: 'GET' | 'POST', url: string, opts: { headers: Record<string, string>; body?: unknown; timeoutMs: number }): Promise<{ status: number; json: T; text: string }>;

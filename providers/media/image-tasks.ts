@@ -16,7 +16,6 @@ const ImageTask = ImagesBody.extend({
 
 export const imageTasks: MediaProvider = {
   name: 'image-tasks',
-  submitTimeoutMs: 60_000,
   async submit(call) {
     const { channel, task, http, apiKey, upstreamModel } = call;
     const { async: _async, ...body } = await resolveInput(call, task.input);

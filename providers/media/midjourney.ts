@@ -5,12 +5,6 @@ import { failedImages, imagesOutcome, keptOutcome, parseUpstream, type ImagesBod
 import { resolveValue } from './images-files';
 import { mediaErrorJson } from '../../domain/error-bodies';
 
-/**
- * Fixed-grid images through a Midjourney proxy: POST {base}/mj/submit/imagine,
- * then GET {base}/mj/task/{id}/fetch until SUCCESS (the four `imageUrls` are
- * the outputs) or FAILURE. Clients see the same OpenAI Images body as every
- * other image model.
- */
 /** A poll and its b64_json downloads (in parallel) fit in the workflow's 20 s poll activity. */
 const POLL_TIMEOUT_MS = 8_000;
 const DOWNLOAD_TIMEOUT_MS = 10_000;
@@ -92,9 +86,14 @@ async function download(url: string): Promise<string> {
   return Buffer.from(await res.arrayBuffer()).toString('base64');
 }
 
+/**
+ * Fixed-grid images through a Midjourney proxy: POST {base}/mj/submit/imagine,
+ * then GET {base}/mj/task/{id}/fetch until SUCCESS (the four `imageUrls` are
+ * the outputs) or FAILURE. Clients see the same OpenAI Images body as every
+ * other image model.
+ */
 export const midjourney: MediaProvider = {
   name: 'mj',
-  submitTimeoutMs: 60_000,
   async submit(call) {
     const input = call.task.input as { prompt: string; size?: string; image?: string[] };
     const refs = ((await resolveValue(call, input.image ?? [])) as string[]);

@@ -60,7 +60,6 @@ function decodeId(id: string): { taskId: string; chars: number } {
 
 export const minimaxT2a: MediaProvider = {
   name: 'minimax-t2a',
-  submitTimeoutMs: SYNC_TIMEOUT_MS,
   async submit(call) {
     const { channel, task, http, apiKey } = call;
     const pinned = task.input[PIN_CHANNEL_KEY];

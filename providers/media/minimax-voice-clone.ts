@@ -16,7 +16,6 @@ const Cloned = z.looseObject({ demo_audio: z.string().nullish(), input_sensitive
 
 export const minimaxVoiceClone: MediaProvider = {
   name: 'minimax-voice-clone',
-  submitTimeoutMs: CLONE_TIMEOUT_MS,
   async submit({ channel, task, http, apiKey }) {
     const i = task.input;
     const body: Record<string, unknown> = { voice_id: task._id, audio_url: i.audio_url };

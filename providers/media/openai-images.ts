@@ -7,7 +7,6 @@ export const IMAGE_SYNC_HOP_TIMEOUT_MS = 240_000;
 
 export const openaiImages: MediaProvider = {
   name: 'openai-images',
-  submitTimeoutMs: IMAGE_SYNC_HOP_TIMEOUT_MS,
   async submit(call) {
     const { channel, task, http, apiKey, upstreamModel } = call;
     const path = task.endpoint === 'edits' ? 'edits' : 'generations';

@@ -107,7 +107,6 @@ export async function sunoFetch(http: MediaHttp, channel: Channel, apiKey: strin
 
 export const suno: MediaProvider = {
   name: 'suno',
-  submitTimeoutMs: SUBMIT_TIMEOUT_MS,
   async submit({ channel, task, http, apiKey, upstreamModel }) {
     const { prompt, gpt_description_prompt, title, tags, negative_tags, make_instrumental } = task.input;
     const body = {

@@ -1,5 +1,5 @@
 import type { Channel } from '../../domain/catalogue';
-import type { TaskOutcome } from '../../domain/media/task';
+import type { ProviderOutcome } from '../../domain/media/task';
 import type { Db, TaskDoc } from '../../infra/mongo';
 import type { MediaHttp } from './http';
 
@@ -18,11 +18,7 @@ export interface ProviderCall {
 /** A submission either finished at once (synchronous vendor APIs) or gave an upstream task id to poll. */
 export type SubmitResult = { kind: 'done'; outcome: ProviderOutcome } | { kind: 'task'; upstreamTaskId: string };
 
-export interface ProviderOutcome extends TaskOutcome {
-  /** For pass-through families (images): the exact client body and status. */
-  clientBody?: string;
-  clientStatus?: number;
-}
+export type { ProviderOutcome };
 
 export interface PollResult {
   state: 'queued' | 'running' | 'succeeded' | 'failed' | 'expired' | 'cancelled';
@@ -34,8 +30,6 @@ export interface PollResult {
 export interface MediaProvider {
   /** Catalogue channel `upstream` value this adapter serves. */
   name: string;
-  /** Timeout of the submission call (video: 60 s). */
-  submitTimeoutMs: number;
   submit(call: ProviderCall): Promise<SubmitResult>;
   poll?(call: ProviderCall, upstreamTaskId: string): Promise<PollResult>;
 }

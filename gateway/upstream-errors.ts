@@ -1,4 +1,12 @@
-import { GatewayError, type ErrorCode } from '../../domain/errors';
+import { GatewayError, type ErrorCode } from '../domain/errors';
+import { UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
+
+/**
+ * Upstream failures (domain/channel-ladder.ts) become the client's
+ * GatewayError here: chat passes the upstream's status through (spec 1
+ * section 7); the gateway's own vendor calls (music assets, clip templates)
+ * answer 502 or 504.
+ */
 
 /** Upstream non-2xx passes through with its status; codes mapped as spec 1 section 7 says. */
 export function upstreamCode(status: number): ErrorCode {
@@ -41,4 +49,26 @@ export function upstreamError(status: number, bodyText: string, headers: Record<
     type: code === 'not_found' ? 'invalid_request_error' : undefined,
     headers: Object.keys(passed).length ? passed : undefined,
   });
+}
+
+/** A chat request's ladder ended in this failure: the client's error (anything else is returned as it is). */
+export function chatUpstreamFailure(err: unknown, timeoutMs: number): unknown {
+  if (err instanceof UpstreamHttpError) return upstreamError(err.status, err.body, err.headers);
+  if (err instanceof UpstreamTransportError) {
+    return err.kind === 'timeout'
+      ? new GatewayError('upstream_timeout', `upstream did not answer within ${timeoutMs / 1000} s`)
+      : new GatewayError('upstream_unreachable', err.message);
+  }
+  return err;
+}
+
+/** A gateway-side vendor call (`what`: music assets, clip templates) failed: 502 upstream_error, 504 or 502 unreachable. */
+export function upstreamFailure(err: unknown, what: string): unknown {
+  if (err instanceof UpstreamHttpError) return new GatewayError('upstream_error', `${what}: upstream HTTP ${err.status}`, { status: 502 });
+  if (err instanceof UpstreamTransportError) {
+    return err.kind === 'timeout'
+      ? new GatewayError('upstream_timeout', `${what}: upstream timed out`)
+      : new GatewayError('upstream_unreachable', `${what}: upstream unreachable`);
+  }
+  return err;
 }

@@ -1,0 +1,104 @@
+import { MAX_CHANNEL_ATTEMPTS } from './catalogue';
+
+/**
+ * The channel ladder (spec 1 section 1, spec 2): a request or task tries its
+ * model's channels in catalogue order, at most three; an upstream 5xx or a
+ * failed connection moves to the next channel, anything else ends the climb.
+ * Nothing is retried once the client got a byte: the ladder ends when an
+ * attempt returns, and what the caller does with the answer (relay a stream)
+ * is outside it. Chat, media submissions and clip templates climb it here.
+ */
+
+/** An upstream answered with a non-2xx status. */
+export class UpstreamHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    readonly contentType: string | undefined,
+    /** The upstream's response headers, where the caller passes some on (429 Retry-After). */
+    readonly headers: Record<string, string | string[] | undefined> = {},
+  ) {
+    super(`upstream HTTP ${status}: ${body.slice(0, 300)}`);
+    this.name = 'UpstreamHttpError';
+  }
+}
+
+/** The upstream could not be reached (connection refused or reset), did not answer in time, or cut its answer. */
+export class UpstreamTransportError extends Error {
+  constructor(readonly kind: 'connect' | 'timeout' | 'other', message: string) {
+    super(message);
+    this.name = 'UpstreamTransportError';
+  }
+}
+
+/** Which failures move to the next channel. */
+export interface LadderPolicy {
+  /** At most this many channels are tried. */
+  maxChannels: number;
+  /** An HTTP status at or above this moves on; below it, the upstream refused the request and another channel would too. */
+  retryStatusFrom: number;
+  /** Transport failures that move on. */
+  retryTransport: ReadonlyArray<UpstreamTransportError['kind']>;
+}
+
+/**
+ * Chat: a timeout is the request's own deadline (the pool's header and body
+ * timeouts are that deadline), so it ends the climb as a 504.
+ */
+export const CHAT_LADDER: LadderPolicy = { maxChannels: MAX_CHANNEL_ATTEMPTS, retryStatusFrom: 500, retryTransport: ['connect', 'other'] };
+
+/** Media vendor calls: each hop has its own timeout inside the family's budget, so a hop that times out moves on. */
+export const MEDIA_LADDER: LadderPolicy = { maxChannels: MAX_CHANNEL_ATTEMPTS, retryStatusFrom: 500, retryTransport: ['connect', 'timeout', 'other'] };
+
+/** True when this failure of one channel lets the next channel try. */
+export function movesOn(policy: LadderPolicy, err: unknown): boolean {
+  if (err instanceof UpstreamHttpError) return err.status >= policy.retryStatusFrom;
+  if (err instanceof UpstreamTransportError) return policy.retryTransport.includes(err.kind);
+  return false;
+}
+
+export interface LadderOptions {
+  /** Unix ms by which the whole climb must be over (media families with a budget); the pending attempt is given up then. */
+  deadline?: number;
+  /** Why the climb stopped at the deadline (an UpstreamTransportError 'timeout' with this message). */
+  deadlineMessage?: string;
+}
+
+/**
+ * Try `attempt` on each channel in turn under `policy`. Returns the first
+ * answer, with the channel and how many channels it took; throws the last
+ * failure when every channel failed, or at once a failure that does not move
+ * on (and anything that is not an upstream failure). `attempt` gets the
+ * 1-based attempt number.
+ */
+export async function climbLadder<C, T>(
+  channels: readonly C[],
+  policy: LadderPolicy,
+  attempt: (channel: C, n: number) => Promise<T>,
+  opts: LadderOptions = {},
+): Promise<{ value: T; channel: C; attempts: number }> {
+  const deadline = opts.deadline ?? Infinity;
+  let last: unknown = new UpstreamTransportError('connect', 'no upstream channel is available');
+  let n = 0;
+  for (const channel of channels.slice(0, policy.maxChannels)) {
+    if (Date.now() >= deadline) throw new UpstreamTransportError('timeout', opts.deadlineMessage ?? 'the channel ladder ran out of time');
+    n++;
+    try {
+      return { value: await withDeadline(attempt(channel, n), deadline), channel, attempts: n };
+    } catch (err) {
+      if (!movesOn(policy, err)) throw err;
+      last = err;
+    }
+  }
+  throw last;
+}
+
+/** The attempt, or a transport timeout once the ladder's budget is spent (the hop's own timeout still bounds the call). */
+function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
+  if (!Number.isFinite(deadline)) return work;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UpstreamTransportError('timeout', 'the channel ladder ran out of time')), Math.max(0, deadline - Date.now()));
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}

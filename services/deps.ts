@@ -1,0 +1,42 @@
+import type { Config } from '../infra/config';
+import type { Db } from '../infra/mongo';
+import type { RedisClient } from '../infra/redis';
+import type { Logger } from '../infra/logger';
+import type { Catalogue } from '../domain/catalogue';
+import type { Wallet } from './wallet';
+import type { KeyService } from './keys';
+import type { AccountService } from './accounts';
+import type { UsageRecorder } from './usage';
+import type { AuthLookup } from './auth-lookup';
+import type { UpstreamPools } from '../infra/upstream';
+import type { Client } from '@temporalio/client';
+import type { MediaHttp } from '../providers/media/http';
+import type { PeopleService } from './people';
+import type { PageStore } from '../knowledge/page-store';
+import type { KnowledgeScope } from '../knowledge/scope';
+
+/** The process's services, built once (services/bootstrap.ts buildDeps, or a test): what a request handler or a worker may use. */
+export interface ServiceDeps {
+  config: Config;
+  db: Db;
+  redis: RedisClient;
+  log: Logger;
+  wallet: Wallet;
+  keys: KeyService;
+  accounts: AccountService;
+  /** Users and enterprise membership. */
+  people: PeopleService;
+  /** Knowledge-base pages as readers see them, and who may read which base. */
+  pages: PageStore;
+  kbScope: KnowledgeScope;
+  usage: UsageRecorder;
+  authLookup: AuthLookup;
+  /** Keep-alive pools to upstream channels. */
+  upstream: UpstreamPools;
+  /** JSON calls to media vendors over the same pools. */
+  mediaHttp: MediaHttp;
+  /** Temporal client (lazy connection): media submissions start workflows. */
+  temporal: Client;
+  /** The current registry; replaced in place when it is reloaded. */
+  catalogue: () => Catalogue;
+}

@@ -1,0 +1,127 @@
+import test from 'ava';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { ApplicationFailure } from '@temporalio/common';
+import { temporalBinary } from '../../scripts/lib/tools';
+import { WORKFLOWS_PATH } from '../../infra/temporal';
+import { mediaTaskWorkflow, type MediaTaskInput } from '../../workflows/media-task';
+import type { MediaActivities, PollOutcome, SubmitOutcome } from '../../activities/media';
+import type { ProviderOutcome } from '../../domain/media/task';
+
+/**
+ * The media task workflow on its own: a local Temporal dev server (the
+ * cached CLI binary, no stack), one worker, and activities scripted per task
+ * id. Each case runs in milliseconds of workflow time.
+ */
+
+interface Script {
+  submit: () => Promise<SubmitOutcome>;
+  poll?: (n: number) => Promise<PollOutcome>;
+  polls: number;
+  settled: ProviderOutcome[];
+}
+
+const scripts = new Map<string, Script>();
+const QUEUE = 'media-task-unit';
+
+const activities: Pick<MediaActivities, 'submitMediaTask' | 'pollMediaTask' | 'settleMediaTask'> = {
+  async submitMediaTask({ taskId }) {
+    return scripts.get(taskId)!.submit();
+  },
+  async pollMediaTask({ taskId }) {
+    const s = scripts.get(taskId)!;
+    return s.poll!(++s.polls);
+  },
+  async settleMediaTask({ taskId, outcome }) {
+    scripts.get(taskId)!.settled.push(outcome);
+    return { costNano: outcome.state === 'succeeded' ? 7 * outcome.units : 0 };
+  },
+};
+
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let running: Promise<void>;
+
+test.before(async () => {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  env = await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: temporalBinary() } } });
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: QUEUE,
+    ...(process.env.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE } } : { workflowsPath: WORKFLOWS_PATH }),
+    activities,
+  });
+  running = worker.run();
+});
+
+test.after.always(async () => {
+  worker?.shutdown();
+  await running?.catch(() => undefined);
+  await env?.teardown();
+});
+
+let seq = 0;
+function task(script: Omit<Script, 'polls' | 'settled'>, input: Partial<MediaTaskInput> = {}) {
+  const taskId = `task_unit_${process.pid}_${++seq}`;
+  const s: Script = { ...script, polls: 0, settled: [] };
+  scripts.set(taskId, s);
+  const args: MediaTaskInput = { taskId, pollIntervalMs: 5, maxRunMs: null, ...input };
+  const handle = env.client.workflow.start(mediaTaskWorkflow, { taskQueue: QUEUE, workflowId: taskId, args: [args] });
+  return { s, handle };
+}
+
+const succeeded = (units: number): ProviderOutcome => ({ state: 'succeeded', units, urls: ['http://sim/1.png'], expiresAt: null });
+const running_ = async (): Promise<PollOutcome> => ({ state: 'running', progress: 10 });
+
+test('a synchronous answer is settled on its actual output, without a poll', async (t) => {
+  const { s, handle } = task({ submit: async () => ({ kind: 'done', outcome: succeeded(2) }) });
+  const result = await (await handle).result();
+  t.deepEqual(result, { state: 'succeeded', costNano: 14 });
+  t.deepEqual(s.settled, [succeeded(2)]);
+  t.is(s.polls, 0);
+});
+
+test('an upstream task is polled until its outcome, then settled once', async (t) => {
+  const { s, handle } = task({
+    submit: async () => ({ kind: 'task', channelId: 'c1', upstreamTaskId: 'up_1' }),
+    poll: async (n) => (n < 3 ? { state: 'running', progress: n * 30 } : { state: 'succeeded', progress: 100, outcome: succeeded(1) }),
+  });
+  t.deepEqual(await (await handle).result(), { state: 'succeeded', costNano: 7 });
+  t.is(s.polls, 3);
+  t.deepEqual(s.settled, [succeeded(1)]);
+});
+
+test('a submission that fails for good is refunded in full as an upstream error', async (t) => {
+  const { s, handle } = task({ submit: async () => { throw ApplicationFailure.nonRetryable('vendor refused', 'Refused'); } });
+  t.deepEqual(await (await handle).result(), { state: 'failed', costNano: 0 });
+  t.is(s.settled.length, 1);
+  t.like(s.settled[0], { state: 'failed', units: 0, errorCode: 'upstream_error', clientStatus: 502 });
+});
+
+test('a failed upstream outcome is settled as it came (a refund)', async (t) => {
+  const failed: ProviderOutcome = { state: 'failed', units: 0, urls: [], expiresAt: null, errorCode: 'content_policy', errorMessage: 'no', clientStatus: 400 };
+  const { s, handle } = task({
+    submit: async () => ({ kind: 'task', channelId: 'c1', upstreamTaskId: 'up_2' }),
+    poll: async () => ({ state: 'failed', progress: null, outcome: failed }),
+  });
+  t.deepEqual(await (await handle).result(), { state: 'failed', costNano: 0 });
+  t.deepEqual(s.settled, [failed]);
+});
+
+test('a task still running past its lifetime expires with a full refund (504 task_expired)', async (t) => {
+  const { s, handle } = task({ submit: async () => ({ kind: 'task', channelId: 'c1', upstreamTaskId: 'up_3' }), poll: running_ }, { maxRunMs: 60 });
+  t.deepEqual(await (await handle).result(), { state: 'expired', costNano: 0 });
+  t.true(s.polls >= 1);
+  t.is(s.settled.length, 1);
+  t.like(s.settled[0], { state: 'expired', units: 0, errorCode: 'task_expired', clientStatus: 504 });
+});
+
+test('cancelling the workflow (Temporal UI) still settles: cancelled, refunded in full', async (t) => {
+  const { s, handle } = task({ submit: async () => ({ kind: 'task', channelId: 'c1', upstreamTaskId: 'up_4' }), poll: running_ });
+  const h = await handle;
+  while (s.polls < 2) await new Promise((r) => setTimeout(r, 5));
+  await h.cancel();
+  t.deepEqual(await h.result(), { state: 'cancelled', costNano: 0 });
+  t.is(s.settled.length, 1);
+  t.like(s.settled[0], { state: 'cancelled', units: 0, errorCode: 'task_cancelled', clientStatus: 499 });
+});
