@@ -57,13 +57,18 @@ export async function newPage(browser: Browser, viewport = DESKTOP): Promise<{ c
   return { context, page, watch: new PageWatch(page) };
 }
 
-/** Screenshot the current page at desktop and phone widths. */
-export async function screenshots(page: Page, name: string): Promise<void> {
+/**
+ * Screenshot the current page at desktop and phone widths, and check that at
+ * phone width nothing but a table's own scroller is wider than the window.
+ */
+export async function screenshots(page: Page, name: string, t?: ExecutionContext): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const size = page.viewportSize() ?? DESKTOP;
   await page.setViewportSize(DESKTOP);
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-desktop.png`), fullPage: true });
   await page.setViewportSize(PHONE);
+  const wide = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+  t?.true(wide <= PHONE.width, `${name}: the page is ${wide} px wide in a ${PHONE.width} px window`);
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-phone.png`), fullPage: true });
   await page.setViewportSize(size);
 }

@@ -8,7 +8,7 @@ let gw: TestGateway;
 let browser: Browser;
 
 test.before(async () => {
-  gw = await startGateway({}, { simulator: true, worker: true });
+  gw = await startGateway({ TEMPORAL_UI_URL: 'http://127.0.0.1:18233' }, { simulator: true, worker: true });
   browser = await launchBrowser();
 });
 test.after.always(async () => {
@@ -45,7 +45,7 @@ test('a user signs in, creates a key, uses it, reveals it (audited), finds the c
   const plaintext = (await page.textContent('[data-testid=plaintext]'))!.trim();
   t.regex(plaintext, /^sk-[a-z0-9]{8}-[0-9a-f]{64}$/);
   const keyUrl = new URL(page.url());
-  await screenshots(page, 'key-created');
+  await screenshots(page, 'key-created', t);
 
   // The key works from the API, for its allowed model only.
   const ok = await chat(plaintext);
@@ -61,7 +61,7 @@ test('a user signs in, creates a key, uses it, reveals it (audited), finds the c
   await page.click('form[action$="/reveal"] button');
   t.is((await page.textContent('[data-testid=plaintext]'))!.trim(), plaintext);
   t.regex((await page.textContent('[data-testid=audit]')) ?? '', /key\.reveal by user:/);
-  await screenshots(page, 'key-detail');
+  await screenshots(page, 'key-detail', t);
 
   // Call history on the key and the call-log lookup by request id.
   await page.goto(`${gw.url}/console/keys/${keyId}`);
@@ -71,12 +71,12 @@ test('a user signs in, creates a key, uses it, reveals it (audited), finds the c
   await page.click('form.lookup button');
   t.is(await page.textContent('[data-testid=request-id]'), requestId);
   t.is(await page.textContent('[data-testid=call-status]'), 'success');
-  await screenshots(page, 'call');
+  await screenshots(page, 'call', t);
 
   // Usage filters and the CSV export with them.
   await page.goto(`${gw.url}/console/usage?model=gpt-4.1&status=success`);
   t.true(((await page.textContent('table')) ?? '').includes(requestId));
-  await screenshots(page, 'usage');
+  await screenshots(page, 'usage', t);
   const csv = await context.request.get(`${gw.url}/console/usage/export.csv?model=gpt-4.1`);
   t.is(csv.status(), 200);
   const lines = (await csv.text()).trim().split('\n');
@@ -93,16 +93,28 @@ test('a user signs in, creates a key, uses it, reveals it (audited), finds the c
   t.is(refused.status, 401);
   t.regex(JSON.stringify(await refused.json()), /revoked/);
 
+  // Delete: the API refuses it too, and the list no longer shows it.
+  await page.click('form[action$="/delete"] button');
+  await page.waitForSelector('[data-testid=key-status]:has-text("deleted")');
+  t.is((await chat(plaintext)).status, 401);
+
+  // A legacy (hash-only) key says it cannot be revealed, and offers no reveal.
+  const legacy = await gw.admin('POST', `/accounts/${u.accountId}/keys/import-legacy`, { name: 'old', key: `sk-mgateway-${'ab'.repeat(32)}` });
+  t.is(legacy.status, 201);
+  await page.goto(`${gw.url}/console/keys/${legacy.body.id}`);
+  t.regex((await page.textContent('[data-testid=legacy]')) ?? '', /cannot be revealed/);
+  t.is(await page.locator('form[action$="/reveal"]').count(), 0);
+
   // Overview: the spend chart (uPlot) drew, and the spend shows.
   await page.goto(`${gw.url}/console/overview`);
   await page.waitForSelector('#spend-chart canvas');
   t.not(await page.textContent('[data-testid=spend-30d]'), '0');
-  await screenshots(page, 'overview');
+  await screenshots(page, 'overview', t);
   await page.goto(`${gw.url}/console/keys`);
-  await screenshots(page, 'keys');
+  await screenshots(page, 'keys', t);
   await page.goto(`${gw.url}/console/models`);
   t.true(((await page.textContent('table')) ?? '').includes('gpt-image-1'));
-  await screenshots(page, 'models');
+  await screenshots(page, 'models', t);
   watch.assertClean(t);
   await context.close();
 });
@@ -117,12 +129,12 @@ test('a top-up goes through the stand-in checkout and its signed webhook, once',
   await page.click('form[action="/console/topup"] button.primary');
   t.regex((await page.textContent('#err-amount_usd')) ?? '', /minimum of 134\.8/);
   watch.clearExpected();
-  await screenshots(page, 'topup');
+  await screenshots(page, 'topup', t);
 
   await page.fill('#f-amount_usd', '150');
   await Promise.all([page.waitForURL(/\/_processor\/checkout\//), page.click('form[action="/console/topup"] button.primary')]);
   t.is(await page.textContent('[data-testid=checkout-amount]'), '$150.00');
-  await screenshots(page, 'checkout');
+  await screenshots(page, 'checkout', t);
   const sessionId = new URL(page.url()).pathname.split('/').pop()!;
   await Promise.all([page.waitForURL(/\/console\/topup\?checkout=/), page.click('form button')]);
   await page.waitForSelector('[data-testid=topup-done]');
@@ -164,11 +176,33 @@ test('a finished image task shows its preview; tasks list live status', async (t
   const img = page.locator('.previews img').first();
   await img.waitFor();
   await page.waitForFunction('(() => { const i = document.querySelector(".previews img"); return !!i && i.complete && i.naturalWidth > 0; })()');
-  await screenshots(page, 'task');
+  await screenshots(page, 'task', t);
+  t.is(await page.locator('a[href*="/workflows/"]').count(), 0, 'no Temporal UI link for users');
   await page.goto(`${gw.url}/console/tasks`);
-  await screenshots(page, 'tasks');
+  await screenshots(page, 'tasks', t);
   watch.assertClean(t);
   await context.close();
+
+  // The operator sees a link to the task's workflow in the Temporal UI.
+  const op = await newPage(browser);
+  await op.page.goto(`${gw.url}/console/signin`);
+  await op.page.click('details summary');
+  await op.page.fill('#f-token', gw.config.ADMIN_TOKEN);
+  await Promise.all([op.page.waitForURL(/\/console\/overview/), op.page.click('details form button')]);
+  await op.page.goto(`${gw.url}/console/tasks/${task.id}`);
+  t.is(await op.page.getAttribute('a[href*="/workflows/"]', 'href'), `http://127.0.0.1:18233/namespaces/default/workflows/${task.id}`);
+  op.watch.assertClean(t);
+  await op.context.close();
+
+  // Once the hosted links have expired, they are shown as text, not loaded.
+  await gw.deps.db.Task.updateOne({ _id: task.id }, { $set: { 'result.links_expired': true } });
+  const again = await newPage(browser);
+  await signIn(again.page, gw.url, u.email, u.password);
+  await again.page.goto(`${gw.url}/console/tasks/${task.id}`);
+  t.is(await again.page.locator('.previews img').count(), 0);
+  t.regex((await again.page.textContent('.expired-links')) ?? '', /http/);
+  again.watch.assertClean(t);
+  await again.context.close();
 });
 
 test('an operator signs in with the admin token and sees every account', async (t) => {
@@ -184,7 +218,7 @@ test('an operator signs in with the admin token and sees every account', async (
   await page.click(`form:has(input[value="${u.accountId}"]) button`);
   await page.goto(`${gw.url}/console/overview`);
   t.is(await page.inputValue('#account-switch'), u.accountId);
-  await screenshots(page, 'operator-accounts');
+  await screenshots(page, 'operator-accounts', t);
   watch.assertClean(t);
   await context.close();
 });
