@@ -47,20 +47,26 @@ export function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], strin
   };
 }
 
-/** Rows and cost of the window by status: one aggregate, however many rows there are. */
+/**
+ * Rows of the window by status: one aggregate, however many rows there are.
+ * The cost is summed from a streamed cursor over the charged rows only:
+ * FerretDB v1 answers 0 for `$sum` of a field inside `$group` (it counts
+ * `$sum: 1` right), and the embedded default must give the right total.
+ */
 async function summarise(deps: GatewayDeps, filter: object): Promise<{ total: number; costNano: number; byStatus: Record<string, number> }> {
-  const groups = await deps.db.Usage.aggregate<{ _id: string; n: number; cost: number }>([
+  const groups = await deps.db.Usage.aggregate<{ _id: string; n: number }>([
     { $match: filter },
-    { $group: { _id: '$status', n: { $sum: 1 }, cost: { $sum: '$cost_nano' } } },
+    { $group: { _id: '$status', n: { $sum: 1 } } },
   ]);
   const byStatus: Record<string, number> = { success: 0, error: 0, interrupted: 0, rejected: 0, in_flight: 0 };
   let total = 0;
-  let costNano = 0;
   for (const g of groups) {
     byStatus[g._id] = (byStatus[g._id] ?? 0) + g.n;
     total += g.n;
-    costNano += g.cost;
   }
+  let costNano = 0;
+  const charged = deps.db.Usage.find({ ...filter, cost_nano: { $gt: 0 } }, { cost_nano: 1 }).lean().cursor();
+  for await (const r of charged as AsyncIterable<Pick<UsageDoc, 'cost_nano'>>) costNano += r.cost_nano;
   return { total, costNano, byStatus };
 }
 
