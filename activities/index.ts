@@ -1,13 +1,15 @@
 import { createWalletActivities, type WalletActivityDeps } from './wallet';
 import { createMediaActivities, type MediaActivityDeps } from './media';
+import { createKnowledgeActivities, type KnowledgeActivityDeps } from './knowledge';
 
-export type ActivityDeps = WalletActivityDeps & MediaActivityDeps;
+export type ActivityDeps = WalletActivityDeps & MediaActivityDeps & KnowledgeActivityDeps;
 
 /** All activities of the worker, built from dependencies created once per process. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createWalletActivities(deps),
     ...createMediaActivities(deps),
+    ...createKnowledgeActivities(deps),
   };
 }
 

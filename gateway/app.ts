@@ -21,6 +21,8 @@ import { videoRoutes } from './routes/videos';
 import { usageRoutes } from './routes/usage';
 import { consoleMiddleware } from '../console/index';
 import { paymentRoutes } from '../payments/routes';
+import { kbFileRoutes } from './routes/kb-files';
+import { adminKbRoutes } from './routes/admin-kb';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -32,7 +34,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
   app.use(consoleMiddleware(deps));
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), paymentRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), paymentRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

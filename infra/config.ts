@@ -18,6 +18,10 @@ const EnvSchema = z.object({
   KEY_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'KEY_ENCRYPTION_KEY must be 64 hex characters'),
   /** The 8-character service tag in `sk-<tag>-<64 hex>`. */
   KEY_SERVICE_TAG: z.string().regex(/^[a-z0-9]{8}$/, 'KEY_SERVICE_TAG must be 8 lowercase letters or digits').default('mgateway'),
+  /** Key of the HMAC over knowledge-base source links (spec 3 section 2.4); unset: derived from KEY_ENCRYPTION_KEY. */
+  KB_LINK_SECRET: z.string().min(32, 'KB_LINK_SECRET must be at least 32 characters').optional(),
+  /** Public origin of the gateway used in signed links (e.g. https://api.example.com); unset: the origin the caller reached. */
+  PUBLIC_BASE_URL: z.url().optional(),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),

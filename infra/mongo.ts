@@ -72,9 +72,48 @@ export interface KbDocumentDoc {
   r2_key: string;
   size: number;
   live_build_id: string | null;
+  /** Sequence number of the live build: a build goes live only over an older one (knowledge/ingestion). */
+  live_seq: number;
+  /** Builds up to this sequence number were deleted with the document and never go live. */
+  deleted_seq: number;
   deleted_at: Date | null;
   created_at: Date;
   updated_at: Date;
+}
+
+/** One build of a document: its upload, compiled by one Temporal workflow (workflowId = build id). */
+export interface KbBuildDoc {
+  _id: string;
+  /** `{document_id}#{seq}`, unique: claiming the next sequence number is this insert. */
+  doc_seq: string;
+  account_id: string;
+  kb_id: string;
+  document_id: string;
+  seq: number;
+  filename: string;
+  format: 'markdown' | 'text' | 'html' | 'pdf' | 'docx';
+  content_type: string;
+  content_hash: string;
+  r2_key: string;
+  size: number;
+  /** `rules`, or the chat model of the LLM compiler. */
+  compiler: 'rules' | 'llm';
+  model: string;
+  state: 'queued' | 'running' | 'succeeded' | 'failed';
+  pages_made: number;
+  warnings: string[];
+  error: { code: string; message: string } | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  updated_at: Date;
+}
+
+/** A team base id, claimed platform-wide by this insert (team base ids are unique across accounts). */
+export interface KbIdClaimDoc {
+  _id: string;
+  account_id: string;
+  created_at: Date;
 }
 
 /** A page as stored: the spec's Page fields plus what ties it to its build. */
@@ -97,6 +136,11 @@ export interface PageDoc {
   needs_review: boolean;
   source: { r2_key: string; filename: string; locator: string; compiled_at: string; model: string };
   outgoing_links: Array<{ id: string; resolved: boolean; title: string }>;
+  /** What the page asks to link to (knowledge/compiler/links.ts); links are resolved again when the base changes. */
+  link_requests?: { wiki: string[]; files: Array<{ file: string; anchor: string | null }> };
+  /** Heading slug (`doc.md#anchor` targets) and order within the document. */
+  anchor?: string;
+  ordinal?: number;
   created_at: Date;
 }
 
@@ -191,6 +235,24 @@ export interface TaskFileDoc {
   created_at: Date;
 }
 
+/**
+ * A chunk (at most 8 MB) of an uploaded knowledge-base file
+ * (knowledge/storage/mongo-file-store.ts). `_id` is `{key}#{chunk}`; chunk 0
+ * carries the metadata and is written last, so a file is whole once chunk 0
+ * exists.
+ */
+export interface KbFileDoc {
+  _id: string;
+  key: string;
+  chunk: number;
+  chunks: number;
+  content_type: string;
+  filename: string;
+  size: number;
+  data: Buffer;
+  created_at: Date;
+}
+
 export interface IdempotencyDoc {
   /** `{accountId}:{sha256(Idempotency-Key)}`: the claim is this insert. */
   _id: string;
@@ -265,8 +327,8 @@ const KbSchema = new Schema<KbDoc>(
 const KbDocumentSchema = new Schema<KbDocumentDoc>(
   {
     _id: String, account_id: String, kb_id: String, filename: String, content_type: String, content_hash: String,
-    r2_key: String, size: Number, live_build_id: { type: String, default: null }, deleted_at: { type: Date, default: null },
-    created_at: Date, updated_at: Date,
+    r2_key: String, size: Number, live_build_id: { type: String, default: null }, live_seq: { type: Number, default: 0 },
+    deleted_seq: { type: Number, default: 0 }, deleted_at: { type: Date, default: null }, created_at: Date, updated_at: Date,
   },
   opts,
 );
@@ -276,7 +338,9 @@ const PageSchema = new Schema<PageDoc>(
   {
     _id: String, page_id: { type: String, index: true }, account_id: String, kb_id: String, document_id: String,
     build_id: String, title: String, summary: String, tags: [String], aliases: [String], links: [String], body: String,
-    confidence: Number, needs_review: Boolean, source: Schema.Types.Mixed, outgoing_links: Schema.Types.Mixed, created_at: Date,
+    confidence: Number, needs_review: Boolean, source: Schema.Types.Mixed, outgoing_links: Schema.Types.Mixed,
+    link_requests: { type: Schema.Types.Mixed, default: undefined }, anchor: { type: String, default: '' }, ordinal: { type: Number, default: 0 },
+    created_at: Date,
   },
   { ...opts, minimize: false },
 );
@@ -384,6 +448,24 @@ const IdempotencySchema = new Schema<IdempotencyDoc>(
 
 const TaskFileSchema = new Schema<TaskFileDoc>({ _id: String, group: String, content_type: String, data: Buffer, created_at: Date }, opts);
 
+const KbBuildSchema = new Schema<KbBuildDoc>(
+  {
+    _id: String, doc_seq: { type: String, unique: true }, account_id: String, kb_id: String, document_id: { type: String, index: true },
+    seq: Number, filename: String, format: String, content_type: String, content_hash: String, r2_key: String, size: Number,
+    compiler: String, model: String, state: String, pages_made: { type: Number, default: 0 }, warnings: { type: [String], default: [] },
+    error: { type: Schema.Types.Mixed, default: null }, created_at: Date, started_at: { type: Date, default: null },
+    finished_at: { type: Date, default: null }, updated_at: Date,
+  },
+  { ...opts, minimize: false },
+);
+
+const KbIdClaimSchema = new Schema<KbIdClaimDoc>({ _id: String, account_id: String, created_at: Date }, opts);
+
+const KbFileSchema = new Schema<KbFileDoc>(
+  { _id: String, key: String, chunk: Number, chunks: Number, content_type: String, filename: String, size: Number, data: Buffer, created_at: Date },
+  opts,
+);
+
 const CatalogueModelSchema = new Schema<CatalogueModelDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 const CatalogueRulesSchema = new Schema<CatalogueRulesDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 
@@ -404,6 +486,9 @@ export interface Db {
   Kb: Model<KbDoc>;
   KbDocument: Model<KbDocumentDoc>;
   Page: Model<PageDoc>;
+  KbFile: Model<KbFileDoc>;
+  KbBuild: Model<KbBuildDoc>;
+  KbIdClaim: Model<KbIdClaimDoc>;
 }
 
 export async function connectMongo(url: string): Promise<Db> {
@@ -426,8 +511,11 @@ export async function connectMongo(url: string): Promise<Db> {
     Kb: conn.model('Kb', KbSchema, 'kbs'),
     KbDocument: conn.model('KbDocument', KbDocumentSchema, 'kb_documents'),
     Page: conn.model('Page', PageSchema, 'kb_pages'),
+    KbFile: conn.model('KbFile', KbFileSchema, 'kb_files'),
+    KbBuild: conn.model('KbBuild', KbBuildSchema, 'kb_builds'),
+    KbIdClaim: conn.model('KbIdClaim', KbIdClaimSchema, 'kb_id_claims'),
   };
-  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage, db.Task, db.User, db.Membership, db.Page].map((m) => m.init()));
+  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage, db.Task, db.User, db.Membership, db.Page, db.KbBuild].map((m) => m.init()));
   return db;
 }
 

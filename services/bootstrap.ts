@@ -16,6 +16,10 @@ import type { ServiceDeps } from './deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
+import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
+import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
+import { KbBases } from '../knowledge/bases';
+import { KbIngestion } from '../knowledge/ingestion';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
@@ -35,6 +39,11 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const upstream = new UpstreamPools({ connections: config.UPSTREAM_CONNECTIONS, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const people = new PeopleService(db, accounts);
+  const pages = new PageStore(db, redis);
+  const kbScope = new KnowledgeScope(db);
+  const kbFiles = new MongoFileStore(db.KbFile);
+  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });
   return {
     config,
     db,
@@ -43,9 +52,13 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     wallet,
     keys,
     accounts,
-    people: new PeopleService(db, accounts),
-    pages: new PageStore(db, redis),
-    kbScope: new KnowledgeScope(db),
+    people,
+    pages,
+    kbScope,
+    kbFiles,
+    kbBases,
+    kbIngestion: new KbIngestion({ config, db, redis, log, pages, kbFiles, temporal, bases: kbBases }),
+    sourceLinks: new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL),
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,

@@ -14,6 +14,10 @@ import type { MediaHttp } from '../providers/media/http';
 import type { PeopleService } from './people';
 import type { PageStore } from '../knowledge/page-store';
 import type { KnowledgeScope } from '../knowledge/scope';
+import type { FileStore } from '../knowledge/storage/file-store';
+import type { SourceLinks } from '../knowledge/storage/source-links';
+import type { KbBases } from '../knowledge/bases';
+import type { KbIngestion } from '../knowledge/ingestion';
 
 /** The process's services, built once (services/bootstrap.ts buildDeps, or a test): what a request handler or a worker may use. */
 export interface ServiceDeps {
@@ -29,6 +33,13 @@ export interface ServiceDeps {
   /** Knowledge-base pages as readers see them, and who may read which base. */
   pages: PageStore;
   kbScope: KnowledgeScope;
+  /** Uploaded knowledge-base files (embedded: chunks in Mongo). */
+  kbFiles: FileStore;
+  /** Signs and checks the 1-hour source links (`sourceLinks.sourceInfo(page.source, origin)`). */
+  sourceLinks: SourceLinks;
+  /** Team bases and the personal base's settings; uploads, builds and document deletion. */
+  kbBases: KbBases;
+  kbIngestion: KbIngestion;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */

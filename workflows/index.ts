@@ -3,3 +3,4 @@ export { auditWalletWorkflow } from './audit-wallet';
 export { mediaTaskWorkflow } from './media-task';
 export { linkSweeperWorkflow } from './link-sweeper';
 export { benchNoopWorkflow } from './bench';
+export { kbBuildWorkflow } from './kb-build';

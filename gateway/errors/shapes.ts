@@ -2,6 +2,9 @@ import type { ErrorCode, GatewayError } from '../../domain/errors';
 import { generateContentErrorBody, messagesErrorBody, openAiErrorBody } from '../../domain/error-bodies';
 import type { ErrorShape } from '../context';
 
+/** `/v1/models/{model}:{method}` with one of Google's model methods (OpenAI's own ids may hold colons: `ft:gpt-4o:org`). */
+const GOOGLE_MODEL_METHOD = /^\/v1\/models\/[^/]+:(generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents|batchGenerateContent)$/;
+
 /**
  * Which error body shape an endpoint speaks (spec 1 section 7): the native
  * generate-content endpoints (under /v1beta, and `/v1/models/{model}:...`)
@@ -10,7 +13,7 @@ import type { ErrorShape } from '../context';
 export function shapeOfPath(path: string): ErrorShape {
   if (path === '/v1/messages' || path.startsWith('/v1/messages/')) return 'messages';
   if (path.startsWith('/v1beta/') || path === '/v1beta') return 'generate-content';
-  if (/^\/v1\/models\/[^/]*:/.test(path)) return 'generate-content';
+  if (GOOGLE_MODEL_METHOD.test(path)) return 'generate-content';
   return 'openai';
 }
 

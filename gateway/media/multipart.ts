@@ -1,6 +1,7 @@
 import Busboy from 'busboy';
 import { errors, GatewayError } from '../../domain/errors';
 import type { Ctx } from '../context';
+import { bodyTooLarge } from '../middleware/body';
 
 /** One part of a multipart/form-data body, in arrival order. */
 export type FormPart =
@@ -8,10 +9,6 @@ export type FormPart =
   | { kind: 'file'; name: string; filename: string; contentType: string; data: Buffer };
 
 export const isMultipart = (ctx: Ctx): boolean => /^multipart\/form-data\b/i.test(ctx.get('content-type'));
-
-export function bodyTooLarge(limitBytes: number): GatewayError {
-  return new GatewayError('invalid_request', `request body exceeds ${Math.round(limitBytes / 1024 / 1024)} MB`, { status: 413 });
-}
 
 /**
  * Read a multipart/form-data body (busboy), keeping every part in order.

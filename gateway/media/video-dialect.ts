@@ -4,6 +4,15 @@ import { parseJsonBody, readRaw } from '../middleware/body';
 import { usesDigitalHumanDialect } from './video-submission';
 
 /**
+ * First on every avatar and clip-template route, so even authentication
+ * refusals use the digital-human codes (spec 2 section 7.4).
+ */
+export const digitalHumanDialect: Middleware = async (ctx, next) => {
+  ctx.state.errorDialect = 'digital-human';
+  await next();
+};
+
+/**
  * First middleware of `POST /v1/videos/generations`: digital-human and clip
  * submissions answer refusals in the digital-human dialect (spec 2 section
  * 7.4: 401 authentication_error, 403 model_not_allowed, 404 model_not_found,

@@ -39,22 +39,18 @@ export function parseJsonBody(raw: Buffer): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+/** Short strings are walked byte by byte; past this many bytes a string's end is found with indexOf. */
+const SHORT_STRING = 64;
+
 /** True when the JSON text opens more than `max` arrays/objects at once (brackets inside strings do not count). */
 export function nestingExceeds(raw: Buffer, max: number): boolean {
+  const n = raw.length;
   let depth = 0;
-  for (let i = 0; i < raw.length; i++) {
+  for (let i = 0; i < n; i++) {
     const c = raw[i];
     if (c === 0x22) {
-      // Jump to the closing quote: one not preceded by an odd run of backslashes.
-      let j = i;
-      for (;;) {
-        j = raw.indexOf(0x22, j + 1);
-        if (j < 0) return false; // unterminated string: JSON.parse reports it
-        let backslashes = 0;
-        for (let k = j - 1; raw[k] === 0x5c; k--) backslashes++;
-        if (backslashes % 2 === 0) break;
-      }
-      i = j;
+      i = stringEnd(raw, i + 1);
+      if (i < 0) return false; // unterminated string: JSON.parse reports it
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > max) return true;
     } else if (c === 0x5d || c === 0x7d) {
@@ -64,20 +60,43 @@ export function nestingExceeds(raw: Buffer, max: number): boolean {
   return false;
 }
 
+/** Index of the quote closing the string whose first byte is at `from`, or -1. */
+function stringEnd(raw: Buffer, from: number): number {
+  const n = raw.length;
+  const stop = Math.min(n, from + SHORT_STRING);
+  let j = from;
+  for (; j < stop; j++) {
+    const c = raw[j];
+    if (c === 0x5c) j++; // skip the escaped byte
+    else if (c === 0x22) return j;
+  }
+  if (j >= n) return -1;
+  // A long string (base64 images): jump from quote to quote; one preceded by an odd run of backslashes is escaped.
+  for (;;) {
+    j = raw.indexOf(0x22, j);
+    if (j < 0) return -1;
+    let backslashes = 0;
+    for (let k = j - 1; raw[k] === 0x5c; k--) backslashes++;
+    if (backslashes % 2 === 0) return j;
+    j++;
+  }
+}
+
 export async function readRaw(ctx: Ctx, limitBytes: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limitBytes) throw tooLarge(limitBytes);
+  if (declared > limitBytes) throw bodyTooLarge(limitBytes);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limitBytes) throw tooLarge(limitBytes);
+    if (size > limitBytes) throw bodyTooLarge(limitBytes);
     chunks.push(chunk);
   }
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
-function tooLarge(limit: number) {
+/** The 413 of every body reader (JSON here, multipart in gateway/media/multipart.ts). */
+export function bodyTooLarge(limit: number): GatewayError {
   const size = limit >= 1024 * 1024 ? `${Math.round(limit / 1024 / 1024)} MB` : `${Math.round(limit / 1024)} KB`;
   return new GatewayError('invalid_request', `request body exceeds ${size}`, { status: 413 });
 }

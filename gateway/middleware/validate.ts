@@ -27,8 +27,3 @@ export function validParams<S extends z.ZodType>(ctx: Ctx, schema: S): z.output<
   return parseInput('params', schema, { ...(ctx as Ctx & { params?: Record<string, string> }).params });
 }
 
-/** A body validator bound to a schema, for modules that export their request parser. */
-export const bodyParser =
-  <S extends z.ZodType>(schema: S) =>
-  (body: unknown): z.output<S> =>
-    parseInput('body', schema, body);

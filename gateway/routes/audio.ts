@@ -4,20 +4,15 @@ import { characterQuote, creationQuote } from '../../domain/media/pricing';
 import { PIN_CHANNEL_KEY } from '../../providers/media/dh-video';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
-import { authenticate } from '../middleware/auth';
-import { rateLimit } from '../middleware/rate-limit';
-import { usageCapture } from '../middleware/usage-capture';
 import { jsonBody } from '../middleware/body';
-import { idempotency } from '../middleware/idempotency';
 import { resolveModel } from '../model-access';
-import { listTasks, parseListQuery } from '../media/list-query';
+import { mediaTaskRoutes } from '../media/task-routes';
 import { parseSpeechRequest } from '../media/speech-request';
 import { speechView } from '../media/speech-view';
 import { taskFailure } from '../media/speech-failure';
 import { VOICE_PRESETS } from '../media/voice-presets';
 import { DEFAULT_PREVIEW_MODEL, parseVoiceCloneRequest } from '../media/voice-request';
 import { listVoices, usableVoice, VOICE_ENDPOINT, voiceView } from '../media/voice-store';
-import { MediaTasks } from '../../services/media-tasks';
 
 export const SPEECH_ENDPOINT = 'speech';
 /** 50000 characters of text (async) fit well under 1 MB. */
@@ -33,30 +28,19 @@ const SPEECH_STATUSES = ['pending', 'succeeded', 'failed'];
  */
 export function audioRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  const tasks = new MediaTasks(deps);
-  const read = [authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
-  const submitChain = (usage: string, limit: number) => [
-    usageCapture(deps, usage),
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
-    rateLimit(),
-    jsonBody(limit),
-    idempotency(deps),
-  ];
+  const speech = mediaTaskRoutes(deps, router, { kind: 'speech', endpointTypes: ['speech'], label: 'audio speech' });
+  const voices = mediaTaskRoutes(deps, router, { kind: 'voice', endpointTypes: ['voice'], label: 'audio voices' });
+  const { tasks, read } = speech;
 
-  router.post('/v1/audio/speech', ...submitChain('audio.speech', SPEECH_BODY_LIMIT), async (ctx: Ctx) => {
+  router.post('/v1/audio/speech', ...speech.submitChain('audio.speech', jsonBody(SPEECH_BODY_LIMIT)), async (ctx: Ctx) => {
     const req = parseSpeechRequest(ctx.state.body);
     const model = resolveModel(deps, ctx, req.model);
-    const channels = deps.catalogue().channels(model, 'task');
-    if (model.endpoint_type !== 'speech' || channels.length === 0) throw errors.noChannel(model.id, 'audio speech');
+    const channels = speech.channels(model);
     const voice = await usableVoice(deps.db, ctx.state.auth!.account.id, req.voice_id);
     const { characters: _c, ...fields } = req;
     const input: Record<string, unknown> = { ...fields, model: model.id };
     if (voice.channel && channels.some((c) => c.id === voice.channel)) input[PIN_CHANNEL_KEY] = voice.channel;
-    const doc = await tasks.submit({
-      auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: 'speech', endpoint: SPEECH_ENDPOINT, model,
-      input, quote: characterQuote(model, req.characters),
-    });
-    ctx.state.usageRecorded = true;
+    const doc = await speech.submit(ctx, { endpoint: SPEECH_ENDPOINT, model, input, quote: characterQuote(model, req.characters) });
     if (req.async) {
       ctx.body = speechView(doc);
       return;
@@ -66,21 +50,13 @@ export function audioRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = speechView(final);
   });
 
-  router.get('/v1/audio/speech', ...read, async (ctx) => {
-    const q = parseListQuery(ctx.query, 'speech', SPEECH_STATUSES);
-    const page = await listTasks(deps.db, ctx.state.auth!.account.id, [SPEECH_ENDPOINT], q);
-    ctx.body = { object: 'list', data: page.items.map(speechView), next_cursor: page.nextCursor };
-  });
-
-  router.get('/v1/audio/speech/:id', ...read, async (ctx) => {
-    ctx.body = speechView(await tasks.get(ctx.state.auth!.account.id, ctx.params.id, [SPEECH_ENDPOINT]));
-  });
+  speech.list('/v1/audio/speech', { endpoints: [SPEECH_ENDPOINT], statuses: SPEECH_STATUSES, view: speechView });
+  speech.get('/v1/audio/speech/:id', { endpoints: [SPEECH_ENDPOINT], view: speechView });
 
   /** Voice cloning, synchronous (MiniMax clones in seconds); the voice id is the task id. */
   const cloneVoice = async (ctx: Ctx) => {
     const req = parseVoiceCloneRequest(ctx.state.body);
-    const model = resolveModel(deps, ctx, req.model);
-    if (model.endpoint_type !== 'voice' || deps.catalogue().channels(model, 'task').length === 0) throw errors.noChannel(model.id, 'audio voices');
+    const model = voices.model(ctx, req.model);
     const input: Record<string, unknown> = { ...req, model: model.id };
     if (req.text !== undefined) {
       const preview = deps.catalogue().resolve(req.preview_model ?? DEFAULT_PREVIEW_MODEL);
@@ -89,25 +65,20 @@ export function audioRoutes(deps: GatewayDeps): Router<GatewayState> {
     } else {
       delete input.preview_model;
     }
-    const doc = await tasks.submit({
-      auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: 'voice', endpoint: VOICE_ENDPOINT, model, input, quote: creationQuote(model),
-    });
-    ctx.state.usageRecorded = true;
+    const doc = await voices.submit(ctx, { endpoint: VOICE_ENDPOINT, model, input, quote: creationQuote(model) });
     const final = await tasks.waitSettled(doc._id);
     if (final.state !== 'succeeded') throw taskFailure(final);
     ctx.body = voiceView(final);
   };
-  router.post('/v1/audio/voices', ...submitChain('audio.voices', VOICE_BODY_LIMIT), cloneVoice);
+  router.post('/v1/audio/voices', ...voices.submitChain('audio.voices', jsonBody(VOICE_BODY_LIMIT)), cloneVoice);
   // The catalogue's name for the same operation.
-  router.post('/v1/audio/voice-clone', ...submitChain('audio.voices', VOICE_BODY_LIMIT), cloneVoice);
+  router.post('/v1/audio/voice-clone', ...voices.submitChain('audio.voices', jsonBody(VOICE_BODY_LIMIT)), cloneVoice);
 
   router.get('/v1/audio/voices', ...read, async (ctx) => {
     const cloned = await listVoices(deps.db, ctx.state.auth!.account.id);
     ctx.body = { object: 'list', presets: VOICE_PRESETS, cloned: cloned.map(voiceView) };
   });
 
-  router.get('/v1/audio/voices/:id', ...read, async (ctx) => {
-    ctx.body = voiceView(await tasks.get(ctx.state.auth!.account.id, ctx.params.id, [VOICE_ENDPOINT]));
-  });
+  voices.get('/v1/audio/voices/:id', { endpoints: [VOICE_ENDPOINT], view: voiceView });
   return router;
 }

@@ -6,9 +6,12 @@ import { isModelAllowed } from '../../domain/api-key';
 import type { Channel } from '../../domain/catalogue';
 import { parseUpstream } from '../../providers/media/ark-schemas';
 import type { GatewayDeps } from '../deps';
-import type { Ctx, GatewayState, Middleware } from '../context';
+import type { Ctx, GatewayState } from '../context';
+import { digitalHumanDialect } from '../media/video-dialect';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
+import { validQuery } from '../middleware/validate';
+import { first } from '../media/list-query';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError } from '../../domain/channel-ladder';
 import { upstreamFailure } from '../upstream-errors';
 
@@ -19,6 +22,7 @@ import { upstreamFailure } from '../upstream-errors';
  */
 export const CLIP_SCENES = ['virtualman', 'realMan', 'oralMixCutting', 'newsMixCutting'] as const;
 export const CLIP_TEMPLATE_TTL_S = 600;
+const ListQuery = z.object({ scene: z.preprocess(first, z.enum(CLIP_SCENES, { error: `must be one of ${CLIP_SCENES.join(', ')}` }).optional()) });
 /** The Redis client adds the deployment prefix. */
 const cacheKey = (what: string) => `cliptpl:${what}`;
 const UPSTREAM_TIMEOUT_MS = 15_000;
@@ -52,11 +56,6 @@ function summary(t: z.infer<typeof Template>) {
     has_title: t.has_title, has_persona: t.has_persona, duration_range: t.duration_range ?? null,
   };
 }
-
-const digitalHumanDialect: Middleware = async (ctx, next) => {
-  ctx.state.errorDialect = 'digital-human';
-  await next();
-};
 
 export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
@@ -106,10 +105,7 @@ export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
   const read = [digitalHumanDialect, authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
 
   router.get('/v1/videos/clip-templates', ...read, async (ctx) => {
-    const scene = typeof ctx.query.scene === 'string' && ctx.query.scene !== '' ? ctx.query.scene : null;
-    if (scene !== null && !(CLIP_SCENES as readonly string[]).includes(scene)) {
-      throw errors.invalidRequest(`scene must be one of ${CLIP_SCENES.join(', ')}`, 'scene');
-    }
+    const scene = validQuery(ctx, ListQuery).scene ?? null;
     const channels = clipChannels(ctx);
     const data = await cached(`list:${scene ?? 'all'}`, async () => {
       const json = await fetchUpstream(channels, `/dh/v1/clip-templates${scene ? `?scene=${encodeURIComponent(scene)}` : ''}`);

@@ -1,22 +1,16 @@
 import Router from '@koa/router';
-import { errors } from '../../domain/errors';
 import { imageQuote } from '../../domain/media/pricing';
 import { publicStatus, FINAL_STATES } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
 import type { TaskDoc } from '../../infra/mongo';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
-import { authenticate } from '../middleware/auth';
-import { rateLimit } from '../middleware/rate-limit';
-import { usageCapture } from '../middleware/usage-capture';
-import { idempotency } from '../middleware/idempotency';
-import { resolveModel } from '../model-access';
+import { mediaTaskRoutes } from '../media/task-routes';
 import { parseImagesRequest } from '../media/images-request';
 import { imagesBody } from '../media/images-body';
 import { dropInlineFiles, storeInlineFiles } from '../media/images-files';
 import { answerSync, finalBody } from '../media/images-sync';
-import { listTasks, parseListQuery, unix } from '../media/list-query';
-import { MediaTasks } from '../../services/media-tasks';
+import { unix } from '../media/list-query';
 
 /** Images edits bodies may carry reference images: 95 MB (spec 2 section 4.3). */
 export const IMAGES_BODY_LIMIT = 95 * 1024 * 1024;
@@ -43,42 +37,22 @@ function listItem(doc: TaskDoc) {
 
 export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  const tasks = new MediaTasks(deps);
-  const submitChain = (endpoint: string) => [
-    usageCapture(deps, `images.${endpoint}`),
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
-    rateLimit(),
-    imagesBody(IMAGES_BODY_LIMIT, { multipart: endpoint === 'edits' }),
-    idempotency(deps),
-  ];
-  const readChain = [authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
+  const images = mediaTaskRoutes(deps, router, { kind: 'image', endpointTypes: ['image'], label: 'images' });
+  const { tasks, read: readChain } = images;
+  const submitChain = (endpoint: string) => images.submitChain(`images.${endpoint}`, imagesBody(IMAGES_BODY_LIMIT, { multipart: endpoint === 'edits' }));
 
   const submit = (endpoint: 'generations' | 'edits') => async (ctx: Ctx) => {
     const req = parseImagesRequest(ctx.state.body, { requireImage: endpoint === 'edits' });
-    const model = resolveModel(deps, ctx, req.model);
-    if (model.endpoint_type !== 'image' || deps.catalogue().channels(model, 'task').length === 0) {
-      throw errors.noChannel(model.id, `images ${endpoint}`);
-    }
+    const model = images.model(ctx, req.model, `images ${endpoint}`);
     const { references, async: isAsync, image: _i, image_urls: _u, ...rest } = req;
     // Inline images go to task_files (keyed by the request id): the task document stays small.
     const group = ctx.state.requestId;
     const kept = await storeInlineFiles(deps.db, group, { ...rest, model: model.id, ...(references.length ? { image: references } : {}) });
-    let doc: TaskDoc;
-    try {
-      doc = await tasks.submit({
-        auth: ctx.state.auth!,
-        requestId: ctx.state.requestId,
-        kind: 'image',
-        endpoint,
-        model,
-        input: kept.input,
-        quote: imageQuote(model, { n: req.n, size: req.size, referenceImages: references.length }),
-      });
-    } catch (err) {
+    const quote = imageQuote(model, { n: req.n, size: req.size, referenceImages: references.length });
+    const doc = await images.submit(ctx, { endpoint, model, input: kept.input, quote }).catch(async (err: unknown) => {
       await dropInlineFiles(deps.db, kept.refs);
       throw err;
-    }
-    ctx.state.usageRecorded = true;
+    });
     if (isAsync) {
       ctx.body = pendingView(doc);
       return;
@@ -89,11 +63,7 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
   router.post('/v1/images/generations', ...submitChain('generations'), submit('generations'));
   router.post('/v1/images/edits', ...submitChain('edits'), submit('edits'));
 
-  router.get('/v1/images/generations', ...readChain, async (ctx) => {
-    const q = parseListQuery(ctx.query, 'image', IMAGE_STATUSES);
-    const page = await listTasks(deps.db, ctx.state.auth!.account.id, IMAGE_ENDPOINTS, q);
-    ctx.body = { object: 'list', data: page.items.map(listItem), next_cursor: page.nextCursor };
-  });
+  images.list('/v1/images/generations', { endpoints: IMAGE_ENDPOINTS, statuses: IMAGE_STATUSES, view: listItem });
 
   // 202 while running; any other status is the final answer, byte-identical to the sync call.
   for (const path of ['/v1/images/generations/:id', '/v1/images/edits/:id']) {

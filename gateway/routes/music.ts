@@ -7,17 +7,12 @@ import { songView, sunoFetch } from '../../providers/media/suno';
 import { ownLinkExpiry } from '../../providers/media/minimax-common';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
-import { authenticate } from '../middleware/auth';
-import { rateLimit } from '../middleware/rate-limit';
-import { usageCapture } from '../middleware/usage-capture';
 import { jsonBody } from '../middleware/body';
-import { idempotency } from '../middleware/idempotency';
-import { resolveModel } from '../model-access';
-import { listTasks, parseListQuery, unix } from '../media/list-query';
+import { unix } from '../media/list-query';
+import { mediaTaskRoutes } from '../media/task-routes';
 import { MusicAssetsRequest, parseMusicRequest } from '../media/music-request';
 import { musicSubmitted, musicView } from '../media/music-view';
 import { parseInput } from '../../domain/validation';
-import { MediaTasks } from '../../services/media-tasks';
 
 export const MUSIC_ENDPOINT = 'music';
 const MUSIC_BODY_LIMIT = 256 * 1024;
@@ -31,38 +26,17 @@ const MUSIC_STATUSES = ['processing', 'succeeded', 'failed', 'expired', 'cancell
  */
 export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  const tasks = new MediaTasks(deps);
-  const read = [authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
+  const music = mediaTaskRoutes(deps, router, { kind: 'music', endpointTypes: ['music'], label: 'music generations' });
+  const { tasks, read } = music;
 
-  router.post(
-    '/v1/music/generations',
-    usageCapture(deps, 'music.generations'),
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
-    rateLimit(),
-    jsonBody(MUSIC_BODY_LIMIT),
-    idempotency(deps),
-    async (ctx: Ctx) => {
-      const req = parseMusicRequest(ctx.state.body);
-      const model = resolveModel(deps, ctx, req.model);
-      if (model.endpoint_type !== 'music' || deps.catalogue().channels(model, 'task').length === 0) throw errors.noChannel(model.id, 'music generations');
-      const doc = await tasks.submit({
-        auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: 'music', endpoint: MUSIC_ENDPOINT, model,
-        input: { ...req, model: model.id }, quote: musicQuote(model),
-      });
-      ctx.state.usageRecorded = true;
-      ctx.body = musicSubmitted(doc);
-    },
-  );
-
-  router.get('/v1/music/generations', ...read, async (ctx) => {
-    const q = parseListQuery(ctx.query, 'music', MUSIC_STATUSES);
-    const page = await listTasks(deps.db, ctx.state.auth!.account.id, [MUSIC_ENDPOINT], q);
-    ctx.body = { object: 'list', data: page.items.map(musicView), next_cursor: page.nextCursor };
+  router.post('/v1/music/generations', ...music.submitChain('music.generations', jsonBody(MUSIC_BODY_LIMIT)), async (ctx: Ctx) => {
+    const req = parseMusicRequest(ctx.state.body);
+    const model = music.model(ctx, req.model);
+    const doc = await music.submit(ctx, { endpoint: MUSIC_ENDPOINT, model, input: { ...req, model: model.id }, quote: musicQuote(model) });
+    ctx.body = musicSubmitted(doc);
   });
-
-  router.get('/v1/music/generations/:id', ...read, async (ctx) => {
-    ctx.body = musicView(await tasks.get(ctx.state.auth!.account.id, ctx.params.id, [MUSIC_ENDPOINT]));
-  });
+  music.list('/v1/music/generations', { endpoints: [MUSIC_ENDPOINT], statuses: MUSIC_STATUSES, view: musicView });
+  music.get('/v1/music/generations/:id', { endpoints: [MUSIC_ENDPOINT], view: musicView });
 
   router.post('/v1/music/assets', ...read, jsonBody(MUSIC_BODY_LIMIT), async (ctx) => {
     const req = parseInput('body', MusicAssetsRequest, ctx.state.body);

@@ -1,21 +1,15 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { errors } from '../../domain/errors';
 import { requestQuote } from '../../domain/media/pricing';
 import type { TaskDoc } from '../../infra/mongo';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
-import { authenticate } from '../middleware/auth';
-import { rateLimit } from '../middleware/rate-limit';
-import { usageCapture } from '../middleware/usage-capture';
 import { jsonBody } from '../middleware/body';
-import { idempotency } from '../middleware/idempotency';
-import { resolveModel } from '../model-access';
+import { mediaTaskRoutes } from '../media/task-routes';
 import { unix } from '../media/list-query';
 import { taskFailure } from '../media/speech-failure';
 import { PublicUrl } from '../../domain/url-policy';
 import { parseInput } from '../../domain/validation';
-import { MediaTasks } from '../../services/media-tasks';
 
 export const TRANSCRIPT_ENDPOINT = 'transcripts';
 export const TRANSCRIPT_MODEL = 'transcript-extract';
@@ -52,28 +46,16 @@ function transcriptView(doc: TaskDoc) {
  */
 export function transcriptRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  const tasks = new MediaTasks(deps);
+  const transcripts = mediaTaskRoutes(deps, router, { kind: 'transcript', endpointTypes: ['transcript'], label: 'transcripts extract' });
 
-  router.post(
-    '/v1/transcripts/extract',
-    usageCapture(deps, 'transcripts.extract'),
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
-    rateLimit(),
-    jsonBody(TRANSCRIPT_BODY_LIMIT),
-    idempotency(deps),
-    async (ctx: Ctx) => {
-      const req = parseInput('body', TranscriptRequest, ctx.state.body);
-      const model = resolveModel(deps, ctx, req.model);
-      if (model.endpoint_type !== 'transcript' || deps.catalogue().channels(model, 'task').length === 0) throw errors.noChannel(model.id, 'transcripts extract');
-      const doc = await tasks.submit({
-        auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: 'transcript', endpoint: TRANSCRIPT_ENDPOINT, model,
-        input: { url: req.url, ...(req.language ? { language: req.language } : {}) }, quote: requestQuote(model),
-      });
-      ctx.state.usageRecorded = true;
-      const final = await tasks.waitSettled(doc._id);
-      if (final.state !== 'succeeded') throw taskFailure(final);
-      ctx.body = transcriptView(final);
-    },
-  );
+  router.post('/v1/transcripts/extract', ...transcripts.submitChain('transcripts.extract', jsonBody(TRANSCRIPT_BODY_LIMIT)), async (ctx: Ctx) => {
+    const req = parseInput('body', TranscriptRequest, ctx.state.body);
+    const model = transcripts.model(ctx, req.model);
+    const input = { url: req.url, ...(req.language ? { language: req.language } : {}) };
+    const doc = await transcripts.submit(ctx, { endpoint: TRANSCRIPT_ENDPOINT, model, input, quote: requestQuote(model) });
+    const final = await transcripts.tasks.waitSettled(doc._id);
+    if (final.state !== 'succeeded') throw taskFailure(final);
+    ctx.body = transcriptView(final);
+  });
   return router;
 }

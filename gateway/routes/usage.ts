@@ -48,26 +48,22 @@ export function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], strin
 }
 
 /**
- * Rows of the window by status: one aggregate, however many rows there are.
- * The cost is summed from a streamed cursor over the charged rows only:
- * FerretDB v1 answers 0 for `$sum` of a field inside `$group` (it counts
- * `$sum: 1` right), and the embedded default must give the right total.
+ * Rows by status and the cost of the window, counted by the store however
+ * many rows there are. Two aggregates of one accumulator each: FerretDB v1
+ * computes only the first accumulator of a `$group` (the others come back 0).
  */
 async function summarise(deps: GatewayDeps, filter: object): Promise<{ total: number; costNano: number; byStatus: Record<string, number> }> {
-  const groups = await deps.db.Usage.aggregate<{ _id: string; n: number }>([
-    { $match: filter },
-    { $group: { _id: '$status', n: { $sum: 1 } } },
+  const [counts, costs] = await Promise.all([
+    deps.db.Usage.aggregate<{ _id: string; n: number }>([{ $match: filter }, { $group: { _id: '$status', n: { $sum: 1 } } }]),
+    deps.db.Usage.aggregate<{ _id: null; cost: number }>([{ $match: filter }, { $group: { _id: null, cost: { $sum: '$cost_nano' } } }]),
   ]);
   const byStatus: Record<string, number> = { success: 0, error: 0, interrupted: 0, rejected: 0, in_flight: 0 };
   let total = 0;
-  for (const g of groups) {
+  for (const g of counts) {
     byStatus[g._id] = (byStatus[g._id] ?? 0) + g.n;
     total += g.n;
   }
-  let costNano = 0;
-  const charged = deps.db.Usage.find({ ...filter, cost_nano: { $gt: 0 } }, { cost_nano: 1 }).lean().cursor();
-  for await (const r of charged as AsyncIterable<Pick<UsageDoc, 'cost_nano'>>) costNano += r.cost_nano;
-  return { total, costNano, byStatus };
+  return { total, costNano: costs[0]?.cost ?? 0, byStatus };
 }
 
 /** Usage logs of the account: summary with rows, and the CSV export. */

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { openUnion } from '../validation/open-union';
+import { PublicUrlOrDataImage } from '../../domain/url-policy';
 
 /** POST /v1/chat/completions request body (spec 1 section 4.1, OpenAI chat completions). */
 
 const TextPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 const ImageUrlPart = z.looseObject({
   type: z.literal('image_url'),
-  image_url: z.looseObject({ url: z.string(), detail: z.enum(['auto', 'low', 'high']).nullish() }),
+  image_url: z.looseObject({ url: PublicUrlOrDataImage, detail: z.enum(['auto', 'low', 'high']).nullish() }),
 });
 const InputAudioPart = z.looseObject({
   type: z.literal('input_audio'),

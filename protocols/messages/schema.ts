@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { openUnion } from '../validation/open-union';
+import { PublicUrl } from '../../domain/url-policy';
 
 /** POST /v1/messages request body (spec 1 section 4.2, Anthropic Messages API). */
 
@@ -7,12 +8,12 @@ const CacheControl = z.looseObject({ type: z.literal('ephemeral') }).nullish();
 
 const ImageSource = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('base64'), media_type: z.string(), data: z.string() }),
-  z.looseObject({ type: z.literal('url'), url: z.string() }),
+  z.looseObject({ type: z.literal('url'), url: PublicUrl }),
   z.looseObject({ type: z.literal('file'), file_id: z.string() }),
 ]);
 const DocumentSource = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('base64'), media_type: z.string(), data: z.string() }),
-  z.looseObject({ type: z.literal('url'), url: z.string() }),
+  z.looseObject({ type: z.literal('url'), url: PublicUrl }),
   z.looseObject({ type: z.literal('text'), media_type: z.string(), data: z.string() }),
   z.looseObject({ type: z.literal('content'), content: z.unknown() }),
   z.looseObject({ type: z.literal('file'), file_id: z.string() }),

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { openUnion } from '../validation/open-union';
+import { PublicUrl, PublicUrlOrDataImage } from '../../domain/url-policy';
 
 /** POST /v1/responses request body (spec 1 section 4.4, OpenAI Responses API). */
 
 const InputText = z.looseObject({ type: z.literal('input_text'), text: z.string() });
 const InputImage = z.looseObject({
   type: z.literal('input_image'),
-  image_url: z.string().nullish(),
+  image_url: PublicUrlOrDataImage.nullish(),
   file_id: z.string().nullish(),
   detail: z.enum(['auto', 'low', 'high']).nullish(),
 });
@@ -14,7 +15,7 @@ const InputFile = z.looseObject({
   type: z.literal('input_file'),
   file_data: z.string().nullish(),
   file_id: z.string().nullish(),
-  file_url: z.string().nullish(),
+  file_url: PublicUrl.nullish(),
   filename: z.string().nullish(),
 });
 const OutputText = z.looseObject({ type: z.literal('output_text'), text: z.string() });

@@ -70,12 +70,20 @@ test('unknown routes: 404 in the shape of their family', async (t) => {
     ['GET', '/api/v1/nothing', 'openai'],
     ['GET', '/admin/v1/nothing', 'openai'],
     ['GET', '/', 'openai'],
+    // OpenAI model ids may hold colons: still the OpenAI shape.
+    ['POST', '/v1/models/ft:gpt-4o:acme', 'openai'],
   ];
   for (const [method, path, shape] of cases) {
     const r = await send(gw, method, path, { key, body: method === 'POST' ? {} : undefined });
     t.is(r.status, 404, `${method} ${path}: ${r.text}`);
     assertShape(t, r, shape, path);
   }
+});
+
+test('/v1/models/{id} other than Google methods stays in the OpenAI shape', async (t) => {
+  const r = await send(gw, 'GET', '/v1/models/ft:gpt-4o:acme', { key });
+  t.true(r.status === 404 || r.status === 405, r.text);
+  assertShape(t, r, 'openai');
 });
 
 test('malformed percent-escapes in a path: 400 in the endpoint shape, never 500', async (t) => {

@@ -111,7 +111,6 @@ test('a failed upstream outcome is settled as it came (a refund)', async (t) => 
 test('a task still running past its lifetime expires with a full refund (504 task_expired)', async (t) => {
   const { s, handle } = task({ submit: async () => ({ kind: 'task', channelId: 'c1', upstreamTaskId: 'up_3' }), poll: running_ }, { maxRunMs: 60 });
   t.deepEqual(await (await handle).result(), { state: 'expired', costNano: 0 });
-  t.true(s.polls >= 1);
   t.is(s.settled.length, 1);
   t.like(s.settled[0], { state: 'expired', units: 0, errorCode: 'task_expired', clientStatus: 504 });
 });

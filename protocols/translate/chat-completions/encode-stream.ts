@@ -1,7 +1,5 @@
-import type { FinishReason } from '../../canonical/response';
-import type { StreamDelta, StreamEncoder } from '../../canonical/stream';
+import { DeltaEncoder, type ContentDelta } from '../delta-encoder';
 import { SSE_DONE } from '../../sse';
-import type { NormalizedUsage } from '../../usage/normalized';
 import { newId, unixNow } from '../ids';
 import { CHAT_FINISH_OUT, chatUsageOut } from './encode-response';
 
@@ -18,27 +16,21 @@ export interface ChatStreamOptions {
  * empty choices, then `data: [DONE]`. With include_usage every other chunk
  * carries `usage: null`, as the vendor does.
  */
-export class ChatStreamEncoder implements StreamEncoder {
-  private id: string | undefined;
-  private model: string | undefined;
+export class ChatStreamEncoder extends DeltaEncoder {
   private readonly created: number;
   private started = false;
-  private finished: FinishReason | undefined;
-  private usage: NormalizedUsage | undefined;
-  done = false;
 
   constructor(private readonly opts: ChatStreamOptions = {}) {
+    super(opts.model);
     this.created = opts.created ?? unixNow();
-    this.model = opts.model;
   }
 
-  push(delta: StreamDelta): string[] {
-    if (this.done) return [];
+  protected onStart(): string[] {
+    return this.begin();
+  }
+
+  protected onContent(delta: ContentDelta): string[] {
     switch (delta.type) {
-      case 'start':
-        this.id ??= delta.id;
-        this.model ??= delta.model;
-        return this.begin();
       case 'text':
         return [...this.begin(), this.chunk({ content: delta.text })];
       case 'tool_start':
@@ -51,21 +43,10 @@ export class ChatStreamEncoder implements StreamEncoder {
       case 'tool_args':
         return [...this.begin(), this.chunk({ tool_calls: [{ index: delta.index, function: { arguments: delta.args } }] })];
       case 'finish':
-        if (this.finished) return [];
-        this.finished = delta.reason;
+        if (this.finish) return [];
+        this.finish = delta.reason;
         return [...this.begin(), this.chunk({}, CHAT_FINISH_OUT[delta.reason])];
-      case 'usage':
-        this.usage = delta.usage;
-        return [];
-      case 'done':
-        return this.close();
-      default:
-        return [];
     }
-  }
-
-  end(): string[] {
-    return this.finished && !this.done ? this.close() : [];
   }
 
   private begin(): string[] {
@@ -74,7 +55,7 @@ export class ChatStreamEncoder implements StreamEncoder {
     return [this.chunk({ role: 'assistant', content: '' })];
   }
 
-  private close(): string[] {
+  protected close(): string[] {
     const out = this.begin();
     if (this.opts.includeUsage && this.usage) out.push(this.frame([], chatUsageOut(this.usage)));
     out.push(SSE_DONE);

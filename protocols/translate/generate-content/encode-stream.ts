@@ -1,7 +1,5 @@
-import type { FinishReason } from '../../canonical/response';
-import type { StreamDelta, StreamEncoder } from '../../canonical/stream';
+import { DeltaEncoder, type ContentDelta } from '../delta-encoder';
 import { formatSse } from '../../sse';
-import type { NormalizedUsage } from '../../usage/normalized';
 import { newId } from '../ids';
 import { parseInput } from '../json-args';
 import { GEMINI_FINISH_OUT, geminiUsageOut } from './encode-response';
@@ -13,25 +11,19 @@ import { GEMINI_FINISH_OUT, geminiUsageOut } from './encode-response';
  * functionCall parts in the final chunk, which also carries finishReason
  * and usageMetadata. Gemini has no terminator frame: the body just ends.
  */
-export class GenerateContentStreamEncoder implements StreamEncoder {
-  private id: string | undefined;
-  private model: string | undefined;
+export class GenerateContentStreamEncoder extends DeltaEncoder {
   private readonly calls = new Map<number, { name: string; args: string }>();
-  private finish: FinishReason | undefined;
-  private usage: NormalizedUsage | undefined;
-  done = false;
 
   constructor(opts: { model?: string } = {}) {
-    this.model = opts.model;
+    super(opts.model);
   }
 
-  push(delta: StreamDelta): string[] {
-    if (this.done) return [];
+  protected onStart(): string[] {
+    return [];
+  }
+
+  protected onContent(delta: ContentDelta): string[] {
     switch (delta.type) {
-      case 'start':
-        this.id ??= delta.id;
-        this.model ??= delta.model;
-        return [];
       case 'text':
         return [this.frame([{ text: delta.text }])];
       case 'tool_start':
@@ -45,21 +37,10 @@ export class GenerateContentStreamEncoder implements StreamEncoder {
       case 'finish':
         this.finish = delta.reason;
         return [];
-      case 'usage':
-        this.usage = delta.usage;
-        return [];
-      case 'done':
-        return this.close();
-      default:
-        return [];
     }
   }
 
-  end(): string[] {
-    return this.finish && !this.done ? this.close() : [];
-  }
-
-  private close(): string[] {
+  protected close(): string[] {
     this.done = true;
     const parts = [...this.calls.values()].map((c) => ({ functionCall: { name: c.name, args: parseInput(c.args) } }));
     return [this.frame(parts.length > 0 ? parts : [{ text: '' }], GEMINI_FINISH_OUT[this.finish ?? 'stop'], true)];

@@ -1,7 +1,6 @@
-import type { FinishReason } from '../../canonical/response';
-import type { StreamDelta, StreamEncoder } from '../../canonical/stream';
+import { DeltaEncoder, type ContentDelta } from '../delta-encoder';
 import { formatSse } from '../../sse';
-import { ZERO_USAGE, type NormalizedUsage } from '../../usage/normalized';
+import { ZERO_USAGE } from '../../usage/normalized';
 import { newId } from '../ids';
 import { MESSAGES_FINISH_OUT, messagesUsageOut } from './encode-response';
 
@@ -12,29 +11,23 @@ import { MESSAGES_FINISH_OUT, messagesUsageOut } from './encode-response';
  * message_stop. Input tokens are known only at the end of an upstream
  * chat or Gemini stream, so they are sent in message_delta's usage.
  */
-export class MessagesStreamEncoder implements StreamEncoder {
-  private id: string | undefined;
-  private model: string | undefined;
+export class MessagesStreamEncoder extends DeltaEncoder {
   private started = false;
   private open: { index: number; kind: 'text' | 'tool' } | undefined;
   private nextBlock = 0;
   private readonly toolBlocks = new Map<number, number>();
-  private finish: FinishReason | undefined;
   private stopSequence: string | null = null;
-  private usage: NormalizedUsage = { ...ZERO_USAGE };
-  done = false;
 
   constructor(opts: { model?: string } = {}) {
-    this.model = opts.model;
+    super(opts.model);
   }
 
-  push(delta: StreamDelta): string[] {
-    if (this.done) return [];
+  protected onStart(): string[] {
+    return this.begin();
+  }
+
+  protected onContent(delta: ContentDelta): string[] {
     switch (delta.type) {
-      case 'start':
-        this.id ??= delta.id;
-        this.model ??= delta.model;
-        return this.begin();
       case 'text': {
         const out = this.begin();
         if (this.open?.kind !== 'text') {
@@ -59,18 +52,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
         this.finish = delta.reason;
         this.stopSequence = delta.stopSequence ?? null;
         return this.closeBlock();
-      case 'usage':
-        this.usage = delta.usage;
-        return [];
-      case 'done':
-        return this.close();
-      default:
-        return [];
     }
-  }
-
-  end(): string[] {
-    return this.finish && !this.done ? this.close() : [];
   }
 
   private begin(): string[] {
@@ -105,7 +87,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
     return [this.event('content_block_stop', { index })];
   }
 
-  private close(): string[] {
+  protected close(): string[] {
     const out = [...this.begin(), ...this.closeBlock()];
     const finish = this.finish ?? 'stop';
     out.push(
@@ -114,7 +96,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
           stop_reason: MESSAGES_FINISH_OUT[finish],
           stop_sequence: finish === 'stop_sequence' ? this.stopSequence : null,
         },
-        usage: messagesUsageOut(this.usage),
+        usage: messagesUsageOut(this.usage ?? ZERO_USAGE),
       }),
     );
     out.push(this.event('message_stop', {}));

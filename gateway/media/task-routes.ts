@@ -1,0 +1,89 @@
+import type Router from '@koa/router';
+import { errors } from '../../domain/errors';
+import type { Channel, EndpointType, Model } from '../../domain/catalogue';
+import type { TaskKind } from '../../domain/media/task';
+import type { TaskDoc } from '../../infra/mongo';
+import { MediaTasks, type SubmitTask } from '../../services/media-tasks';
+import type { GatewayDeps } from '../deps';
+import type { Ctx, GatewayState, Middleware } from '../context';
+import { authenticate } from '../middleware/auth';
+import { rateLimit } from '../middleware/rate-limit';
+import { usageCapture } from '../middleware/usage-capture';
+import { idempotency } from '../middleware/idempotency';
+import { resolveModel } from '../model-access';
+import { listTasks, parseListQuery } from './list-query';
+
+/** The rules of one media family (images, videos, music, speech, voices, avatars, transcripts). */
+export interface MediaFamily {
+  kind: TaskKind;
+  /** Endpoint types of the models it takes; absent: any model with task channels. */
+  endpointTypes?: readonly EndpointType[];
+  /** How a no-channel refusal names the endpoint (`music generations`). */
+  label: string;
+  /** Middleware that runs first on every route of the family (error dialects). */
+  first?: Middleware[];
+}
+
+/**
+ * What every media route shares, built once per family: the middleware
+ * chains of a charging submission and of a read, the model check, the
+ * submission (whose usage row the task owns), and the list and get routes.
+ */
+export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>, family: MediaFamily) {
+  const tasks = new MediaTasks(deps);
+  const first = family.first ?? [];
+  const read: Middleware[] = [...first, authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
+
+  /** The model's task channels, or 503 no_channel_available (also for a model of another endpoint). */
+  const channels = (model: Model, label = family.label): Channel[] => {
+    const list = deps.catalogue().channels(model, 'task');
+    if (list.length === 0 || (family.endpointTypes && !family.endpointTypes.includes(model.endpoint_type))) throw errors.noChannel(model.id, label);
+    return list;
+  };
+
+  return {
+    tasks,
+    read,
+    channels,
+
+    /** Usage capture, authentication (billable), the rate limit, the body (`body` reads it), idempotency. */
+    submitChain: (usageEndpoint: string, body: Middleware): Middleware[] => [
+      ...first,
+      usageCapture(deps, usageEndpoint),
+      authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
+      rateLimit(),
+      body,
+      idempotency(deps),
+    ],
+
+    /** The requested model, allowed for this key and served by this family. */
+    model(ctx: Ctx, requested: unknown, label?: string): Model {
+      const model = resolveModel(deps, ctx, requested);
+      channels(model, label);
+      return model;
+    },
+
+    /** Accept the task (reserve, task document, workflow); from here its usage row is the task's own. */
+    async submit(ctx: Ctx, task: Omit<SubmitTask, 'auth' | 'requestId' | 'kind'>): Promise<TaskDoc> {
+      const doc = await tasks.submit({ ...task, auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: family.kind });
+      ctx.state.usageRecorded = true;
+      return doc;
+    },
+
+    /** `GET path`: the account's tasks in these collections, newest first, `{object: 'list', data, next_cursor}`. */
+    list(path: string, opts: { endpoints: string[]; statuses: string[]; view: (doc: TaskDoc) => unknown }): void {
+      router.get(path, ...read, async (ctx) => {
+        const q = parseListQuery(ctx.query, family.kind, opts.statuses);
+        const page = await listTasks(deps.db, ctx.state.auth!.account.id, opts.endpoints, q);
+        ctx.body = { object: 'list', data: page.items.map(opts.view), next_cursor: page.nextCursor };
+      });
+    },
+
+    /** `GET path/:id`: one task of the account in these collections (404 otherwise). */
+    get(path: string, opts: { endpoints: string[]; view: (doc: TaskDoc) => unknown }): void {
+      router.get(path, ...read, async (ctx) => {
+        ctx.body = opts.view(await tasks.get(ctx.state.auth!.account.id, ctx.params.id, opts.endpoints));
+      });
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import type { Db, KbBuildDoc, KbDocumentDoc, PageDoc } from '../infra/mongo';
+import type { RedisClient } from '../infra/redis';
+import type { Logger } from '../infra/logger';
+import { failpoint } from '../infra/failpoints';
+import type { BaseRef, PageStore } from './page-store';
+import { baseKey } from './page-store';
+import type { FileStore } from './storage/file-store';
+import { withLock } from './lock';
+import { LinkIndex, resolveLinks, resolvedIds, type LinkTarget } from './compiler/links';
+import type { CompiledPage, Compiler } from './compiler/types';
+import { extract, UnreadableDocument } from './extract';
+
+/**
+ * The steps of one build, run by the build workflow's activities. Each is
+ * idempotent by the build id, so a worker killed anywhere and a replayed
+ * activity change nothing:
+ * 1. compileBuild: read the file, compile, resolve links against the base,
+ *    write every page under `{build_id}:{page_id}` (an upsert; invisible to
+ *    readers, since the build is not live).
+ * 2. publishBuild: under the document's lock, flip `live_build_id` to this
+ *    build when it is newer than the live one and the document was not
+ *    deleted after it; then bump the base's version, re-resolve the base's
+ *    links (links to this document's pages resolve in both directions) and
+ *    drop the pages and files of older builds.
+ */
+export interface BuildDeps {
+  db: Db;
+  redis: RedisClient;
+  log: Logger;
+  pages: PageStore;
+  kbFiles: FileStore;
+}
+
+/** A build that cannot succeed however often it is retried. */
+export class BuildRefused extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+    this.name = 'BuildRefused';
+  }
+}
+
+const refOf = (b: { account_id: string; kb_id: string }): BaseRef => ({ account_id: b.account_id, kb_id: b.kb_id });
+
+async function loadBuild(db: Db, buildId: string): Promise<KbBuildDoc> {
+  const b = await db.KbBuild.findById(buildId).lean<KbBuildDoc>();
+  if (!b) throw new BuildRefused('build_missing', `build ${buildId} does not exist`);
+  return b;
+}
+
+export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor: (b: KbBuildDoc) => Compiler): Promise<{ pages: number; done: boolean }> {
+  const build = await loadBuild(deps.db, buildId);
+  if (build.state === 'succeeded' || build.state === 'failed') return { pages: build.pages_made, done: true };
+  const now = new Date();
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'running', started_at: build.started_at ?? now, updated_at: now } });
+  const ref = refOf(build);
+  if (!(await deps.pages.base(ref))) throw new BuildRefused('kb_deleted', 'the knowledge base was deleted');
+  const file = await deps.kbFiles.get(build.r2_key);
+  if (!file) throw new BuildRefused('file_missing', `the uploaded file ${build.filename} is no longer stored`);
+  let extracted;
+  try {
+    extracted = await extract(build.format, file.data);
+  } catch (err) {
+    if (err instanceof UnreadableDocument) throw new BuildRefused('unreadable_document', err.message);
+    throw err;
+  }
+  const compiled = await compilerFor(build).compile({
+    baseKey: baseKey(ref), documentId: build.document_id, filename: build.filename, r2Key: build.r2_key,
+    compiledAt: (build.started_at ?? now).toISOString(), doc: extracted,
+  });
+  if (compiled.pages.length === 0) throw new BuildRefused('no_text', `no text could be read from ${build.filename}`);
+
+  // Links against the base as readers will see it: other documents' live pages plus this build's.
+  const others = (await deps.pages.livePages(ref)).filter((p) => p.document_id !== build.document_id);
+  const index = new LinkIndex([...others.map(targetOf), ...compiled.pages.map((p, i) => compiledTarget(p, build, i))]);
+  let written = 0;
+  for (const [i, p] of compiled.pages.entries()) {
+    const outgoing = resolveLinks(baseKey(ref), p, index);
+    const doc: PageDoc = {
+      _id: `${buildId}:${p.page_id}`, page_id: p.page_id, account_id: build.account_id, kb_id: build.kb_id, document_id: build.document_id,
+      build_id: buildId, title: p.title, summary: p.summary, tags: p.tags, aliases: p.aliases, links: resolvedIds(outgoing), body: p.body,
+      confidence: p.confidence, needs_review: p.needs_review, source: p.source, outgoing_links: outgoing, link_requests: p.link_requests,
+      anchor: p.anchor, ordinal: i, created_at: now,
+    };
+    await deps.db.Page.replaceOne({ _id: doc._id }, doc, { upsert: true });
+    written++;
+    if (written === 1) failpoint('kb.build.mid-pages');
+  }
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_made: written, warnings: compiled.warnings.slice(0, 50), updated_at: new Date() } });
+  return { pages: written, done: false };
+}
+
+export async function publishBuild(deps: BuildDeps, buildId: string): Promise<{ state: 'succeeded' | 'failed' }> {
+  const build = await loadBuild(deps.db, buildId);
+  if (build.state === 'succeeded' || build.state === 'failed') return { state: build.state };
+  const verdict = await withLock(deps.redis, `doc:${build.document_id}`, async () => {
+    const doc = await deps.db.KbDocument.findById(build.document_id).lean<KbDocumentDoc>();
+    if (!doc) return { code: 'document_missing', message: 'the document no longer exists' };
+    if (doc.live_build_id === build._id && !doc.deleted_at) return null; // flipped before a crash
+    if (build.seq <= doc.deleted_seq) return { code: 'document_deleted', message: 'the document was deleted while this build ran' };
+    if (doc.live_seq > build.seq) return { code: 'superseded', message: `a newer upload of ${build.filename} went live first` };
+    if (!(await deps.pages.base(refOf(build)))) return { code: 'kb_deleted', message: 'the knowledge base was deleted' };
+    await deps.db.KbDocument.updateOne(
+      { _id: doc._id },
+      {
+        $set: {
+          live_build_id: build._id, live_seq: build.seq, deleted_at: null, filename: build.filename, content_type: build.content_type,
+          content_hash: build.content_hash, r2_key: build.r2_key, size: build.size, updated_at: new Date(),
+        },
+      },
+    );
+    return null;
+  });
+  const ref = refOf(build);
+  if (verdict === null) {
+    await deps.pages.bumpVersion(ref);
+    failpoint('kb.publish.after-flip');
+    await relinkBase(deps, ref);
+    await cleanupDocument(deps, build.document_id);
+    // Final only once everything above is done: a retry after a crash redoes the idempotent steps.
+    await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'succeeded', finished_at: new Date(), updated_at: new Date() } });
+  } else {
+    await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'failed', error: verdict, finished_at: new Date(), updated_at: new Date() } });
+    await cleanupDocument(deps, build.document_id);
+  }
+  return { state: verdict ? 'failed' : 'succeeded' };
+}
+
+/** The build ends failed with this reason (its pages never went live and are removed). */
+export async function failBuild(deps: BuildDeps, buildId: string, error: { code: string; message: string }): Promise<void> {
+  const build = await deps.db.KbBuild.findById(buildId).lean<KbBuildDoc>();
+  if (!build || build.state === 'succeeded' || build.state === 'failed') return;
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'failed', error, finished_at: new Date(), updated_at: new Date() } });
+  await cleanupDocument(deps, build.document_id);
+}
+
+/**
+ * Pages and files of a document's builds that can never be seen again: every
+ * finished build other than the live one (older, superseded, failed, or
+ * deleted with the document). Builds still running are left alone.
+ */
+export async function cleanupDocument(deps: BuildDeps, documentId: string): Promise<void> {
+  const doc = await deps.db.KbDocument.findById(documentId).lean<KbDocumentDoc>();
+  if (!doc) return;
+  const builds = await deps.db.KbBuild.find({ document_id: documentId }).select({ _id: 1, seq: 1, state: 1, r2_key: 1 }).lean<KbBuildDoc[]>();
+  const live = doc.deleted_at ? null : doc.live_build_id;
+  const dead = builds.filter((b) => b._id !== live && (b.state === 'succeeded' || b.state === 'failed'));
+  if (dead.length) await deps.db.Page.deleteMany({ document_id: documentId, build_id: { $in: dead.map((b) => b._id) } });
+  const keep = new Set(builds.filter((b) => !dead.includes(b)).map((b) => b.r2_key));
+  for (const key of new Set(dead.map((b) => b.r2_key))) if (!keep.has(key)) await deps.kbFiles.delete(key);
+}
+
+/**
+ * Resolve the links of every visible page of the base again, writing only
+ * the pages whose links changed. Serialised per base, so the last run always
+ * sees the last flip: a link to a page that arrived later resolves, one to a
+ * page that went away turns unresolved.
+ */
+export async function relinkBase(deps: BuildDeps, ref: BaseRef): Promise<number> {
+  return withLock(deps.redis, `relink:${baseKey(ref)}`, async () => {
+    const pages = await deps.pages.livePages(ref);
+    const index = new LinkIndex(pages.map(targetOf));
+    let changed = 0;
+    for (const p of pages) {
+      if (!p.link_requests) continue;
+      const outgoing = resolveLinks(baseKey(ref), { page_id: p.page_id, body: p.body, link_requests: p.link_requests }, index);
+      if (JSON.stringify(outgoing) === JSON.stringify(p.outgoing_links)) continue;
+      await deps.db.Page.updateOne({ _id: p._id }, { $set: { outgoing_links: outgoing, links: resolvedIds(outgoing) } });
+      changed++;
+    }
+    if (changed) await deps.pages.bumpVersion(ref);
+    return changed;
+  });
+}
+
+function targetOf(p: PageDoc): LinkTarget {
+  return { page_id: p.page_id, document_id: p.document_id, filename: p.source.filename, title: p.title, aliases: p.aliases, anchor: p.anchor ?? '', ordinal: p.ordinal ?? 0 };
+}
+
+function compiledTarget(p: CompiledPage, b: KbBuildDoc, i: number): LinkTarget {
+  return { page_id: p.page_id, document_id: b.document_id, filename: b.filename, title: p.title, aliases: p.aliases, anchor: p.anchor, ordinal: i };
+}
