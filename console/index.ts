@@ -20,6 +20,7 @@ import { usageRoutes } from './pages/usage';
 import { taskRoutes } from './pages/tasks';
 import { modelRoutes } from './pages/models';
 import { accountRoutes } from './pages/accounts';
+import { knowledgeRoutes } from './pages/knowledge';
 
 /** Headers of every console answer: nothing framed, no inline script, nothing cached. */
 async function securityHeaders(ctx: CCtx, next: Next) {
@@ -74,7 +75,7 @@ export function consoleMiddleware(deps: GatewayDeps): Middleware {
   router.get('/console', (ctx) => ctx.redirect(ctx.state.session ? '/console/overview' : '/console/signin'));
   signInRoutes(router, svc);
   const signedIn = requireSession(svc);
-  for (const register of [overviewRoutes, keyRoutes, topUpRoutes, usageRoutes, taskRoutes, modelRoutes, accountRoutes]) {
+  for (const register of [overviewRoutes, keyRoutes, topUpRoutes, usageRoutes, taskRoutes, knowledgeRoutes, modelRoutes, accountRoutes]) {
     register(router, svc, signedIn);
   }
   const chain = compose<CCtx>([

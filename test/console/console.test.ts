@@ -250,3 +250,29 @@ test('the first page loads under 200 KB transferred, every asset from the gatewa
   watch.assertClean(t);
   await context.close();
 });
+
+test('a document uploaded to a knowledge base builds into pages, with live progress', async (t) => {
+  const u = await newUser(gw, 'kb');
+  const { page, watch, context } = await newPage(browser);
+  await signIn(page, gw.url, u.email, u.password);
+  await page.goto(`${gw.url}/console/kb`);
+  await page.click('a[href="/console/kb/default"]');
+  // No file chosen: the error is shown next to the field.
+  watch.expect(400);
+  await page.click('#upload button.primary');
+  t.regex((await page.textContent('#err-file')) ?? '', /file/);
+  watch.clearExpected();
+  await page.setInputFiles('#f-file', {
+    name: 'foxes.md', mimeType: 'text/markdown',
+    buffer: Buffer.from('# Red foxes\n\nThe red fox lives in forests.\n\n## Diet\n\nFoxes eat rabbits and berries. See [[Red foxes]].\n'),
+  });
+  await Promise.all([page.waitForURL(/\/console\/kb\/default$/), page.click('#upload button.primary')]);
+  t.true(((await page.textContent('#doc-rows')) ?? '').includes('foxes.md'));
+  // The rows refresh themselves (htmx) until the build is final.
+  await page.waitForSelector('[data-testid=build-state]:has-text("succeeded")', { timeout: 90_000 });
+  const pages = Number(await page.textContent('#doc-rows tr td.num:nth-of-type(2)'));
+  t.true(pages > 0, `the build made ${pages} pages`);
+  await screenshots(page, 'knowledge', t);
+  watch.assertClean(t);
+  await context.close();
+});
