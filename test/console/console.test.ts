@@ -270,7 +270,7 @@ test('a document uploaded to a knowledge base builds into pages, with live progr
   t.true(((await page.textContent('#doc-rows')) ?? '').includes('foxes.md'));
   // The rows refresh themselves (htmx) until the build is final.
   await page.waitForSelector('[data-testid=build-state]:has-text("succeeded")', { timeout: 90_000 });
-  const pages = Number(await page.textContent('#doc-rows tr td.num:nth-of-type(2)'));
+  const pages = Number(await page.textContent('#doc-rows tr td:nth-child(4)'));
   t.true(pages > 0, `the build made ${pages} pages`);
   await screenshots(page, 'knowledge', t);
   watch.assertClean(t);
