@@ -15,6 +15,15 @@ export interface KeyRecord {
   enabled: boolean;
   deleted: boolean;
   spend_cap_nano: number | null;
+  /** Set on agent keys: such a key calls only POST /v1/chat/completions, as this agent. */
+  agent_id?: string | null;
+  /** The ledger account this key's calls are charged to, when not its own account (an agent key's escrow). */
+  wallet_id?: string | null;
+}
+
+/** The ledger account a key's calls are charged to and gated on. */
+export function walletOf(key: Pick<KeyRecord, 'account_id' | 'wallet_id'>): string {
+  return key.wallet_id ?? key.account_id;
 }
 
 export interface AccountRecord {

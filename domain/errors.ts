@@ -105,4 +105,9 @@ export const errors = {
   quota: () => new GatewayError('quota_exceeded', QUOTA_MESSAGE),
   auth: (message: string) => new GatewayError('invalid_api_key', message),
   notFound: (message: string) => new GatewayError('not_found', message, { status: 404, type: 'invalid_request_error' }),
+  /** An agent key calls only POST /v1/chat/completions (spec 3 section 5); it never acts as an ordinary key. */
+  agentKeyEndpoint: () =>
+    new GatewayError('permission_denied', 'this is an agent key: it may call only POST /v1/chat/completions'),
+  /** Spec 3 section 7: agent deleted, unpublished or of another enterprise; model off the whitelist; base unreadable. */
+  agentForbidden: (message: string) => new GatewayError('permission_denied', message),
 };

@@ -9,6 +9,7 @@ import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
 import { adminRoutes } from './routes/admin';
 import { adminPeopleRoutes } from './routes/admin-people';
+import { agentRoutes } from './routes/admin-agents';
 import { healthRoutes } from './routes/health';
 import { chatRoutes } from './routes/chat';
 import { imageRoutes } from './routes/images';
@@ -23,6 +24,9 @@ import { consoleMiddleware } from '../console/index';
 import { paymentRoutes } from '../payments/routes';
 import { kbFileRoutes } from './routes/kb-files';
 import { adminKbRoutes } from './routes/admin-kb';
+import { wikiRoutes } from './routes/wiki';
+import { mcpRoutes } from '../mcp/http';
+import { difyRoutes } from './routes/dify';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -34,7 +38,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
   app.use(consoleMiddleware(deps));
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), paymentRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), paymentRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -17,6 +17,8 @@ export interface GatewayState {
   /** Set by routes that produce a usage row, so a refusal can be logged with the model. */
   usageEndpoint?: string;
   model?: string;
+  /** Extra columns of this request's usage row (agent calls: the agent and the injected page ids). */
+  usageTags?: { agent_id?: string | null; kb_page_ids?: string[] };
   /** True once the handler wrote its own terminal usage row. */
   usageRecorded?: boolean;
   /** Parsed JSON body and its raw bytes. */

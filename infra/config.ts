@@ -38,6 +38,14 @@ const EnvSchema = z.object({
   MEDIA_MAX_RUN_MS: z.coerce.number().int().positive().optional(),
   /** Idempotent answers larger than this are not kept (spec 2 section 4.1 rule 8); default 1 MiB (gateway/middleware/idempotency.ts). */
   IDEMPOTENCY_MAX_CACHED_BODY_BYTES: z.coerce.number().int().positive().optional(),
+  /** Agents: the platform default model, used when neither the agent nor its enterprise names one (spec 3 section 2.5). */
+  AGENT_DEFAULT_MODEL: z.string().min(1).default('gpt-5-mini'),
+  /** Agents: the token budget of the knowledge-base pages injected into each call (bytes / 4, as the pre-charge estimate). */
+  AGENT_CONTEXT_TOKENS: z.coerce.number().int().min(0).default(2000),
+  /** Agents: how many search hits are considered for injection. */
+  AGENT_CONTEXT_PAGES: z.coerce.number().int().min(1).max(50).default(5),
+  /** Agents: how long a call may reuse the creator's readable bases (0: read them on every call). */
+  AGENT_SCOPE_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   /** The key sent upstream to channels whose `api_key_env` is UPSTREAM_API_KEY (every seeded channel). */
   UPSTREAM_API_KEY: z.string().min(1).default('gateway'),
   /** Test-only crash points, comma-separated (infra/failpoints.ts). */

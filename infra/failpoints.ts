@@ -13,3 +13,8 @@ export function failpoint(name: string): void {
   process.stderr.write(`${JSON.stringify({ level: 'warn', msg: 'failpoint reached: SIGKILL', failpoint: name })}\n`);
   process.kill(process.pid, 'SIGKILL');
 }
+
+/** Whether a failpoint is armed in this process (to skip setting one up on the hot path). */
+export function armed(name: string): boolean {
+  return active.size > 0 && active.has(name);
+}

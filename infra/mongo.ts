@@ -159,10 +159,15 @@ export interface ApiKeyDoc {
   enabled: boolean;
   deleted_at: Date | null;
   spend_cap_nano: number | null;
+  /** Agent keys: the one agent this key calls (agents/). */
+  agent_id?: string | null;
+  /** The ledger account charged when it is not the key's account (an agent key's escrow, `esc_...`). */
+  wallet_id?: string | null;
   created_at: Date;
 }
 
-export type LedgerKind = 'grant' | 'topup' | 'charge' | 'reserve' | 'settle' | 'refund' | 'adjust';
+/** `escrow`: an agent key's cap held from the enterprise into its escrow, or the rest returned (agents/escrow.ts). */
+export type LedgerKind = 'grant' | 'topup' | 'charge' | 'reserve' | 'settle' | 'refund' | 'adjust' | 'escrow';
 
 export interface LedgerDoc {
   /** Deterministic op id: `{accountId}:grant`, `{requestId}:charge`, `{taskId}:reserve`, ... */
@@ -204,6 +209,11 @@ export interface UsageDoc {
   attempts_count: number;
   result_urls: string[];
   result_expires_at: Date | null;
+  /** Billed on the character estimate: the upstream's usage was missing, zero or implausibly low (or the turn was cut). */
+  usage_estimated?: boolean;
+  /** Agent-key calls: the agent, and the knowledge-base pages injected as context (ids). */
+  agent_id?: string | null;
+  kb_page_ids?: string[];
   created_at: Date;
 }
 
@@ -361,6 +371,8 @@ const ApiKeySchema = new Schema<ApiKeyDoc>(
     enabled: { type: Boolean, default: true },
     deleted_at: { type: Date, default: null },
     spend_cap_nano: { type: Number, default: null },
+    agent_id: { type: String, default: null },
+    wallet_id: { type: String, default: null },
     created_at: Date,
   },
   opts,
@@ -401,6 +413,7 @@ const UsageSchema = new Schema<UsageDoc>(
     unit_type: { type: String, default: null },
     cost_nano: { type: Number, default: 0 },
     reserved_nano: { type: Number, default: 0 },
+    usage_estimated: { type: Boolean, default: false },
     latency_ms: { type: Number, default: 0 },
     request_id: String,
     task_id: { type: String, default: null },
@@ -408,11 +421,14 @@ const UsageSchema = new Schema<UsageDoc>(
     attempts_count: { type: Number, default: 1 },
     result_urls: { type: [String], default: [] },
     result_expires_at: { type: Date, default: null },
+    agent_id: { type: String, default: null },
+    kb_page_ids: { type: [String], default: undefined },
     created_at: Date,
   },
   opts,
 );
 UsageSchema.index({ account_id: 1, created_at: -1 });
+UsageSchema.index({ agent_id: 1, created_at: -1 });
 UsageSchema.index({ key_id: 1, created_at: -1 });
 
 const WalletAuditSchema = new Schema<WalletAuditDoc>(

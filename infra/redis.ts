@@ -6,8 +6,8 @@ const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.m
 /** Redis with the project's Lua scripts registered as commands. Every key gets `prefix`. */
 export interface RedisClient extends Redis {
   walletApply(
-    balanceKey: string, opKey: string, spendKey: string,
-    delta: number, keyDelta: number, gate: 0 | 1, cap: number, ttl: number,
+    balanceKey: string, opKey: string, spendKey: string, journalKey: string,
+    delta: number, keyDelta: number, gate: 0 | 1, cap: number, ttl: number, entry: string,
   ): Promise<[number, number, number]>;
   walletLoad(...args: Array<string | number>): Promise<number>;
   leaseRenew(leaseKey: string, member: string, leaseMs: number): Promise<number>;
@@ -19,7 +19,7 @@ export interface RedisClient extends Redis {
 
 export function connectRedis(url: string, prefix: string): RedisClient {
   const redis = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 3, enableAutoPipelining: true }) as RedisClient;
-  redis.defineCommand('walletApply', { numberOfKeys: 3, lua: lua('wallet-apply') });
+  redis.defineCommand('walletApply', { numberOfKeys: 4, lua: lua('wallet-apply') });
   redis.defineCommand('walletLoad', { lua: lua('wallet-load') });
   redis.defineCommand('leaseRenew', { numberOfKeys: 1, lua: lua('lease-renew') });
   redis.defineCommand('authGate', { numberOfKeys: 6, lua: lua('auth-gate') });
@@ -31,6 +31,8 @@ export const rkeys = {
   balance: (accountId: string) => `bal:${accountId}`,
   keySpend: (keyId: string) => `kspend:${keyId}`,
   op: (opId: string) => `op:${opId}`,
+  /** Write-ahead stream of ledger ops and usage rows, drained to Mongo in batches (services/ledger-journal.ts). */
+  ledgerJournal: () => 'journal:ledger',
   keyRecord: (hash: string) => `key:${hash}`,
   account: (accountId: string) => `acct:${accountId}`,
   rateWindow: (accountId: string) => `rl:win:${accountId}`,

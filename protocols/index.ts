@@ -15,6 +15,7 @@ export type {
 export {
   extractUsage,
   createUsageAccumulator,
+  outputChars,
   ZERO_USAGE,
   type NormalizedUsage,
   type UsageAccumulator,

@@ -18,6 +18,7 @@ export type { NormalizedUsage } from './usage/normalized';
 export { ZERO_USAGE } from './usage/normalized';
 export type { UsageAccumulator } from './usage/accumulator';
 export { chatUsage, messagesUsage, responsesUsage, generateContentUsage };
+export { outputChars } from './usage/output-chars';
 export {
   ChatCompletionsUsageAccumulator,
   MessagesUsageAccumulator,

@@ -1,4 +1,4 @@
-import type { AccountRecord, KeyRecord } from '../domain/api-key';
+import { walletOf, type AccountRecord, type KeyRecord } from '../domain/api-key';
 import { rkeys, type RedisClient } from '../infra/redis';
 import type { KeyService } from './keys';
 import type { AccountService } from './accounts';
@@ -33,7 +33,7 @@ export interface AuthSnapshot {
  * Mongo and fill Redis.
  */
 export class AuthLookup {
-  private readonly owners = new Map<string, { keyId: string; accountId: string }>();
+  private readonly owners = new Map<string, { keyId: string; accountId: string; walletId: string }>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -50,7 +50,7 @@ export class AuthLookup {
     if (!owner) {
       const key = await this.keys.lookupByHash(hash);
       if (!key) return null;
-      owner = { keyId: key.id, accountId: key.account_id };
+      owner = { keyId: key.id, accountId: key.account_id, walletId: walletOf(key) };
       if (this.owners.size > 100_000) this.owners.clear();
       this.owners.set(hash, owner);
     }
@@ -58,7 +58,7 @@ export class AuthLookup {
     // account record shows limits were just set, this very request goes through the Lua gate below.
     if (!limit || !this.limited.has(owner.accountId)) {
       const [keyJson, accountJson, balance, spend] = await this.redis.mget(
-        rkeys.keyRecord(hash), rkeys.account(owner.accountId), rkeys.balance(owner.accountId), rkeys.keySpend(owner.keyId),
+        rkeys.keyRecord(hash), rkeys.account(owner.accountId), rkeys.balance(owner.walletId), rkeys.keySpend(owner.keyId),
       );
       if (keyJson && accountJson && balance !== null) {
         const account = JSON.parse(accountJson) as AccountRecord;
@@ -69,7 +69,7 @@ export class AuthLookup {
       }
     }
     const r = await this.redis.authGate(
-      rkeys.keyRecord(hash), rkeys.account(owner.accountId), rkeys.balance(owner.accountId), rkeys.keySpend(owner.keyId),
+      rkeys.keyRecord(hash), rkeys.account(owner.accountId), rkeys.balance(owner.walletId), rkeys.keySpend(owner.keyId),
       rkeys.rateWindow(owner.accountId), rkeys.rateLeases(owner.accountId),
       limit?.member ?? '-', limit?.leaseMs ?? 0, limit ? '1' : '0',
     );
@@ -85,7 +85,7 @@ export class AuthLookup {
     const snapshot: AuthSnapshot = {
       key: JSON.parse(keyJson) as KeyRecord,
       account: JSON.parse(accountJson) as AccountRecord,
-      balanceNano: balance !== null ? Number(balance) : await this.wallet.balance(owner.accountId),
+      balanceNano: balance !== null ? Number(balance) : await this.wallet.balance(owner.walletId),
       keySpendNano: spend !== null ? Number(spend) : 0,
     };
     if (limited !== 1) this.limited.delete(owner.accountId);

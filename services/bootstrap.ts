@@ -16,6 +16,11 @@ import type { ServiceDeps } from './deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
 import { KnowledgeScope } from '../knowledge/scope';
+import { CorpusCache } from '../knowledge/corpus';
+import { Retrieval } from '../knowledge/retrieval';
+import { createAgentServices } from '../agents';
+import { KnowledgeReader } from '../knowledge/reader';
+import { DifyRetrieval } from '../integrations/dify';
 import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
 import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 import { KbBases } from '../knowledge/bases';
@@ -26,24 +31,30 @@ const CATALOGUE_RELOAD_MS = 30_000;
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
   const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX)];
-  const wallet = new Wallet(db, redis);
+  const wallet = new Wallet(db, redis, log);
+  wallet.journal.start();
   const vars = { SIMULATOR_URL: config.SIMULATOR_URL };
   let catalogue: Catalogue = await loadCatalogue(db, vars);
   const reload = setInterval(() => {
     loadCatalogue(db, vars).then((c) => (catalogue = c), (err) => log.warn('catalogue reload failed', { err }));
   }, CATALOGUE_RELOAD_MS);
   reload.unref();
-  const usage = new UsageRecorder(db, log);
+  const usage = new UsageRecorder(db, log, undefined, () => wallet.journal.flush());
   const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG });
   const accounts = new AccountService(db, redis, wallet);
   const upstream = new UpstreamPools({ connections: config.UPSTREAM_CONNECTIONS, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const pages = new PageStore(db, redis);
+  const corpora = new CorpusCache(pages);
+  const retrieval = new Retrieval(corpora);
+  const kbScope = new KnowledgeScope(db);
+  const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
+  const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
   const people = new PeopleService(db, accounts);
-  const pages = new PageStore(db, redis);
-  const kbScope = new KnowledgeScope(db);
   const kbFiles = new MongoFileStore(db.KbFile);
   const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });
+  const current = () => catalogue;
   return {
     config,
     db,
@@ -55,18 +66,24 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     people,
     pages,
     kbScope,
+    corpora,
+    retrieval,
+    knowledge,
+    dify: new DifyRetrieval(knowledge, retrieval),
     kbFiles,
     kbBases,
     kbIngestion: new KbIngestion({ config, db, redis, log, pages, kbFiles, temporal, bases: kbBases }),
-    sourceLinks: new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL),
+    sourceLinks,
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
     mediaHttp: createMediaHttp(upstream),
     temporal,
-    catalogue: () => catalogue,
+    catalogue: current,
+    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS }),
     async close() {
       clearInterval(reload);
+      await wallet.journal.stop();
       await usage.flush();
       await upstream.close();
       await temporalConnection.close().catch(() => undefined);

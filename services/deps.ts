@@ -18,6 +18,11 @@ import type { FileStore } from '../knowledge/storage/file-store';
 import type { SourceLinks } from '../knowledge/storage/source-links';
 import type { KbBases } from '../knowledge/bases';
 import type { KbIngestion } from '../knowledge/ingestion';
+import type { Retrieval } from '../knowledge/retrieval';
+import type { CorpusCache } from '../knowledge/corpus';
+import type { KnowledgeReader } from '../knowledge/reader';
+import type { DifyRetrieval } from '../integrations/dify';
+import type { AgentServices } from '../agents';
 
 /** The process's services, built once (services/bootstrap.ts buildDeps, or a test): what a request handler or a worker may use. */
 export interface ServiceDeps {
@@ -33,6 +38,14 @@ export interface ServiceDeps {
   /** Knowledge-base pages as readers see them, and who may read which base. */
   pages: PageStore;
   kbScope: KnowledgeScope;
+  /** Each readable base's pages and index, cached per base version (every reader surface goes through it). */
+  corpora: CorpusCache;
+  /** Lexical search over one or several bases: REST, MCP, Dify and agents all call this. */
+  retrieval: Retrieval;
+  /** Every read rule of the knowledge base (REST, MCP, Dify render it). */
+  knowledge: KnowledgeReader;
+  /** Dify's External Knowledge API over the same retrieval. */
+  dify: DifyRetrieval;
   /** Uploaded knowledge-base files (embedded: chunks in Mongo). */
   kbFiles: FileStore;
   /** Signs and checks the 1-hour source links (`sourceLinks.sourceInfo(page.source, origin)`). */
@@ -40,6 +53,8 @@ export interface ServiceDeps {
   /** Team bases and the personal base's settings; uploads, builds and document deletion. */
   kbBases: KbBases;
   kbIngestion: KbIngestion;
+  /** Enterprise agents, agent keys and their audit (agents/). */
+  agents: AgentServices;
   usage: UsageRecorder;
   authLookup: AuthLookup;
   /** Keep-alive pools to upstream channels. */

@@ -11,9 +11,13 @@ export interface NewKeyInput {
   expires_at?: Date | null;
   enabled?: boolean;
   spend_cap_nano?: number | null;
+  /** A deterministic id (agent keys: issuing twice finds the same key). */
+  id?: string;
+  agent_id?: string | null;
+  wallet_id?: string | null;
 }
 
-export type KeyPatch = Partial<Omit<NewKeyInput, 'name'>> & { name?: string };
+export type KeyPatch = Partial<Omit<NewKeyInput, 'name' | 'id' | 'agent_id' | 'wallet_id'>> & { name?: string };
 
 export function toKeyRecord(doc: ApiKeyDoc): KeyRecord {
   return {
@@ -27,6 +31,8 @@ export function toKeyRecord(doc: ApiKeyDoc): KeyRecord {
     enabled: doc.enabled,
     deleted: doc.deleted_at !== null,
     spend_cap_nano: doc.spend_cap_nano ?? null,
+    agent_id: doc.agent_id ?? null,
+    wallet_id: doc.wallet_id ?? null,
   };
 }
 
@@ -55,7 +61,7 @@ export class KeyService {
 
   private async insert(accountId: string, input: NewKeyInput, plaintext: string, kind: ApiKeyDoc['kind']): Promise<ApiKeyDoc> {
     const doc: ApiKeyDoc = {
-      _id: newId('key'),
+      _id: input.id ?? newId('key'),
       account_id: accountId,
       name: input.name,
       kind,
@@ -67,6 +73,8 @@ export class KeyService {
       enabled: input.enabled ?? true,
       deleted_at: null,
       spend_cap_nano: input.spend_cap_nano ?? null,
+      agent_id: input.agent_id ?? null,
+      wallet_id: input.wallet_id ?? null,
       created_at: new Date(),
     };
     await this.db.ApiKey.create(doc);
@@ -84,25 +92,30 @@ export class KeyService {
     return this.db.ApiKey.find({ account_id: accountId }).lean<ApiKeyDoc[]>();
   }
 
-  async reveal(id: string): Promise<string> {
+  /** `lifecycle`: the agent-key service, which audits every view; the plaintext of an agent key is shown nowhere else. */
+  async reveal(id: string, opts: { lifecycle?: boolean } = {}): Promise<string> {
     const doc = await this.get(id);
+    if (doc.agent_id && !opts.lifecycle) throw agentKeyManaged();
     if (!doc.secret) {
       throw new GatewayError('invalid_request', 'this key is a hash-only legacy key and cannot be revealed', { status: 409 });
     }
     return unseal(doc.secret, this.opts.encryptionKey);
   }
 
-  async update(id: string, patch: KeyPatch): Promise<ApiKeyDoc> {
+  /** `lifecycle`: the agent-key service itself; anyone else may not change an agent key (its revocation is final). */
+  async update(id: string, patch: KeyPatch, opts: { lifecycle?: boolean } = {}): Promise<ApiKeyDoc> {
     const doc = await this.get(id);
     if (doc.deleted_at) throw new GatewayError('invalid_request', 'the key is deleted', { status: 409 });
+    if (doc.agent_id && !opts.lifecycle) throw agentKeyManaged();
     const next: ApiKeyDoc = { ...doc, ...definedOnly(patch) } as ApiKeyDoc;
     await this.db.ApiKey.replaceOne({ _id: id }, next);
     await this.publish(next);
     return next;
   }
 
-  async remove(id: string): Promise<ApiKeyDoc> {
+  async remove(id: string, opts: { lifecycle?: boolean } = {}): Promise<ApiKeyDoc> {
     const doc = await this.get(id);
+    if (doc.agent_id && !opts.lifecycle) throw agentKeyManaged();
     const next: ApiKeyDoc = { ...doc, enabled: false, deleted_at: doc.deleted_at ?? new Date() };
     await this.db.ApiKey.replaceOne({ _id: id }, next);
     await this.publish(next);
@@ -123,6 +136,10 @@ export class KeyService {
     await this.redis.set(rkeys.keyRecord(doc.hash), JSON.stringify(record));
     return record;
   }
+}
+
+function agentKeyManaged(): GatewayError {
+  return new GatewayError('invalid_request', 'this is an agent key: it is viewed, revoked and deleted through /admin/v1/agent-keys/{id} (docs/agents.md)', { status: 409 });
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -7,8 +7,13 @@ const DEFAULTS: Omit<UsageDoc, '_id' | 'account_id' | 'endpoint' | 'status' | 'r
   key_id: null, key_name: null, key_prefix: null, model: null, error_code: null, error_message: null,
   input_tokens: 0, output_tokens: 0, cached_tokens: 0, server_tool_calls: 0, unit_count: 0, unit_type: null,
   cost_nano: 0, reserved_nano: 0, latency_ms: 0, task_id: null, submitted_at: null, attempts_count: 1,
-  result_urls: [], result_expires_at: null,
+  result_urls: [], result_expires_at: null, usage_estimated: false,
 };
+
+/** A complete row (defaults for what the caller left out). */
+export function usageDoc(row: UsageRow): UsageDoc {
+  return { ...DEFAULTS, created_at: new Date(), ...row } as UsageDoc;
+}
 
 /**
  * One usage row per terminal outcome of a public call. Rows are buffered and
@@ -20,10 +25,16 @@ export class UsageRecorder {
   private timer: NodeJS.Timeout | null = null;
   private inflight: Promise<void> = Promise.resolve();
 
-  constructor(private readonly db: Db, private readonly log: Logger, private readonly batchMs = 25) {}
+  /** `alsoFlush`: rows written ahead elsewhere (the ledger journal) that a reader of rows must see too. */
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    private readonly batchMs = 25,
+    private readonly alsoFlush?: () => Promise<void>,
+  ) {}
 
   record(row: UsageRow): void {
-    this.buffer.push({ ...DEFAULTS, created_at: new Date(), ...row } as UsageDoc);
+    this.buffer.push(usageDoc(row));
     if (this.buffer.length >= 500) void this.flush();
     else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.batchMs);
   }
@@ -62,5 +73,6 @@ export class UsageRecorder {
     const write = rows.length ? this.insertAll(rows) : Promise.resolve();
     this.inflight = this.inflight.then(() => write);
     await this.inflight;
+    await this.alsoFlush?.();
   }
 }

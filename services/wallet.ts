@@ -1,6 +1,8 @@
-import type { Db, LedgerDoc, LedgerKind } from '../infra/mongo';
-import { BatchInserter } from '../infra/batch-insert';
+import type { Db, LedgerDoc, LedgerKind, UsageDoc } from '../infra/mongo';
+import type { Logger } from '../infra/logger';
+import { BatchInserter, insertIgnoringDuplicates } from '../infra/batch-insert';
 import { rkeys, type RedisClient } from '../infra/redis';
+import { LedgerJournal } from './ledger-journal';
 
 /** Op markers outlive any retry window of activities and clients. */
 const MARKER_TTL_S = 8 * 24 * 3600;
@@ -31,12 +33,30 @@ export interface ApplyResult {
  * script that applies each op id once. Gated ops (reservations, pre-checks)
  * decide in Redis first, then record; ungated ops record first, then project,
  * so a crash between the two is healed by retrying the same op.
+ * Written-ahead ops (chat charges, `applyAhead`) move the projection and
+ * append to the ledger journal in one script; the journal is drained to the
+ * ledger in batches (services/ledger-journal.ts).
  */
 export class Wallet {
   private readonly ledger: BatchInserter<LedgerDoc>;
+  readonly journal: LedgerJournal;
 
-  constructor(private readonly db: Db, private readonly redis: RedisClient) {
+  constructor(private readonly db: Db, private readonly redis: RedisClient, log?: Logger) {
     this.ledger = new BatchInserter<LedgerDoc>(() => db.Ledger.collection as never);
+    this.journal = new LedgerJournal(db, redis, log);
+  }
+
+  /**
+   * An ungated op written ahead: the projection moves and the op (with the
+   * usage row of its call, when given) enters the journal in one atomic
+   * script, so once this resolves the op survives this process. A replay of
+   * the op id changes nothing and appends nothing.
+   */
+  async applyAhead(op: LedgerOp, usage?: UsageDoc): Promise<ApplyResult> {
+    const entry = this.journal.entry({ l: ledgerDoc(op), u: usage });
+    const res = await this.project(op, false, null, entry);
+    if (res.status === 'applied') this.journal.kick();
+    return res;
   }
 
   async apply(op: LedgerOp, gate?: { capNano: number | null }): Promise<ApplyResult> {
@@ -46,8 +66,21 @@ export class Wallet {
       await this.record(op);
       return res;
     }
+    // Record first, then project. The insert tells whether this call made the op: a projection loaded
+    // from the ledger meanwhile already counts it (and answers 'duplicate'), yet it is this call's op.
+    const inserted = await this.record(op);
+    const res = await this.project(op, false, null);
+    return inserted && res.status === 'duplicate' ? { ...res, status: 'applied' } : res;
+  }
+
+  /**
+   * The fallback of `applyAhead` when Redis stays out: the ledger row and the
+   * usage row go straight to Mongo (idempotent by id); the caller then
+   * applies the op to the projection with `apply` once Redis is back.
+   */
+  async recordDirect(op: LedgerOp, usage: UsageDoc): Promise<void> {
     await this.record(op);
-    return this.project(op, false, null);
+    await insertIgnoringDuplicates(this.db.Usage.collection as never, [usage]);
   }
 
   async balance(accountId: string): Promise<number> {
@@ -61,8 +94,9 @@ export class Wallet {
     return Number((await this.redis.get(rkeys.keySpend(keyId))) ?? 0);
   }
 
-  /** Sum of the ledger for one account: the truth the projection must equal. */
+  /** Sum of the ledger for one account: the truth the projection must equal (journal entries written first). */
   async ledgerTotals(accountId: string): Promise<{ balanceNano: number; keySpend: Map<string, number>; recentOps: string[] }> {
+    await this.journal.flush();
     let balanceNano = 0;
     const keySpend = new Map<string, number>();
     const recentOps: string[] = [];
@@ -101,30 +135,23 @@ export class Wallet {
   }
 
   /** Ledger rows are group-committed: one insertMany for concurrent ops, each awaited (a duplicate op id is a success). */
-  private async record(op: LedgerOp): Promise<void> {
-    await this.ledger.insert({
-      _id: op.opId,
-      account_id: op.accountId,
-      key_id: op.keyId ?? null,
-      kind: op.kind,
-      amount_nano: op.amountNano,
-      key_spend_nano: op.keySpendNano ?? 0,
-      ref: op.ref ?? null,
-      created_at: new Date(),
-    });
+  private record(op: LedgerOp): Promise<boolean> {
+    return this.ledger.insert(ledgerDoc(op));
   }
 
-  private async project(op: LedgerOp, gate: boolean, capNano: number | null): Promise<ApplyResult> {
+  private async project(op: LedgerOp, gate: boolean, capNano: number | null, journalEntry = ''): Promise<ApplyResult> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const [status, bal, spent] = await this.redis.walletApply(
         rkeys.balance(op.accountId),
         rkeys.op(op.opId),
         rkeys.keySpend(op.keyId ?? '-'),
+        this.journal.key,
         op.amountNano,
         op.keySpendNano ?? 0,
         gate ? 1 : 0,
         capNano ?? -1,
         MARKER_TTL_S,
+        journalEntry,
       );
       if (status === -2) {
         await this.load(op.accountId);
@@ -135,4 +162,17 @@ export class Wallet {
     }
     throw new Error(`wallet projection for ${op.accountId} could not be loaded`);
   }
+}
+
+function ledgerDoc(op: LedgerOp): LedgerDoc {
+  return {
+    _id: op.opId,
+    account_id: op.accountId,
+    key_id: op.keyId ?? null,
+    kind: op.kind,
+    amount_nano: op.amountNano,
+    key_spend_nano: op.keySpendNano ?? 0,
+    ref: op.ref ?? null,
+    created_at: new Date(),
+  };
 }

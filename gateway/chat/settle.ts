@@ -1,9 +1,16 @@
-import pRetry from 'p-retry';
+import pRetry, { type Options as RetryOptions } from 'p-retry';
 import type { Model } from '../../domain/catalogue';
 import { chatCharge, type TokenUsage } from '../../domain/pricing';
+import type { LedgerOp } from '../../services/wallet';
+import { usageDoc } from '../../services/usage';
+import type { UsageDoc } from '../../infra/mongo';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
-import { recordOutcome } from '../middleware/usage-capture';
+import { outcomeRow } from '../middleware/usage-capture';
+import { armed, failpoint } from '../../infra/failpoints';
+import { counters } from '../../infra/counters';
+import type { UsageMisreport } from '../../domain/usage-estimate';
+import { walletOf } from '../../domain/api-key';
 
 export type ChatOutcome = 'success' | 'interrupted' | 'error';
 
@@ -12,78 +19,136 @@ export interface OutcomeInfo {
   attempts: number;
   errorCode?: string;
   errorMessage?: string;
+  /** How the billed usage was arrived at (domain/usage-estimate), and on which channel. */
+  billing?: { estimated: boolean; misreport?: UsageMisreport; outputChars: number; channel: string };
 }
 
-/** One charge is tried 3 times, 50 then 100 ms apart (the op id makes a repeat a no-op), before it is logged for reconciliation. */
-const CHARGE_RETRY = { retries: 2, minTimeout: 50, factor: 2, randomize: false } as const;
+const MISREPORT_TEXT: Record<UsageMisreport, string> = { missing: 'no usage', zero: 'zero usage', too_low: 'implausibly low usage' };
+
+/** The row's note when the upstream's usage was replaced by the estimate (and the counter operators watch). */
+function misreportNote(model: Model, outcome: OutcomeInfo): string | undefined {
+  const b = outcome.billing;
+  if (!b?.misreport) return undefined;
+  counters.chatUsageEstimated.inc({ channel: b.channel, model: model.id, reason: b.misreport });
+  return `usage estimated from ${b.outputChars} output characters: the upstream reported ${MISREPORT_TEXT[b.misreport]}`;
+}
+
+/**
+ * The write-ahead of a charge (one Redis script) is retried for about ten
+ * seconds: a Redis restart or failover of a few seconds costs the charge
+ * nothing. The op id makes a retry of a script that did run (its reply lost)
+ * a no-op.
+ */
+const AHEAD_RETRY: RetryOptions = { retries: 6, minTimeout: 100, factor: 2, maxTimeout: 2_000 };
+/** Past that, the ledger takes the charge directly, retried for about fifteen seconds of store outage. */
+const DIRECT_RETRY: RetryOptions = { retries: 8, minTimeout: 100, factor: 2, maxTimeout: 3_000 };
+/** The projection then follows when Redis is back, for up to a few minutes (the audit heals anything later). */
+const PROJECTION_RETRY: RetryOptions = { retries: 40, minTimeout: 500, factor: 2, maxTimeout: 5_000 };
 
 /**
  * Settle one chat turn on its actual usage, without a balance gate (the
- * balance may dip below 0 under concurrency; the next request is refused),
- * then write its usage row. The op id makes a repeated settlement a no-op;
- * the row's cost is what the ledger received, so rows and ledger always add
- * up (a charge that could not be written is logged and recorded at 0).
+ * balance may dip below 0 under concurrency; the next request is refused).
+ * The charge and the call's usage row are written ahead together (the wallet
+ * script moves the projection and appends both to the ledger journal, which
+ * any gateway or worker drains to Mongo), so once this resolves the charge
+ * outlives this process. The op id makes a repeated settlement a no-op. A
+ * charge is never recorded at 0 because a write failed: it is retried, then
+ * written straight to the ledger, and only a double outage beyond those
+ * budgets leaves it to the error log (with everything needed to replay it).
  */
 export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usage: TokenUsage | null, outcome: OutcomeInfo): Promise<number> {
   const auth = ctx.state.auth!;
-  const latencyMs = Math.round(performance.now() - ctx.state.startedAt);
-  let cost = usage ? chatCharge(model, deps.catalogue().pricingRules, usage).costNano : 0;
-  let settleError: string | undefined;
-  if (cost > 0) {
-    const op = {
-      opId: `${ctx.state.requestId}:charge`,
-      accountId: auth.account.id,
-      keyId: auth.key.id,
-      kind: 'charge' as const,
-      amountNano: -cost,
-      keySpendNano: cost,
-      ref: ctx.state.requestId,
-    };
-    try {
-      await pRetry(() => deps.wallet.apply(op), CHARGE_RETRY);
-    } catch (err) {
-      deps.log.error('chat charge not written', { trace: ctx.state.requestId, account: auth.account.id, cost_nano: cost, err });
-      settleError = `charge of ${cost} nano not written: ${(err as Error).message}`;
-      cost = 0;
-    }
+  ctx.state.usageRecorded = true;
+  const cost = usage ? chatCharge(model, deps.catalogue().pricingRules, usage).costNano : 0;
+  const note = misreportNote(model, outcome);
+  const row = usageDoc(
+    outcomeRow(ctx, {
+      status: outcome.status,
+      model: model.id,
+      input_tokens: usage?.inputTokens ?? 0,
+      output_tokens: usage?.outputTokens ?? 0,
+      cached_tokens: usage?.cachedTokens ?? 0,
+      server_tool_calls: usage?.serverToolCalls ?? 0,
+      unit_count: usage ? usage.inputTokens + usage.outputTokens : 0,
+      unit_type: 'token',
+      cost_nano: cost,
+      attempts_count: outcome.attempts,
+      error_code: outcome.errorCode ?? null,
+      error_message: outcome.errorMessage ?? note ?? null,
+      usage_estimated: outcome.billing?.estimated ?? false,
+    }),
+  );
+  if (cost === 0) {
+    await pRetry(() => deps.wallet.journal.append({ u: row }), AHEAD_RETRY).catch(() => deps.usage.record(row));
+    return 0;
   }
-  recordOutcome(deps, ctx, {
-    status: outcome.status,
-    model: model.id,
-    input_tokens: usage?.inputTokens ?? 0,
-    output_tokens: usage?.outputTokens ?? 0,
-    cached_tokens: usage?.cachedTokens ?? 0,
-    server_tool_calls: usage?.serverToolCalls ?? 0,
-    unit_count: usage ? usage.inputTokens + usage.outputTokens : 0,
-    unit_type: 'token',
-    cost_nano: cost,
-    latency_ms: latencyMs,
-    attempts_count: outcome.attempts,
-    error_code: settleError ? 'settlement_failed' : outcome.errorCode ?? null,
-    error_message: settleError ?? outcome.errorMessage ?? null,
-  });
+  const op: LedgerOp = {
+    opId: `${ctx.state.requestId}:charge`,
+    accountId: walletOf(auth.key),
+    keyId: auth.key.id,
+    kind: 'charge',
+    amountNano: -cost,
+    keySpendNano: cost,
+    ref: ctx.state.requestId,
+  };
+  await writeCharge(deps, op, row);
   return cost;
 }
 
+async function writeCharge(deps: GatewayDeps, op: LedgerOp, row: UsageDoc): Promise<void> {
+  try {
+    await pRetry(() => deps.wallet.applyAhead(op, row), AHEAD_RETRY);
+    return;
+  } catch (err) {
+    deps.log.warn('chat charge journal unavailable; writing the ledger directly', { trace: op.ref, err });
+  }
+  try {
+    await pRetry(() => deps.wallet.recordDirect(op, row), DIRECT_RETRY);
+  } catch (err) {
+    deps.log.error('chat charge not written', { trace: op.ref, op, row, err });
+    return;
+  }
+  await pRetry(() => deps.wallet.apply(op), PROJECTION_RETRY).catch((err: unknown) => {
+    deps.log.error('chat charge in the ledger but not in the balance projection; the wallet audit repairs it', { trace: op.ref, op, err });
+  });
+}
+
 /**
- * Settlements started after their response went out, so the client never
- * waits on the ledger write. Bounded: past MAX_BACKGROUND the caller waits
- * (back-pressure instead of an unbounded backlog when the store is slow).
+ * How long an answer waits for its charge to be written ahead (one Redis
+ * script, normally well under a millisecond). Only during a Redis outage does
+ * the wait run out; the answer then goes out and the charge keeps being
+ * retried in the background.
  */
+const DURABLE_WAIT_MS = 1_000;
+/** Past this many settlements still retrying, callers wait for theirs (back-pressure, not an unbounded backlog). */
 const MAX_BACKGROUND = 256;
 const background = new Set<Promise<unknown>>();
 
-export function settleAfterResponse(deps: GatewayDeps, ctx: Ctx, model: Model, usage: TokenUsage | null, outcome: OutcomeInfo): Promise<void> | undefined {
+/**
+ * Settle before the answer's last byte goes out: the caller awaits this, then
+ * finishes the response, so a gateway that dies right after answering has
+ * already made the charge durable.
+ */
+export function settleDurably(deps: GatewayDeps, ctx: Ctx, model: Model, usage: TokenUsage | null, outcome: OutcomeInfo): Promise<void> {
   ctx.state.usageRecorded = true; // the row is on its way; a late error must not write a second one
-  const p = settleChat(deps, ctx, model, usage, outcome).catch((err: unknown) => {
-    deps.log.error('chat settlement failed', { trace: ctx.state.requestId, err });
-  });
+  const p = settleChat(deps, ctx, model, usage, outcome).then(
+    () => undefined,
+    (err: unknown) => deps.log.error('chat settlement failed', { trace: ctx.state.requestId, err }),
+  );
   background.add(p);
   void p.finally(() => background.delete(p));
-  return background.size > MAX_BACKGROUND ? p.then(() => undefined) : undefined;
+  if (background.size > MAX_BACKGROUND) return p;
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, DURABLE_WAIT_MS)));
+  return Promise.race([p, waited]).finally(() => clearTimeout(timer));
 }
 
 /** Wait for every settlement still running (shutdown, tests). */
 export async function drainSettlements(): Promise<void> {
   while (background.size > 0) await Promise.all([...background]);
+}
+
+/** Test hook: SIGKILL this process once the answer has been handed to the socket (FAILPOINTS=chat.answered). */
+export function failAfterAnswer(ctx: Ctx): void {
+  if (armed('chat.answered')) ctx.res.once('finish', () => failpoint('chat.answered'));
 }

@@ -1,10 +1,10 @@
 import type { Dispatcher } from 'undici';
 import { createUsageAccumulator, SseParser, type Protocol, type SseEvent, type Translator } from '../../protocols';
-import type { TokenUsage } from '../../domain/pricing';
+import { usageToBill } from '../../domain/usage-estimate';
 import type { Ctx } from '../context';
 import type { ChatCall, ChatEnv } from './pipeline';
-import { toTokenUsage } from './pipeline';
-import { settleAfterResponse } from './settle';
+import { promptBytes, toTokenUsage } from './pipeline';
+import { failAfterAnswer, settleDurably } from './settle';
 import { openAiErrorBody } from '../../domain/error-bodies';
 
 /** The one error chunk of the chat-completions built-in-tool path (spec 1 section 6). */
@@ -36,6 +36,8 @@ export async function relayStream(
     res: Dispatcher.ResponseData;
     translation: Translator<any> | undefined;
     upstream: Protocol;
+    /** The channel's id (counters of upstreams that misreport usage). */
+    channel: string;
     attempts: number;
     clientGone: AbortController;
     deadline: AbortSignal;
@@ -56,6 +58,8 @@ export async function relayStream(
   const dropUsageChunk = !enc && call.client === 'chat-completions' && !call.includeUsage;
   let failure: unknown;
   let items = 0;
+  let sawDone = false;
+  let settled = false;
 
   // Same protocol with nothing to drop or reframe: the upstream bytes go out untouched (one write per
   // upstream chunk) and are only parsed for billing. Not on the built-in-tool path, whose error chunk
@@ -81,15 +85,39 @@ export async function relayStream(
     let text = '';
     for (const ev of events) {
       acc.push(ev);
+      if (ev.data.length === 6 && ev.data === '[DONE]') sawDone = true;
       if (enc) text += enc.push(ev).frames.join('');
       else if (!passthrough && !(dropUsageChunk && isUsageOnlyChunk(ev))) text += frameOf(ev);
     }
     return text;
   };
 
+  /**
+   * Bill the turn before its last bytes reach the client: the charge is written ahead (durable) by
+   * the time the client can see the stream end, so a gateway that dies right after is no loss.
+   */
+  const settle = async () => {
+    settled = true;
+    const clientGone = s.clientGone.signal.aborted || out.destroyed;
+    const completed = acc.completed && !failure && !clientGone;
+    const billed = usageToBill({ reported: toTokenUsage(acc.usage), outputChars: acc.outputChars, promptBytes: promptBytes(call), completed });
+    const reason = clientGone ? 'client_closed' : s.deadline.aborted ? 'upstream_timeout' : failure ? 'upstream_cut' : !completed ? 'upstream_incomplete' : undefined;
+    await settleDurably(env, ctx, call.model, billed.usage, {
+      status: completed ? 'success' : 'interrupted',
+      attempts: s.attempts,
+      errorCode: reason,
+      errorMessage: reason ? `stream ended early (${reason})` : undefined,
+      billing: { estimated: billed.estimated, misreport: billed.misreport, outputChars: acc.outputChars, channel: s.channel },
+    });
+  };
+  // The protocol's last event: `[DONE]` on chat-completions (usage comes after the finish_reason),
+  // message_stop, response.completed or incomplete, the candidate's finishReason.
+  const ended = () => (s.upstream === 'chat-completions' ? sawDone : acc.completed);
+
   try {
     for await (const chunk of s.res.body as AsyncIterable<Buffer>) {
       const text = framesOf(parser.push(chunk));
+      if (!settled && ended()) await settle();
       await write(passthrough ? chunk : text);
       if (s.clientGone.signal.aborted) break;
     }
@@ -103,32 +131,11 @@ export async function relayStream(
 
   const clientGone = s.clientGone.signal.aborted || out.destroyed;
   if (clientGone) s.res.body.destroy();
+  if (!settled) await settle();
   const completed = acc.completed && !failure && !clientGone;
   if (!completed && !clientGone && call.builtinToolPath) await write(BUILTIN_TOOL_STREAM_ERROR);
   if (completed && array) await write(items === 0 ? '[]' : '\n]');
 
+  failAfterAnswer(ctx);
   if (!out.writableEnded) out.end();
-
-  const usage = billedUsage(call, toTokenUsage(acc.usage), acc.outputChars, completed);
-  const reason = clientGone ? 'client_closed' : s.deadline.aborted ? 'upstream_timeout' : failure ? 'upstream_cut' : !completed ? 'upstream_incomplete' : undefined;
-  await settleAfterResponse(env, ctx, call.model, usage, {
-    status: completed ? 'success' : 'interrupted',
-    attempts: s.attempts,
-    errorCode: reason,
-    errorMessage: reason ? `stream ended early (${reason})` : undefined,
-  });
-}
-
-/**
- * Actual usage when it arrived; otherwise an estimate from the prompt size and
- * the output characters (also for a stream that ended properly without usage).
- */
-function billedUsage(call: ChatCall, usage: TokenUsage | null, outputChars: number, completed: boolean): TokenUsage | null {
-  if (completed && usage) return usage;
-  // Never bill an empty output (a messages stream reports output_tokens: 1 in message_start already).
-  if (outputChars === 0) return null;
-  const estimatedOutput = Math.ceil(outputChars / 4);
-  if (usage) return { ...usage, outputTokens: Math.max(usage.outputTokens, estimatedOutput) };
-  const promptTokens = Math.ceil(Buffer.byteLength(JSON.stringify(call.promptForEstimate ?? '')) / 4);
-  return { inputTokens: promptTokens, outputTokens: estimatedOutput, cachedTokens: 0, cacheWriteTokens: 0, serverToolCalls: 0 };
 }

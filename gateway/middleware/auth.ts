@@ -15,6 +15,8 @@ export interface AuthOptions {
   touchLastUsed: boolean;
   /** Apply the account's rate limits (every /v1/* call except the billing views). Default true. */
   rateLimited?: boolean;
+  /** Only POST /v1/chat/completions serves agent keys (spec 3 section 5); every other endpoint refuses them here. */
+  agentKeys?: 'serve';
 }
 
 const SOURCES_ALL = 'x-api-key, x-goog-api-key, ?key= or Authorization: Bearer';
@@ -52,6 +54,7 @@ export function authenticate(deps: GatewayDeps, options: AuthOptions): Middlewar
     if (!key.enabled) throw errors.auth(AUTH_MESSAGES.revoked);
     if (key.expires_at !== null && key.expires_at <= Date.now()) throw errors.auth(AUTH_MESSAGES.expired);
     if (!account || account.status !== 'active') throw errors.auth(AUTH_MESSAGES.inactive);
+    if (key.agent_id && options.agentKeys !== 'serve') throw errors.agentKeyEndpoint();
     ctx.state.auth = { key, account, balanceNano, keySpendNano };
     ctx.state.rate = snapshot.rate;
     const release = snapshot.rate?.allowed && snapshot.rate.concurrency ? holdLease(deps, ctx, account.id) : undefined;

@@ -1,6 +1,7 @@
 import { GatewayError } from '../../domain/errors';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
+import type { UsageRow } from '../../services/usage';
 
 /**
  * Every public model call ends in exactly one usage row. Handlers write the
@@ -26,14 +27,14 @@ export function usageCapture(deps: GatewayDeps, endpoint: string): Middleware {
   };
 }
 
-export function recordOutcome(
-  deps: GatewayDeps,
-  ctx: Ctx,
-  row: Partial<Parameters<GatewayDeps['usage']['record']>[0]> & { status: 'success' | 'error' | 'interrupted' | 'rejected' | 'in_flight' },
-): void {
+export type OutcomeRow = Partial<Parameters<GatewayDeps['usage']['record']>[0]> & {
+  status: 'success' | 'error' | 'interrupted' | 'rejected' | 'in_flight';
+};
+
+/** The usage row of this call: who called, where, how long, and what the handler says happened. */
+export function outcomeRow(ctx: Ctx, row: OutcomeRow): UsageRow {
   const auth = ctx.state.auth!;
-  ctx.state.usageRecorded = true;
-  deps.usage.record({
+  return {
     _id: ctx.state.requestId,
     request_id: ctx.state.requestId,
     account_id: auth.account.id,
@@ -43,6 +44,12 @@ export function recordOutcome(
     endpoint: ctx.state.usageEndpoint ?? ctx.path,
     model: ctx.state.model ?? null,
     latency_ms: Math.round(performance.now() - ctx.state.startedAt),
+    ...ctx.state.usageTags,
     ...row,
-  });
+  };
+}
+
+export function recordOutcome(deps: GatewayDeps, ctx: Ctx, row: OutcomeRow): void {
+  ctx.state.usageRecorded = true;
+  deps.usage.record(outcomeRow(ctx, row));
 }

@@ -115,14 +115,15 @@ test.serial('promotions: deepseek x0.6 and qwen x0.3, cached price scaled too', 
   const q = await post(gw, '/v1/chat/completions', { model: 'qwen3-max', messages: user('promo'), max_tokens: 5 }, { key: acc.key });
   await assertCharged(t, q, acc, before, inForce('qwen') ? 3_960_000 : 13_200_000, { cached_tokens: 5000 });
 
-  // A line that does not divide evenly rounds half up: 3 cached deepseek tokens x 16.8 = 50.4 -> 50.
-  await setUsage(gw, 'deepseek-a', { prompt_tokens: 3, cached_tokens: 3, output_tokens: 0 });
+  // A line that does not divide evenly rounds half up: 3 cached deepseek tokens x 16.8 = 50.4 -> 50,
+  // plus 5 output tokens x 252 (an output of 0 tokens for delivered text would be billed on the estimate).
+  await setUsage(gw, 'deepseek-a', { prompt_tokens: 3, cached_tokens: 3, output_tokens: 5 });
   before = await balance(acc.accountId);
   const odd = await post(gw, '/v1/chat/completions', { model: 'deepseek-v3.2', messages: user('promo'), max_tokens: 5 }, { key: acc.key });
   t.is(odd.status, 200);
   if (inForce('deepseek')) {
-    t.is((await usageRow(gw, odd.trace)).cost_nano, 50);
-    t.is(before - (await balance(acc.accountId)), 50);
+    t.is((await usageRow(gw, odd.trace)).cost_nano, 50 + 1260);
+    t.is(before - (await balance(acc.accountId)), 50 + 1260);
   }
 });
 
@@ -186,8 +187,9 @@ test.serial('grok server-side tool calls: 0.674 each, recorded in server_tool_ca
 
 test.serial('pre-charge gate: estimate above the balance is 402 with no upstream call; a small max_tokens passes; settlement may go below 0 and the next request is refused', async (t) => {
   const acc = await freshKey(gw);
-  // Drain to exactly 1.44: claude-opus-4-1 output 520,000 x 75,000 nano = 39 credits.
-  await setUsage(gw, 'anthropic-a', { prompt_tokens: 0, output_tokens: 520_000 });
+  // Drain to exactly 1.44: claude-opus-4-1 input 5 x 15,000 + output 519,999 x 75,000 nano = 39 credits
+  // (an upstream reporting 0 input tokens for a real prompt is billed on the estimate instead).
+  await setUsage(gw, 'anthropic-a', { prompt_tokens: 5, output_tokens: 519_999 });
   const drain = await post(gw, '/v1/messages', { model: 'claude-opus-4-1', max_tokens: 10, messages: user('drain') }, { key: acc.key });
   t.is(drain.status, 200, drain.text);
   await usageRow(gw, drain.trace); // settled just after the answer went out
@@ -213,7 +215,8 @@ test.serial('pre-charge gate: estimate above the balance is 402 with no upstream
   const input = promptTokens(messages) * 1250;
   const maxTokens = Math.floor((1_440_000_000 - input) / 10_000);
   t.is(input + maxTokens * 10_000, 1_440_000_000, 'the test picked an exact boundary');
-  await setUsage(gw, 'openai-a', { prompt_tokens: 8, output_tokens: 5 });
+  // 24 output tokens: the 24 words the simulator sends (a count far below the text is billed on the estimate).
+  await setUsage(gw, 'openai-a', { prompt_tokens: 8, output_tokens: 24 });
   const over = await post(gw, '/v1/chat/completions', { model: 'gpt-5.1', messages, max_tokens: maxTokens + 1 }, { key: acc.key });
   t.is(over.status, 402);
   t.is(await upstreamCount(gw, 'openai-a'), 0);
@@ -221,8 +224,8 @@ test.serial('pre-charge gate: estimate above the balance is 402 with no upstream
   t.is(exact.status, 200, exact.text);
   await usageRow(gw, exact.trace);
   t.is(await upstreamCount(gw, 'openai-a'), 1);
-  // 8 x 1250 + 5 x 10000
-  t.is(await balance(acc.accountId), 1_440_000_000 - 60_000);
+  // 8 x 1250 + 24 x 10000
+  t.is(await balance(acc.accountId), 1_440_000_000 - 250_000);
 
   // A small max_tokens passes the gate; the actual usage is settled without a gate and goes below 0.
   await setUsage(gw, 'openai-a', { prompt_tokens: 8, output_tokens: 200_000 });
@@ -230,8 +233,8 @@ test.serial('pre-charge gate: estimate above the balance is 402 with no upstream
   t.is(small.status, 200);
   t.is(sseEvents(small.text).at(-1)?.data, '[DONE]');
   await usageRow(gw, small.trace);
-  // 1,439,940,000 - (8 x 1250 + 200,000 x 10000)
-  t.is(await balance(acc.accountId), -560_070_000);
+  // 1,439,750,000 - (8 x 1250 + 200,000 x 10000)
+  t.is(await balance(acc.accountId), -560_260_000);
   t.is((await chargeEntry(gw, small.trace)).amount_nano, -2_000_010_000);
 
   // The next request (after the settlement) is refused at authentication, whatever its size and endpoint.

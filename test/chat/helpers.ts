@@ -81,6 +81,7 @@ export async function usageRows(gw: TestGateway, accountId: string): Promise<any
 }
 
 export async function chargeEntry(gw: TestGateway, requestId: string): Promise<any> {
+  await gw.deps.wallet.journal.flush();
   return gw.deps.db.Ledger.findById(`${requestId}:charge`).lean();
 }
 

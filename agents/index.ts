@@ -1,0 +1,37 @@
+import type { Db } from '../infra/mongo';
+import { agentModels } from '../infra/mongo-agents';
+import type { RedisClient } from '../infra/redis';
+import type { Catalogue } from '../domain/catalogue';
+import type { AccountService } from '../services/accounts';
+import type { KeyService } from '../services/keys';
+import type { PeopleService } from '../services/people';
+import type { Wallet } from '../services/wallet';
+import type { UsageRecorder } from '../services/usage';
+import type { KnowledgeScope } from '../knowledge/scope';
+import { AgentPermissions } from './actor';
+import { AgentService } from './agents';
+import { AgentKeyService } from './agent-keys';
+import { AgentAudit } from './audit';
+import { Escrow } from './escrow';
+import { AgentUsageReport } from './usage';
+
+/** Enterprise agents and agent keys, as the API routes and the console call them. */
+export interface AgentServices {
+  service: AgentService;
+  keys: AgentKeyService;
+  audit: AgentAudit;
+  usage: AgentUsageReport;
+  permissions: AgentPermissions;
+}
+
+export function createAgentServices(p: {
+  db: Db; redis: RedisClient; accounts: AccountService; keys: KeyService; people: PeopleService; wallet: Wallet;
+  usage: UsageRecorder; scope: KnowledgeScope; catalogue: () => Catalogue; scopeCacheMs: number;
+}): AgentServices {
+  const adb = agentModels(p.db.conn);
+  const permissions = new AgentPermissions(p.people);
+  const service = new AgentService(p.db, adb, p.redis, p.accounts, p.scope, permissions, p.catalogue, p.scopeCacheMs);
+  const audit = new AgentAudit(adb);
+  const keys = new AgentKeyService(adb, p.keys, p.people, service, audit, permissions, new Escrow(p.wallet));
+  return { service, keys, audit, usage: new AgentUsageReport(p.db, p.usage), permissions };
+}

@@ -1,0 +1,343 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { spawnManaged, freePort, waitForPort, type Managed } from '../scripts/lib/proc';
+import { loadConfig } from '../infra/config';
+import { connectMongo, type Db } from '../infra/mongo';
+import { connectRedis, rkeys } from '../infra/redis';
+import { createLogger } from '../infra/logger';
+import { Wallet } from '../services/wallet';
+import { readCatalogueFile, seedCatalogue } from '../services/catalogue-store';
+import { FINAL_STATES } from '../domain/media/task';
+import { mulberry32, pick } from './random';
+
+/**
+ * The seeded chaos run (issue 14 section 1): 2 gateways and 2 workers on
+ * loopback against the given services, a seeded random traffic mix (chat in
+ * the four protocols, streaming or not, client aborts; async image tasks with
+ * replayed Idempotency-Keys; top-ups; simulator faults), and a seeded fault
+ * schedule (SIGKILL a worker, SIGKILL a gateway, each replaced at once). At
+ * the end every task must be final and the money must add up: see `check`.
+ */
+export interface ChaosOptions {
+  seed: number;
+  seconds: number;
+  /** Service URLs (MONGO_URL with a database of its own, REDIS_URL, TEMPORAL_ADDRESS). */
+  env: Record<string, string>;
+  simulatorUrl: string;
+  clients?: number;
+  killWorkerEveryMs?: number;
+  killGatewayEveryMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosReport {
+  seed: number;
+  seconds: number;
+  figures: Record<string, number>;
+  failures: string[];
+}
+
+interface Proc { name: string; port?: number; managed: Managed; killedAt?: number }
+
+const CHAT: Array<{ path: (stream: boolean) => string; body: (stream: boolean, text: string) => unknown; headers?: Record<string, string>; channels: string[] }> = [
+  { path: () => '/v1/chat/completions', body: (stream, text) => ({ model: 'gpt-5.1', max_tokens: 12, stream, messages: [{ role: 'user', content: text }] }), channels: ['openai-a', 'openai-b'] },
+  { path: () => '/v1/messages', headers: { 'anthropic-version': '2023-06-01' }, body: (stream, text) => ({ model: 'claude-sonnet-4-5', max_tokens: 12, stream, messages: [{ role: 'user', content: text }] }), channels: ['anthropic-a', 'anthropic-b'] },
+  { path: () => '/v1/responses', body: (stream, text) => ({ model: 'gpt-5.1', max_output_tokens: 12, stream, input: text }), channels: ['openai-resp-a', 'openai-resp-b'] },
+  { path: (stream) => (stream ? '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse' : '/v1beta/models/gemini-2.5-flash:generateContent'), body: (_s, text) => ({ contents: [{ role: 'user', parts: [{ text }] }], generationConfig: { maxOutputTokens: 12 } }), channels: ['gemini-a', 'gemini-b'] },
+];
+
+const FAULTS = [
+  { type: 'status', status: 500 },
+  { type: 'status', status: 503 },
+  { type: 'reset' },
+  { type: 'cut', after_chunks: 3 },
+  { type: 'status', status: 429 },
+];
+
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const rnd = mulberry32(opts.seed);
+  const schedule = mulberry32(opts.seed ^ 0x9e3779b9);
+  const run = `${opts.seed.toString(36)}${randomBytes(3).toString('hex')}`;
+  const mongo = new URL(opts.env.MONGO_URL);
+  mongo.pathname = `/chaos_${run}`;
+  const env: Record<string, string> = {
+    ...opts.env,
+    MONGO_URL: mongo.toString(),
+    REDIS_PREFIX: `chaos${run}:`,
+    TEMPORAL_TASK_QUEUE: `chaos-${run}`,
+    ADMIN_TOKEN: randomBytes(16).toString('hex'),
+    KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    SIMULATOR_URL: opts.simulatorUrl,
+    MEDIA_POLL_INTERVAL_MS: '200',
+    LOG_LEVEL: 'warn',
+  };
+  const config = loadConfig({ ...process.env, ...env });
+  const db = await connectMongo(config.MONGO_URL);
+  await seedCatalogue(db, readCatalogueFile(config.CATALOGUE_FILE));
+  const logDir = path.resolve(`.data/chaos-${run}`);
+  const figures: Record<string, number> = {
+    chat_calls: 0, chat_streams: 0, chat_aborted: 0, chat_ok: 0, chat_lost_connection: 0, tasks_submitted: 0, idempotent_replays: 0,
+    topups: 0, sim_faults: 0, worker_kills: 0, gateway_kills: 0, http_5xx_from_gateway: 0,
+  };
+  const failures: string[] = [];
+
+  let seq = 0;
+  const spawnNode = async (kind: 'gateway' | 'worker', port?: number): Promise<Proc> => {
+    const name = `${kind}-${++seq}`;
+    const managed = spawnManaged({
+      name, cmd: process.execPath, args: ['--import', 'tsx', kind === 'gateway' ? 'gateway/server.ts' : 'workers/main.ts'],
+      env: { ...process.env, ...env, ...(port ? { PORT: String(port) } : {}) }, logFile: path.join(logDir, `${name}.log`),
+    });
+    if (port) await waitForPort(port, managed, 60_000);
+    return { name, port, managed };
+  };
+  const gateways: Proc[] = [];
+  const workers: Proc[] = [];
+  for (let i = 0; i < 2; i++) gateways.push(await spawnNode('gateway', await freePort()));
+  for (let i = 0; i < 2; i++) workers.push(await spawnNode('worker'));
+  const live = () => gateways.filter((g) => !g.managed.done() && g.killedAt === undefined);
+  const base = () => `http://127.0.0.1:${pick(rnd, live()).port}`;
+  /** A gateway for one call, and whether it was killed while the call ran (its unsettled work died with it). */
+  const serve = () => {
+    const g = pick(rnd, live());
+    const started = Date.now();
+    return { url: `http://127.0.0.1:${g.port}`, diedDuring: () => g.killedAt !== undefined && g.killedAt >= started };
+  };
+
+  const admin = async (method: string, p: string, body?: unknown) => {
+    for (let i = 0; ; i++) {
+      try {
+        const r = await fetch(`${base()}/admin/v1${p}`, { method, headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+        return { status: r.status, body: (await r.json().catch(() => null)) as any };
+      } catch (err) {
+        if (i >= 5) throw err;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    }
+  };
+  const accounts: Array<{ id: string; key: string; keyId: string }> = [];
+  for (let i = 0; i < 3; i++) {
+    const a = (await admin('POST', '/accounts', { name: `chaos-${i}` })).body;
+    await admin('POST', `/accounts/${a.id}/topups`, { amount_usd: '1000' });
+    const k = (await admin('POST', `/accounts/${a.id}/keys`, { name: 'chaos' })).body;
+    accounts.push({ id: a.id, key: k.key, keyId: k.id });
+  }
+
+  const traces = new Set<string>();
+  /** Calls whose gateway was SIGKILLed while they ran: a row may rightly be missing (nothing was settled). */
+  const diedWithGateway = new Set<string>();
+  const idem = new Map<string, Set<string>>();
+  const stopAt = Date.now() + opts.seconds * 1000;
+
+  const client = async (ix: number) => {
+    const r = mulberry32(opts.seed + ix * 7919);
+    while (Date.now() < stopAt) {
+      const acct = pick(r, accounts);
+      const roll = r();
+      try {
+        if (roll < 0.08) {
+          const ch = pick(r, CHAT);
+          await fetch(`${opts.simulatorUrl}/_control/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: pick(r, ch.channels), fault: pick(r, FAULTS), times: 1 }) });
+          figures.sim_faults++;
+        } else if (roll < 0.8) {
+          const ch = pick(r, CHAT);
+          const stream = r() < 0.5;
+          const abort = r() < 0.1;
+          figures.chat_calls++;
+          if (stream) figures.chat_streams++;
+          const ac = new AbortController();
+          if (abort) setTimeout(() => ac.abort(), Math.floor(r() * 30));
+          const gwc = serve();
+          let trace: string | null = null;
+          try {
+            const res = await fetch(gwc.url + ch.path(stream), {
+              method: 'POST', signal: ac.signal,
+              headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json', ...ch.headers },
+              body: JSON.stringify(ch.body(stream, `chaos ${ix} ${figures.chat_calls}`)),
+            });
+            trace = res.headers.get('x-gateway-trace');
+            if (trace) traces.add(trace);
+            if (res.status >= 500 && res.status !== 502 && res.status !== 503 && res.status !== 504) figures.http_5xx_from_gateway++;
+            await res.text();
+            if (res.status === 200) figures.chat_ok++;
+          } catch {
+            if (ac.signal.aborted) figures.chat_aborted++;
+            else figures.chat_lost_connection++;
+          }
+          if (trace && gwc.diedDuring()) diedWithGateway.add(trace);
+        } else if (roll < 0.97) {
+          const replay = r() < 0.3 && idem.size > 0;
+          const keyName = replay ? pick(r, [...idem.keys()].filter((k) => k.startsWith(acct.id))) : `${acct.id}:idem-${ix}-${figures.tasks_submitted}`;
+          if (!keyName) continue;
+          const body = { model: 'gpt-image-1', prompt: `chaos ${keyName}`, async: true };
+          if (replay) figures.idempotent_replays++;
+          else figures.tasks_submitted++;
+          const gwc = serve();
+          const res = await fetch(`${gwc.url}/v1/images/generations`, {
+            method: 'POST', headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json', 'Idempotency-Key': keyName.split(':')[1] }, body: JSON.stringify(body),
+          });
+          const trace = res.headers.get('x-gateway-trace');
+          // A replay answers the first call's result and is not a call of its own (no row of its own).
+          if (trace && !replay) traces.add(trace);
+          if (trace && !replay && gwc.diedDuring()) diedWithGateway.add(trace);
+          const j = (await res.json().catch(() => null)) as { id?: string } | null;
+          if (res.status === 200 && j?.id) {
+            if (!idem.has(keyName)) idem.set(keyName, new Set());
+            idem.get(keyName)!.add(j.id);
+          }
+        } else {
+          figures.topups++;
+          await admin('POST', `/accounts/${acct.id}/topups`, { amount_usd: '200', reference: `chaos-${ix}-${figures.topups}` });
+        }
+      } catch {
+        figures.chat_lost_connection++;
+      }
+    }
+  };
+
+  const faults = async () => {
+    const everyWorker = opts.killWorkerEveryMs ?? 20_000;
+    const everyGateway = opts.killGatewayEveryMs ?? 60_000;
+    let nextWorker = Date.now() + everyWorker * (0.5 + schedule());
+    let nextGateway = Date.now() + everyGateway * (0.5 + schedule());
+    while (Date.now() < stopAt) {
+      await new Promise((r) => setTimeout(r, 200));
+      if (Date.now() >= nextWorker) {
+        const i = Math.floor(schedule() * workers.length);
+        log(`  fault: SIGKILL ${workers[i].name}`);
+        workers[i].managed.child.kill('SIGKILL');
+        await workers[i].managed.exited;
+        workers[i] = await spawnNode('worker');
+        figures.worker_kills++;
+        nextWorker = Date.now() + everyWorker;
+      }
+      if (Date.now() >= nextGateway) {
+        const i = Math.floor(schedule() * gateways.length);
+        const port = gateways[i].port!;
+        log(`  fault: SIGKILL ${gateways[i].name}`);
+        gateways[i].killedAt = Date.now();
+        gateways[i].managed.child.kill('SIGKILL');
+        await gateways[i].managed.exited;
+        gateways[i] = await spawnNode('gateway', port);
+        figures.gateway_kills++;
+        nextGateway = Date.now() + everyGateway;
+      }
+    }
+  };
+
+  log(`chaos: seed ${opts.seed}, ${opts.seconds} s, 2 gateways + 2 workers, logs in ${logDir}`);
+  await Promise.all([faults(), ...Array.from({ length: opts.clients ?? 8 }, (_, i) => client(i))]);
+  await fetch(`${opts.simulatorUrl}/_control/faults`, { method: 'DELETE' }).catch(() => undefined);
+
+  // Every task final (a killed worker's activities are retried by the survivors).
+  // Up to 4 minutes: a task whose gateway died before its workflow started is resumed by the sweep (2 min + 1 min).
+  const until = Date.now() + 240_000;
+  let open = 0;
+  for (;;) {
+    open = await db.Task.countDocuments({ state: { $nin: [...FINAL_STATES] } });
+    if (open === 0 || Date.now() > until) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  figures.tasks_not_final = open;
+  if (open) failures.push(`${open} task(s) not final after 240 s`);
+  // Gateways and workers stop cleanly (pending settlements drained), then the books are checked.
+  for (const p of [...gateways, ...workers]) await p.managed.stop(20_000);
+  await check({ db, env, accounts, traces, diedWithGateway, idem, figures, failures });
+  await db.conn.dropDatabase().catch(() => undefined);
+  await db.conn.close();
+  return { seed: opts.seed, seconds: opts.seconds, figures, failures };
+}
+
+async function check(s: {
+  db: Db; env: Record<string, string>; accounts: Array<{ id: string; keyId: string }>; traces: Set<string>; diedWithGateway: Set<string>;
+  idem: Map<string, Set<string>>; figures: Record<string, number>; failures: string[];
+}): Promise<void> {
+  const { db, figures, failures } = s;
+  const redis = connectRedis(s.env.REDIS_URL, s.env.REDIS_PREFIX);
+  const wallet = new Wallet(db, redis, createLogger('warn'));
+  try {
+    // The journal: everything written ahead reaches the ledger (entries a killed gateway held are taken over).
+    const until = Date.now() + 60_000;
+    for (;;) {
+      await wallet.journal.flush();
+      const left = await redis.xlen(wallet.journal.key);
+      if (left === 0 || Date.now() > until) {
+        figures.journal_left = left;
+        if (left) failures.push(`${left} journal entries never reached the ledger`);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    figures.journal_drained_by_checker = wallet.journal.stats.drained;
+
+    let moneyChecked = 0;
+    for (const a of s.accounts) {
+      const rows = await db.Ledger.find({ account_id: a.id }).lean();
+      const sum = (kind?: string) => rows.filter((r) => !kind || r.kind === kind).reduce((t, r) => t + r.amount_nano, 0);
+      const ledger = sum();
+      const projected = Number(await redis.get(rkeys.balance(a.id)));
+      const grants = sum('grant') + sum('topup') + sum('adjust');
+      const charges = -sum('charge');
+      const reserves = rows.filter((r) => r.kind === 'reserve');
+      const settled = new Set(rows.filter((r) => r.kind === 'settle').map((r) => r.ref));
+      const openHolds = reserves.filter((r) => !settled.has(r.ref));
+      const held = -reserves.reduce((t, r) => t + r.amount_nano, 0) - sum('settle');
+      if (ledger !== projected) failures.push(`${a.id}: ledger ${ledger} != projection ${projected}`);
+      if (ledger !== grants - charges - held) failures.push(`${a.id}: balance ${ledger} != grants ${grants} - charges ${charges} - held ${held}`);
+      if (openHolds.length) failures.push(`${a.id}: ${openHolds.length} open hold(s) left`);
+      const keySpend = rows.filter((r) => r.key_id === a.keyId).reduce((t, r) => t + r.key_spend_nano, 0);
+      const projectedSpend = Number((await redis.get(rkeys.keySpend(a.keyId))) ?? 0);
+      if (keySpend !== projectedSpend) failures.push(`${a.id}: key spend in ledger ${keySpend} != projection ${projectedSpend}`);
+      figures.ledger_rows = (figures.ledger_rows ?? 0) + rows.length;
+      figures.charges_nano = (figures.charges_nano ?? 0) + charges;
+      figures.open_holds = (figures.open_holds ?? 0) + openHolds.length;
+      moneyChecked++;
+    }
+    figures.accounts_checked = moneyChecked;
+
+    // One usage row per public call the client saw an answer to, and every charge equal to its row's cost.
+    const usage = await db.Usage.find({ account_id: { $in: s.accounts.map((a) => a.id) } }, { _id: 1, request_id: 1, cost_nano: 1, status: 1, task_id: 1 }).lean();
+    const byRequest = new Map(usage.map((u) => [u.request_id, u]));
+    figures.usage_rows = usage.length;
+    let missing = 0;
+    let lostWithGateway = 0;
+    for (const t of s.traces) {
+      if (byRequest.has(t)) continue;
+      if (s.diedWithGateway.has(t)) lostWithGateway++;
+      else missing++;
+    }
+    figures.calls_answered = s.traces.size;
+    figures.calls_cut_by_gateway_kill_without_row = lostWithGateway;
+    figures.calls_without_usage_row = missing;
+    if (missing) failures.push(`${missing} answered call(s) without a usage row`);
+    const charges = await db.Ledger.find({ kind: 'charge', account_id: { $in: s.accounts.map((a) => a.id) } }).lean();
+    let wrong = 0;
+    for (const c of charges) if (byRequest.get(c.ref!)?.cost_nano !== -c.amount_nano) wrong++;
+    figures.charges = charges.length;
+    figures.charges_not_matching_row = wrong;
+    if (wrong) failures.push(`${wrong} charge(s) differ from their usage row's cost`);
+
+    // Tasks: final, reserved once and settled once; each Idempotency-Key answered with one task.
+    // Every task of the run (those whose submitter never heard back included): reserved and settled once,
+    // or never reserved at all (a task that could not start).
+    const tasks = await db.Task.find({ account_id: { $in: s.accounts.map((a) => a.id) } }, { _id: 1, state: 1 }).lean();
+    figures.tasks = tasks.length;
+    const ledgerByTask = await db.Ledger.find({ ref: { $in: tasks.map((t) => t._id) } }, { _id: 1, kind: 1, ref: 1 }).lean();
+    let badTasks = 0;
+    for (const t of tasks) {
+      const ops = ledgerByTask.filter((o) => o.ref === t._id).map((o) => o.kind).sort().join(',');
+      if (ops !== 'reserve,settle' && ops !== '') badTasks++;
+      if (ops !== 'reserve,settle' && ops !== '') failures.push(`task ${t._id} (${t.state}): ledger ops ${ops}`);
+    }
+    figures.tasks_not_charged_once = badTasks;
+
+    const splitKeys = [...s.idem.values()].filter((ids) => ids.size !== 1).length;
+    figures.idempotency_keys = s.idem.size;
+    figures.idempotency_keys_with_two_tasks = splitKeys;
+    if (splitKeys) failures.push(`${splitKeys} Idempotency-Key(s) answered with more than one task`);
+  } finally {
+    await wallet.journal.stop(1000);
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Process-local counters with labels, for figures an operator needs to see
+ * (a metrics endpoint exports `snapshot()`). Cheap enough for the hot path:
+ * one Map lookup per increment.
+ */
+export type Labels = Record<string, string>;
+
+export class Counter {
+  private readonly values = new Map<string, { labels: Labels; value: number }>();
+
+  constructor(readonly name: string, readonly help: string) {}
+
+  inc(labels: Labels = {}, by = 1): void {
+    const id = JSON.stringify(labels);
+    const cur = this.values.get(id);
+    if (cur) cur.value += by;
+    else this.values.set(id, { labels, value: by });
+  }
+
+  get(labels: Labels = {}): number {
+    return this.values.get(JSON.stringify(labels))?.value ?? 0;
+  }
+
+  snapshot(): Array<{ labels: Labels; value: number }> {
+    return [...this.values.values()].map((v) => ({ labels: { ...v.labels }, value: v.value }));
+  }
+}
+
+/** Every counter of the process, by name. */
+export const counters = {
+  /** Completed chat turns billed on the character estimate because the upstream's usage was missing, zero or too low. */
+  chatUsageEstimated: new Counter(
+    'gateway_chat_usage_estimated_total',
+    'Completed chat turns billed on the character estimate because the upstream reported usage missing, zero or implausibly low (labels: channel, model, reason)',
+  ),
+};
