@@ -15,6 +15,7 @@ export const NAV: NavItem[] = [
   { path: '/console/usage', label: 'Usage' },
   { path: '/console/tasks', label: 'Tasks' },
   { path: '/console/kb', label: 'Knowledge' },
+  { path: '/console/agents', label: 'Agents' },
   { path: '/console/models', label: 'Models' },
 ];
 
