@@ -7,11 +7,13 @@ import { csrfInput, errorFor, field, fieldErrors, formError, one, type FieldErro
 import { checkCsrf } from '../guard';
 import { errors } from '../../domain/errors';
 import type { KbDoc } from '../../infra/mongo';
+import type { BaseRef } from '../../knowledge/page-store';
 import { MAX_DOCUMENT_BYTES, type DocumentView } from '../../knowledge/ingestion';
 import { NewBase } from '../../gateway/routes/admin-kb';
 import { parseInput } from '../../domain/validation';
 import { isMultipart, readMultipart } from '../../gateway/media/multipart';
 import { currentAccount } from '../access';
+import { requestOrigin } from '../../gateway/request-origin';
 import type { ConsoleServices } from '../services';
 
 const when = (s: number | null) => (s ? new Date(s * 1000).toISOString().replace('T', ' ').slice(0, 16) : '');
@@ -20,19 +22,20 @@ const kbPath = (kb: string) => `/console/kb/${encodeURIComponent(kb)}`;
 
 /** Knowledge bases of the shown account: upload, build progress, browse pages, tags and links, try a search. */
 export function knowledgeRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signedIn: Middleware<ConsoleState>): void {
-  const { kbBases, kbIngestion } = svc.deps;
+  const { kbBases, kbIngestion, knowledge } = svc.deps;
 
   /** The base, 404 when it is not the shown account's (another account's base id answers the same). */
-  const baseOf = async (ctx: CCtx): Promise<{ doc: KbDoc }> => {
+  const baseOf = async (ctx: CCtx): Promise<{ doc: KbDoc; scope: BaseRef[] }> => {
     const accountId = currentAccount(ctx);
-    return { doc: await kbBases.get(accountId, ctx.params.kb) };
+    const doc = await kbBases.get(accountId, ctx.params.kb);
+    return { doc, scope: [{ account_id: accountId, kb_id: doc.kb_id }] };
   };
 
   const listPage = async (ctx: CCtx, form?: { f: Record<string, string | string[]>; errors: FieldErrors }) => {
     const accountId = currentAccount(ctx);
     const bases = await kbBases.list(accountId);
-    const docsOf = await Promise.all(bases.map((b) => kbIngestion.listDocuments(accountId, b.kb_id)));
-    const pagesOf = new Map(bases.map((b, i) => [b.kb_id, docsOf[i].reduce((n, d) => n + d.page_count, 0)]));
+    const counts = await knowledge.bases(bases.map((b) => ({ account_id: accountId, kb_id: b.kb_id })));
+    const pagesOf = new Map(counts.map((c) => [c.kb_id, c.page_count]));
     const enterprise = ctx.state.current?.enterprise ?? false;
     const f = form?.f ?? {};
     return page(ctx, 'Knowledge bases', html`
@@ -82,9 +85,16 @@ ${field({ name: 'compiler_model', label: 'Chat model for the llm compiler', valu
   };
 
   const basePage = async (ctx: CCtx, opts: { uploadErrors?: FieldErrors } = {}) => {
-    const { doc } = await baseOf(ctx);
+    const { doc, scope } = await baseOf(ctx);
     const csrf = ctx.state.session!.csrf;
-    const docs = await kbIngestion.listDocuments(doc.account_id, doc.kb_id);
+    const q = typeof ctx.query.q === 'string' ? ctx.query.q.trim() : '';
+    const tag = typeof ctx.query.tag === 'string' ? ctx.query.tag.trim() : '';
+    const [docs, tags, results, tagged] = await Promise.all([
+      kbIngestion.listDocuments(doc.account_id, doc.kb_id),
+      knowledge.tags(scope),
+      q ? knowledge.search(scope, q, 20, 0) : null,
+      tag ? knowledge.pagesByTag(scope, tag, 100, 0) : null,
+    ]);
     return page(ctx, `Knowledge base ${doc.name}`, html`
 <form method="post" action="${kbPath(doc.kb_id)}/documents" enctype="multipart/form-data" class="card" id="upload" novalidate>
   ${csrfInput(csrf)}
@@ -97,6 +107,18 @@ ${field({ name: 'compiler_model', label: 'Chat model for the llm compiler', valu
 <section class="card"><h2>Documents and builds</h2>
 <div class="table-wrap"><table><thead><tr><th>Document</th><th class="num">Size</th><th>Build</th><th class="num">Pages</th><th></th></tr></thead>
 ${docRows(doc.kb_id, docs, csrf)}</table></div></section>
+<form method="get" action="${kbPath(doc.kb_id)}" class="card lookup" role="search">
+  <label for="f-q">Try a search</label>
+  <div class="row"><input id="f-q" name="q" value="${q}" placeholder="words or a question"><button type="submit">Search</button></div>
+</form>
+${results ? html`<section class="card" data-testid="search-results"><h2>${results.total_hits} result${results.total_hits === 1 ? '' : 's'} for “${q}”</h2>
+${results.results.length === 0 ? html`<p class="muted">Nothing matched.</p>` : html`<ol class="hits">${results.results.map((h) => html`<li>
+<a href="${kbPath(doc.kb_id)}/pages/${encodeURIComponent(h.id)}">${h.title}</a> <small class="muted">score ${h.score.toFixed(2)}</small>
+<p>${h.snippet}</p>${h.tags.map((t) => html`<span class="tag">${t}</span> `)}</li>`)}</ol>`}</section>` : ''}
+<section class="card"><h2>Tags</h2>
+${tags.length === 0 ? html`<p class="muted">No pages yet.</p>` : html`<p class="tags">${tags.map((t) => html`<a class="tag" href="${kbPath(doc.kb_id)}?tag=${encodeURIComponent(t.tag)}">${t.tag} (${t.count})</a> `)}</p>`}
+${tagged ? html`<h2>Pages tagged “${tag}”</h2><ul>${tagged.items.map((p) => html`<li><a href="${kbPath(doc.kb_id)}/pages/${encodeURIComponent(p.id)}">${p.title}</a> <small class="muted">${p.summary}</small></li>`)}</ul>` : ''}
+</section>
 <p><a href="/console/kb">All bases</a></p>`);
   };
 
@@ -136,4 +158,23 @@ ${docRows(doc.kb_id, docs, csrf)}</table></div></section>
     ctx.redirect(kbPath(doc.kb_id));
   });
 
+  router.get('/console/kb/:kb/pages/:page', signedIn, async (ctx) => {
+    const { doc, scope } = await baseOf(ctx);
+    const [p, back, src] = await Promise.all([knowledge.page(scope, ctx.params.page), knowledge.backlinks(scope, ctx.params.page), knowledge.source(scope, ctx.params.page, requestOrigin(ctx))]);
+    const link = (id: string, title: string) => html`<a href="${kbPath(doc.kb_id)}/pages/${encodeURIComponent(id)}">${title}</a>`;
+    ctx.type = 'html';
+    ctx.body = page(ctx, p.title, html`<section class="card">
+<p>${p.summary}</p>
+<p>${p.tags.map((t) => html`<a class="tag" href="${kbPath(doc.kb_id)}?tag=${encodeURIComponent(t)}">${t}</a> `)}</p>
+<dl class="facts"><dt>Page id</dt><dd><code>${p.id}</code></dd><dt>Source</dt><dd><a href="${src.url}" data-testid="source-link">${src.filename}</a> · ${src.locator}</dd>
+<dt>Confidence</dt><dd>${p.confidence}${p.needs_review ? ' (needs review)' : ''}</dd>${p.aliases.length ? html`<dt>Aliases</dt><dd>${p.aliases.join(', ')}</dd>` : ''}</dl>
+</section>
+<section class="card"><h2>Body</h2><pre class="page-body">${p.body}</pre></section>
+<section class="card"><h2>Links</h2>
+${p.outgoing_links.length === 0 ? html`<p class="muted">No outgoing links.</p>` : html`<ul>${p.outgoing_links.map((l) => html`<li>${l.resolved ? link(l.id, l.title) : html`${l.title} <small class="muted">(no such page yet)</small>`}</li>`)}</ul>`}
+<h2>Linked from</h2>
+${back.length === 0 ? html`<p class="muted">No page links here.</p>` : html`<ul>${back.map((b) => html`<li>${link(b.id, b.title)}</li>`)}</ul>`}
+</section>
+<p><a href="${kbPath(doc.kb_id)}">Back to ${doc.name}</a></p>`);
+  });
 }

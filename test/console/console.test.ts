@@ -273,6 +273,24 @@ test('a document uploaded to a knowledge base builds into pages, with live progr
   const pages = Number(await page.textContent('#doc-rows tr td:nth-child(4)'));
   t.true(pages > 0, `the build made ${pages} pages`);
   await screenshots(page, 'knowledge', t);
+  // Search it in the browser: the hit, its snippet and score.
+  await page.reload();
+  await page.fill('#f-q', 'rabbits berries');
+  await Promise.all([page.waitForURL(/\?q=/), page.click('form[role=search] button')]);
+  const results = (await page.textContent('[data-testid=search-results]')) ?? '';
+  t.regex(results, /[1-9]\d* results? for/);
+  t.regex(results, /rabbits/i);
+  t.regex(results, /score \d/);
+  await screenshots(page, 'knowledge-search', t);
+  // Browse the hit: tags, links, backlinks, the source link.
+  await Promise.all([page.waitForURL(/\/pages\//), page.click('[data-testid=search-results] ol.hits li a')]);
+  t.true(((await page.textContent('[data-testid=source-link]')) ?? '').includes('foxes.md'));
+  t.truthy(await page.$('h2:has-text("Links")'));
+  t.truthy(await page.$('h2:has-text("Linked from")'));
+  await screenshots(page, 'knowledge-page', t);
+  // Tags with counts on the base page.
+  await page.goto(`${gw.url}/console/kb/default`);
+  t.regex((await page.textContent('p.tags')) ?? '', /\(\d+\)/);
   watch.assertClean(t);
   await context.close();
 });
