@@ -288,6 +288,13 @@ test('a document uploaded to a knowledge base builds into pages, with live progr
   t.truthy(await page.$('h2:has-text("Links")'));
   t.truthy(await page.$('h2:has-text("Linked from")'));
   await screenshots(page, 'knowledge-page', t);
+  // The source link serves the uploaded file; a resolved link leads to a page whose backlinks name this one.
+  const source = await fetch((await page.getAttribute('[data-testid=source-link]', 'href'))!);
+  t.is(source.status, 200);
+  t.regex(await source.text(), /red fox lives in forests/);
+  const from = (await page.textContent('h1')) ?? '';
+  await Promise.all([page.waitForURL(/\/pages\//), page.click('h2:has-text("Links") + ul a')]);
+  t.true(((await page.textContent('h2:has-text("Linked from") + ul')) ?? '').includes(from), `backlinks name ${from}`);
   // Tags with counts on the base page.
   await page.goto(`${gw.url}/console/kb/default`);
   t.regex((await page.textContent('p.tags')) ?? '', /\(\d+\)/);
