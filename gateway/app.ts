@@ -20,6 +20,8 @@ import { clipTemplateRoutes } from './routes/clip-templates';
 import { avatarRoutes } from './routes/avatars';
 import { videoRoutes } from './routes/videos';
 import { usageRoutes } from './routes/usage';
+import { consoleMiddleware } from '../console/index';
+import { paymentRoutes } from '../payments/routes';
 import { kbFileRoutes } from './routes/kb-files';
 import { adminKbRoutes } from './routes/admin-kb';
 import { wikiRoutes } from './routes/wiki';
@@ -35,7 +37,8 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.use(trace(deps.log));
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps)]) {
+  app.use(consoleMiddleware(deps));
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), paymentRoutes(deps)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

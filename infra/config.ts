@@ -50,6 +50,10 @@ const EnvSchema = z.object({
   UPSTREAM_API_KEY: z.string().min(1).default('gateway'),
   /** Test-only crash points, comma-separated (infra/failpoints.ts). */
   FAILPOINTS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  /** The Temporal web UI, for the console's links from a task to its workflow (operators only). */
+  TEMPORAL_UI_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  /** HMAC secret of the payment processor's webhooks; unset, one is derived from ADMIN_TOKEN (the stand-in processor signs with the same). */
+  PAYMENT_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
 });
 
 /** A channel's `api_key_env` must name a variable of this form; its value is read here, once, with the rest. */

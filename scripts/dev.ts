@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pickPort, spawnManaged, stopAll, waitForPort, type Managed } from './lib/proc';
 import { startServices } from './lib/services';
+import { ensureDemo, type Demo } from './lib/demo';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 process.chdir(root);
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
   let demo: Demo | undefined;
   if (gateway) {
     await waitHealthy(gatewayUrl, gateway);
-    demo = await ensureDemo(gatewayUrl, secrets.ADMIN_TOKEN);
+    demo = await ensureDemo(gatewayUrl, secrets.ADMIN_TOKEN, readEnvFile(devEnvFile), say);
   }
 
   const out: Record<string, string> = {
@@ -83,6 +84,11 @@ async function main(): Promise<void> {
     API_KEY: demo?.key ?? '',
     ADMIN_TOKEN: secrets.ADMIN_TOKEN,
     ACCOUNT_ID: demo?.accountId ?? '',
+    CONSOLE_URL: gateway ? `${gatewayUrl}/console` : '',
+    DEMO_EMAIL: demo?.email ?? '',
+    DEMO_PASSWORD: demo?.password ?? '',
+    DEMO_USER_ID: demo?.userId ?? '',
+    DEMO_ENTERPRISE_ID: demo?.enterpriseId ?? '',
   };
   writeEnvFile(devEnvFile, out, 0o600);
 
@@ -90,6 +96,8 @@ async function main(): Promise<void> {
   console.log(`\n${line}`);
   console.log(`  ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   console.log(`  gateway       ${out.GATEWAY_URL || '(not started: gateway/server.ts missing)'}`);
+  console.log(`  console       ${out.CONSOLE_URL || '(none)'}`);
+  console.log(`  demo user     ${out.DEMO_EMAIL ? `${out.DEMO_EMAIL} / ${out.DEMO_PASSWORD}  (owner of "Demo Enterprise")` : '(none)'}`);
   console.log(`  Temporal UI   ${out.TEMPORAL_UI_URL || '(external Temporal)'}`);
   console.log(`  demo API key  ${out.API_KEY || '(none)'}`);
   console.log(`  admin token   ${out.ADMIN_TOKEN}`);
@@ -172,45 +180,3 @@ async function waitHealthy(url: string, gateway: Managed): Promise<void> {
   }
 }
 
-interface Demo {
-  accountId: string;
-  key: string;
-}
-
-/** Reuses the demo key from .data/dev.env while it still authenticates; else makes a new account and key. */
-async function ensureDemo(gatewayUrl: string, adminToken: string): Promise<Demo | undefined> {
-  const previous = readEnvFile(devEnvFile);
-  if (previous.API_KEY && previous.ACCOUNT_ID) {
-    const res = await fetch(`${gatewayUrl}/v1/models`, { headers: { authorization: `Bearer ${previous.API_KEY}` } });
-    await res.body?.cancel();
-    if (res.status === 200) {
-      say(`reusing demo account ${previous.ACCOUNT_ID} and its key`);
-      return { accountId: previous.ACCOUNT_ID, key: previous.API_KEY };
-    }
-    say(`the saved demo key no longer works (${res.status}); creating a new one`);
-  }
-  const admin = async (p: string, body: unknown) => {
-    const res = await fetch(`${gatewayUrl}/admin/v1${p}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown>, text };
-  };
-  const account = await admin('/accounts', { name: 'demo' });
-  if (account.status === 404) {
-    say('warning: POST /admin/v1/accounts answered 404 (not written yet); no demo account');
-    return undefined;
-  }
-  if (account.status >= 300) throw new Error(`creating the demo account failed: ${account.status} ${account.text}`);
-  const accountId = String(account.body.id);
-  const key = await admin(`/accounts/${accountId}/keys`, { name: 'demo' });
-  if (key.status === 404) {
-    say('warning: POST /admin/v1/accounts/{id}/keys answered 404 (not written yet); no demo key');
-    return { accountId, key: '' };
-  }
-  if (key.status >= 300) throw new Error(`creating the demo key failed: ${key.status} ${key.text}`);
-  say(`created demo account ${accountId} and its key (the signup grant is its balance)`);
-  return { accountId, key: String(key.body.key) };
-}

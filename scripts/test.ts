@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { pickPort, spawnManaged, stopAll, tailFile, waitForPort } from './lib/proc';
 import { startServices, type Services } from './lib/services';
 import { summaryLine, TapReporter, type TapCounts } from './lib/tap';
-import { ensureTools } from './lib/tools';
+import { ensureChromium, ensureTools } from './lib/tools';
 import { checkLayers } from './lib/layers';
 import { bundleWorkflows } from './bundle-workflows';
 
@@ -53,6 +53,10 @@ try {
     );
   }
 
+  // The console's browser tests drive Debian's chromium (installed when missing).
+  const wantsBrowser = avaArgs.filter((a) => !a.startsWith('-')).length === 0 || avaArgs.some((a) => a.includes('test/console'));
+  const chromium = wantsBrowser ? await phase('chromium', () => ensureChromium(quietLog)) : undefined;
+
   // The typecheck and the layering check need no services: run them while they start.
   const typecheck = startTypecheck();
   const layering = checkLayers(root).then((violations) => ({ violations }), (err: unknown) => ({ violations: [`the check failed: ${String(err)}`] }));
@@ -91,6 +95,7 @@ try {
       ...(simulatorUrl ? { SIMULATOR_URL: simulatorUrl } : {}),
       WORKFLOW_BUNDLE: workflowBundle,
       TEST_STACK: '1',
+      ...(chromium ? { CHROMIUM_PATH: chromium } : {}),
     }),
   );
 } catch (err) {

@@ -10,6 +10,13 @@ import type { Wallet } from './wallet';
 export const SIGNUP_GRANT_NANO = parseCredits('40.44');
 export const TOPUP_MINIMUM_NANO = parseCredits('134.8');
 
+/** The top-up minimum, checked when a payment starts and again when it is credited. */
+export function assertTopUpAmount(amountNano: number): void {
+  if (!Number.isSafeInteger(amountNano) || amountNano < TOPUP_MINIMUM_NANO) {
+    throw new GatewayError('invalid_request', 'amount_usd is below the top-up minimum of 134.8', { param: 'amount_usd' });
+  }
+}
+
 export function toAccountRecord(doc: AccountDoc): AccountRecord {
   return {
     id: doc._id,
@@ -60,9 +67,7 @@ export class AccountService {
 
   /** A top-up is a ledger op; the caller's op id (e.g. the payment id) makes it idempotent. */
   async topUp(id: string, amountNano: number, opId: string) {
-    if (amountNano < TOPUP_MINIMUM_NANO) {
-      throw new GatewayError('invalid_request', 'amount_usd is below the top-up minimum of 134.8', { param: 'amount_usd' });
-    }
+    assertTopUpAmount(amountNano);
     await this.get(id);
     return this.wallet.apply({ opId: `${id}:topup:${opId}`, accountId: id, kind: 'topup', amountNano, ref: opId });
   }

@@ -32,7 +32,7 @@ const AgentFields = {
   knowledge_bases: KbIds.optional(),
   published: z.boolean().optional(),
 };
-const NewAgent = z.object({ name: Name, ...AgentFields }).strict();
+export const NewAgent = z.object({ name: Name, ...AgentFields }).strict();
 const AgentPatch = z.object({ name: Name.optional(), ...AgentFields, system_prompt: AgentFields.system_prompt.optional() }).strict();
 const SettingsPatch = z
   .object({
@@ -41,8 +41,8 @@ const SettingsPatch = z
     key_billing: z.enum(['wallet', 'escrow']).optional(),
   })
   .strict();
-const KeyRequest = z.object({ name: Name, note: z.string().max(2000).nullable().optional() }).strict();
-const KeyIssue = z
+export const KeyRequest = z.object({ name: Name, note: z.string().max(2000).nullable().optional() }).strict();
+export const KeyIssue = z
   .object({
     name: Name,
     holder_user_id: z.string().min(1).max(100).nullable().optional(),
@@ -50,7 +50,7 @@ const KeyIssue = z
     expires_at: Instant.nullable().optional(),
   })
   .strict();
-const Approve = z.object({ spend_cap_usd: Credits }).strict();
+export const Approve = z.object({ spend_cap_usd: Credits }).strict();
 const Reject = z.object({ reason: z.string().max(2000).nullable().optional() }).strict();
 const KeyList = z.object({ state: z.enum(['requested', 'issued', 'rejected', 'revoked']).optional(), agent_id: z.string().optional() });
 const AuditQuery = z.object({

@@ -18,7 +18,7 @@ import { validBody } from '../middleware/validate';
  */
 const Readers = z.union([z.literal('all'), z.array(z.string().min(1).max(100)).max(10_000)]);
 const Compiler = z.enum(['rules', 'llm']);
-const NewBase = z
+export const NewBase = z
   .object({ kb_id: z.string().min(1).max(64).optional(), name: z.string().min(1).max(200), readers: Readers.optional(), compiler: Compiler.optional(), compiler_model: z.string().min(1).max(200).nullable().optional() })
   .strict();
 const BasePatch = z

@@ -28,7 +28,7 @@ const KeyFields = {
   enabled: z.boolean().optional(),
   spend_cap_usd: Credits.nullable().optional(),
 };
-const NewKey = z.object({ name: z.string().min(1).max(200), ...KeyFields }).strict();
+export const NewKey = z.object({ name: z.string().min(1).max(200), ...KeyFields }).strict();
 const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyFields }).strict();
 const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string(), ...KeyFields }).strict();
 const Paging = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), before: z.string().optional() });

@@ -18,7 +18,7 @@ function protocolMatrix(m: Model): Record<string, string> {
   return Object.fromEntries(PROTOCOLS.map((p) => [p, m.channels[p]?.[0]?.kind ?? 'none']));
 }
 
-function publicEntry(m: Model) {
+export function publicEntry(m: Model) {
   return {
     id: m.id,
     object: 'model',

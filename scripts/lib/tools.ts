@@ -157,6 +157,37 @@ async function ensureRedis(log: (l: string) => void): Promise<string> {
   });
 }
 
+// ---------------------------------------------------------------- chromium
+
+/**
+ * Debian's chromium for the console's browser tests (playwright-core drives
+ * it; Playwright's own browser download is not used). Installed with apt-get
+ * when missing, as redis-server is. CHROMIUM_PATH overrides the lookup.
+ */
+export async function ensureChromium(log: (l: string) => void = console.log): Promise<string> {
+  const given = process.env.CHROMIUM_PATH;
+  if (given) return given;
+  const found = which('chromium');
+  if (found) return found;
+  if (process.getuid?.() !== 0) {
+    throw new Error('chromium is missing: install it with `sudo apt-get install -y chromium`, or set CHROMIUM_PATH');
+  }
+  const lockFile = path.join(toolsCacheDir(), 'apt-chromium.lock');
+  fs.mkdirSync(toolsCacheDir(), { recursive: true });
+  return withLock(lockFile, log, 'chromium install', async () => {
+    const again = which('chromium');
+    if (again) return again;
+    log('tools: chromium missing, installing Debian package chromium (apt-get)…');
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    await run('apt-get', ['update', '-q'], { env, log, label: 'apt' });
+    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'chromium'], { env, log, label: 'apt' });
+    const bin = which('chromium');
+    if (!bin) throw new Error('apt-get installed chromium but it is not on PATH');
+    log(`tools: chromium installed at ${bin}`);
+    return bin;
+  });
+}
+
 function which(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/sbin', '/usr/local/bin'];
   for (const dir of dirs) {

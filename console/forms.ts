@@ -1,0 +1,65 @@
+import { GatewayError } from '../domain/errors';
+import { readRaw } from '../gateway/middleware/body';
+import type { Ctx } from '../gateway/context';
+import { html, type Html } from './html';
+
+/** Errors of one form: by field name, and `_form` for the ones no field owns. */
+export type FieldErrors = Record<string, string>;
+
+export const FORM_LIMIT_BYTES = 64 * 1024;
+
+/** Parse an urlencoded body; a repeated name becomes an array. */
+export async function readForm(ctx: Ctx): Promise<Record<string, string | string[]>> {
+  const type = ctx.get('content-type');
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) return {};
+  const raw = await readRaw(ctx, FORM_LIMIT_BYTES);
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(raw.toString('utf8'))) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+export const one = (v: string | string[] | undefined): string => (Array.isArray(v) ? (v[0] ?? '') : (v ?? '')).trim();
+export const many = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/**
+ * A refusal from a service or a schema, as field errors: the error's `param`
+ * (its first path segment) names the field, exactly as the API reports it.
+ */
+export function fieldErrors(err: unknown, fields: readonly string[]): FieldErrors {
+  if (!(err instanceof GatewayError) || err.status >= 500) throw err;
+  const field = err.param?.split('.')[0];
+  const message = err.message.replace(/^[\w.]+: /, '');
+  return field && fields.includes(field) ? { [field]: message } : { _form: err.message };
+}
+
+export function errorFor(errors: FieldErrors | undefined, name: string): Html {
+  const e = errors?.[name];
+  return e ? html`<p class="field-error" id="err-${name}" role="alert">${e}</p>` : html``;
+}
+
+export function formError(errors: FieldErrors | undefined): Html {
+  return errors?._form ? html`<p class="form-error" role="alert">${errors._form}</p>` : html``;
+}
+
+/** A labelled input with its error under it. */
+export function field(opts: {
+  name: string; label: string; value?: string; type?: string; required?: boolean; placeholder?: string;
+  hint?: string; errors?: FieldErrors; attrs?: Html; autocomplete?: string;
+}): Html {
+  const err = opts.errors?.[opts.name];
+  return html`<div class="field${err ? ' has-error' : ''}">
+  <label for="f-${opts.name}">${opts.label}</label>
+  <input id="f-${opts.name}" name="${opts.name}" type="${opts.type ?? 'text'}" value="${opts.value ?? ''}"${opts.required ? html` required` : ''}${
+    opts.placeholder ? html` placeholder="${opts.placeholder}"` : ''}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${
+    err ? html` aria-invalid="true" aria-describedby="err-${opts.name}"` : ''} ${opts.attrs ?? ''}>
+  ${opts.hint ? html`<p class="hint">${opts.hint}</p>` : ''}
+  ${errorFor(opts.errors, opts.name)}
+</div>`;
+}
+
+export function csrfInput(token: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${token}">`;
+}

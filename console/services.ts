@@ -1,0 +1,43 @@
+import type { GatewayDeps } from '../gateway/deps';
+import { AccountAccess } from '../services/account-access';
+import { AuditLog } from '../services/audit';
+import { BillingService } from '../services/billing';
+import { SignInService } from '../services/sign-in';
+import { UsageQuery } from '../services/usage-query';
+import { ProcessorStandIn } from '../payments/processor';
+import { webhookSecret } from '../payments/signature';
+import { SessionStore } from './session';
+
+/** What the console's pages call: the gateway's own services plus the console-facing ones, built once. */
+export interface ConsoleServices {
+  deps: GatewayDeps;
+  sessions: SessionStore;
+  signIn: SignInService;
+  access: AccountAccess;
+  audit: AuditLog;
+  usageQuery: UsageQuery;
+  billing: BillingService;
+  processor: ProcessorStandIn;
+}
+
+const built = new WeakMap<GatewayDeps, ConsoleServices>();
+
+export function consoleServices(deps: GatewayDeps): ConsoleServices {
+  let s = built.get(deps);
+  if (!s) {
+    const secret = webhookSecret(deps.config);
+    const processor = new ProcessorStandIn(deps.db, secret);
+    s = {
+      deps,
+      sessions: new SessionStore(deps.redis),
+      signIn: new SignInService(deps.redis, deps.people, deps.config.ADMIN_TOKEN),
+      access: new AccountAccess(deps.db, deps.people),
+      audit: new AuditLog(deps.db),
+      usageQuery: new UsageQuery(deps.db, deps.usage),
+      billing: new BillingService(processor, deps.accounts, deps.db, secret),
+      processor,
+    };
+    built.set(deps, s);
+  }
+  return s;
+}

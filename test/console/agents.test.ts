@@ -1,0 +1,95 @@
+import test from 'ava';
+import type { Browser } from 'playwright-core';
+import type { TestGateway } from '../helpers/stack';
+import { startAgentGateway } from '../agents/helpers';
+import { launchBrowser, newPage, newUser, screenshots, signIn } from './browser';
+
+let gw: TestGateway;
+let browser: Browser;
+
+test.before(async () => {
+  gw = await startAgentGateway();
+  browser = await launchBrowser();
+});
+test.after.always(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+
+test('an owner creates and publishes an agent; a member requests a key; the owner approves it with a cap; the member sees it', async (t) => {
+  const ent = await gw.newAccount({ name: 'Acme console', enterprise: true });
+  const owner = await newUser(gw, 'agent-owner');
+  const member = await newUser(gw, 'agent-member');
+  const outsider = await newUser(gw, 'agent-outsider');
+  await gw.deps.people.setMember(ent.id, owner.id, 'owner');
+  await gw.deps.people.setMember(ent.id, member.id, 'member');
+
+  // The owner creates a draft agent, then publishes it.
+  const o = await newPage(browser);
+  await signIn(o.page, gw.url, owner.email, owner.password);
+  await o.page.goto(`${gw.url}/console/agents?enterprise=${ent.id}`);
+  // The API's validation next to the field: no name.
+  o.watch.expect(400);
+  await o.page.fill('#f-system_prompt', 'You answer questions about foxes.');
+  await o.page.click('#new-agent button.primary');
+  t.truthy(await o.page.textContent('#err-name'));
+  o.watch.clearExpected();
+  await o.page.fill('#f-name', 'Fox helper');
+  await o.page.fill('#f-system_prompt', 'You answer questions about foxes.');
+  await Promise.all([o.page.waitForURL(/\/console\/agents\/[^/?]+$/), o.page.click('#new-agent button.primary')]);
+  t.is(await o.page.textContent('[data-testid=agent-state]'), 'draft');
+  await Promise.all([o.page.waitForURL(/\/console\/agents\/[^/?]+$/), o.page.click('form[action$="/publish"] button')]);
+  t.is(await o.page.textContent('[data-testid=agent-state]'), 'published');
+  const agentUrl = o.page.url();
+  await screenshots(o.page, 'agent-detail', t);
+
+  // The member sees the published agent (not its admin page) and requests a key.
+  const m = await newPage(browser);
+  await signIn(m.page, gw.url, member.email, member.password);
+  await m.page.goto(`${gw.url}/console/agents`);
+  t.true(((await m.page.textContent('table')) ?? '').includes('Fox helper'));
+  t.is(await m.page.$('#new-agent'), null, 'members cannot create agents');
+  await m.page.fill('tr[data-agent] input[name=name]', 'my fox key');
+  await Promise.all([m.page.waitForURL(/\/console\/agents/), m.page.click('tr[data-agent] form button')]);
+  t.regex((await m.page.textContent('tr[data-key]')) ?? '', /my fox key[\s\S]*requested/);
+  // The admin page of the agent is not theirs: 404.
+  m.watch.expect(404);
+  t.is((await m.page.goto(agentUrl))?.status(), 404);
+  m.watch.clearExpected();
+
+  // The owner approves with a spend cap (a bad cap first: the error is shown next to the field).
+  await o.page.goto(`${gw.url}/console/agents?enterprise=${ent.id}`);
+  t.regex((await o.page.textContent('[data-testid=pending]')) ?? '', /my fox key/);
+  o.watch.expect(400);
+  await o.page.fill('[data-testid=pending] input[name=spend_cap_usd]', 'lots');
+  await o.page.click('[data-testid=pending] button.primary');
+  t.truthy(await o.page.textContent('[data-testid=pending] .field-error, [data-testid=pending] [id^=err-]'));
+  o.watch.clearExpected();
+  await o.page.fill('[data-testid=pending] input[name=spend_cap_usd]', '5');
+  await Promise.all([o.page.waitForURL(/\/console\/agents\?enterprise=/), o.page.click('[data-testid=pending] button.primary')]);
+  t.regex((await o.page.textContent('[data-testid=pending]')) ?? '', /None/);
+  t.regex((await o.page.textContent('[data-testid=agent-audit]')) ?? '', /approve/);
+  await screenshots(o.page, 'agents-owner', t);
+
+  // The member sees the issued key with its cap, and views its plaintext.
+  await m.page.goto(`${gw.url}/console/agents`);
+  const row = (await m.page.textContent('tr[data-key]')) ?? '';
+  t.regex(row, /issued/);
+  t.regex(row, /\b5(\.0+)?\b/);
+  await m.page.click('tr[data-key] form button');
+  await m.page.waitForSelector('[data-testid=agent-plaintext]');
+  t.regex((await m.page.textContent('[data-testid=agent-plaintext]')) ?? '', /^\S{20,}$/);
+  await screenshots(m.page, 'agents-member', t);
+
+  // Another user sees no enterprise and gets 404 for the agent.
+  const x = await newPage(browser);
+  await signIn(x.page, gw.url, outsider.email, outsider.password);
+  x.watch.expect(404);
+  t.is((await x.page.goto(agentUrl))?.status(), 404);
+  x.watch.clearExpected();
+
+  for (const w of [o, m, x]) {
+    w.watch.assertClean(t);
+    await w.context.close();
+  }
+});

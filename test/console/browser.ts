@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { ExecutionContext } from 'ava';
+import type { TestGateway } from '../helpers/stack';
+
+/** Debian's chromium (scripts/lib/tools.ts installs it when missing); Playwright's own download is not used. */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+export const SCREENSHOT_DIR = path.resolve('.screenshots/console');
+export const PHONE = { width: 390, height: 844 };
+export const DESKTOP = { width: 1280, height: 860 };
+
+/**
+ * Every console error, uncaught page error, failed request and 4xx/5xx
+ * answer the page meets; `expect(status)` allows one the test provokes.
+ */
+export class PageWatch {
+  readonly problems: string[] = [];
+  private readonly allowed = new Set<number>();
+  constructor(readonly page: Page) {
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !this.allowedConsole(m.text())) this.problems.push(`console error: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => this.problems.push(`page error: ${e.message}`));
+    page.on('requestfailed', (r) => {
+      const f = r.failure()?.errorText ?? '';
+      // A download navigation is reported as aborted; that is not a failure.
+      if (!/ERR_ABORTED/.test(f) || !r.url().endsWith('.csv')) this.problems.push(`request failed: ${r.method()} ${r.url()} ${f}`);
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400 && !this.allowed.has(r.status())) this.problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
+    });
+  }
+  /** Chromium logs a console error for every 4xx/5xx document; allowed statuses are not problems. */
+  private allowedConsole(text: string): boolean {
+    const m = /status of (\d{3})/.exec(text);
+    return !!m && this.allowed.has(Number(m[1]));
+  }
+  expect(status: number): void {
+    this.allowed.add(status);
+  }
+  clearExpected(): void {
+    this.allowed.clear();
+  }
+  assertClean(t: ExecutionContext): void {
+    t.deepEqual(this.problems, [], 'no console errors or failed requests');
+  }
+}
+
+export async function newPage(browser: Browser, viewport = DESKTOP): Promise<{ context: BrowserContext; page: Page; watch: PageWatch }> {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  const page = await context.newPage();
+  page.on('dialog', (d) => void d.accept());
+  return { context, page, watch: new PageWatch(page) };
+}
+
+/**
+ * Screenshot the current page at desktop and phone widths, and check that at
+ * phone width nothing but a table's own scroller is wider than the window.
+ */
+export async function screenshots(page: Page, name: string, t?: ExecutionContext): Promise<void> {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const size = page.viewportSize() ?? DESKTOP;
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-desktop.png`), fullPage: true });
+  await page.setViewportSize(PHONE);
+  const wide = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+  t?.true(wide <= PHONE.width, `${name}: the page is ${wide} px wide in a ${PHONE.width} px window`);
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-phone.png`), fullPage: true });
+  await page.setViewportSize(size);
+}
+
+export async function newUser(gw: TestGateway, label: string): Promise<{ id: string; email: string; password: string; accountId: string }> {
+  const email = `${label}-${Math.random().toString(36).slice(2, 8)}@example.test`;
+  const password = `pw-${label}-correct horse`;
+  const u = await gw.deps.people.createUser({ email, name: label, password });
+  return { id: u._id, email, password, accountId: u.personal_account_id };
+}
+
+export async function signIn(page: Page, url: string, email: string, password: string): Promise<void> {
+  await page.goto(`${url}/console/signin`);
+  await page.fill('#f-email', email);
+  await page.fill('#f-password', password);
+  await Promise.all([page.waitForURL(/\/console\/overview/), page.click('form[action="/console/signin"] button.primary')]);
+}
