@@ -106,6 +106,9 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   await signIn(x.page, gw.url, outsider.email, outsider.password);
   x.watch.expect(404);
   t.is((await x.page.goto(agentUrl))?.status(), 404);
+  // Nor can they browse or search the enterprise's team base.
+  t.is((await x.page.goto(`${gw.url}/console/kb/${base.kb_id}?q=fox`))?.status(), 404);
+  t.is((await x.page.goto(`${gw.url}/console/kb/${base.kb_id}/pages/pg_x`))?.status(), 404);
   x.watch.clearExpected();
 
   for (const w of [o, m, x]) {
