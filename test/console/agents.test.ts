@@ -23,6 +23,7 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   const outsider = await newUser(gw, 'agent-outsider');
   await gw.deps.people.setMember(ent.id, owner.id, 'owner');
   await gw.deps.people.setMember(ent.id, member.id, 'member');
+  const base = await gw.deps.kbBases.create(ent.id, { name: 'Fox facts', readers: 'all' });
 
   // The owner creates a draft agent, then publishes it.
   const o = await newPage(browser);
@@ -41,6 +42,11 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   await Promise.all([o.page.waitForURL(/\/console\/agents\/[^/?]+$/), o.page.click('form[action$="/publish"] button')]);
   t.is(await o.page.textContent('[data-testid=agent-state]'), 'published');
   const agentUrl = o.page.url();
+  // Attach a team base.
+  await o.page.selectOption('#f-kb', base.kb_id);
+  await Promise.all([o.page.waitForURL(/\/console\/agents\/[^/?]+$/), o.page.click('form[action$="/bases"] button')]);
+  t.true(((await o.page.textContent('section:has(h2:has-text("Knowledge bases"))')) ?? '').includes(base.kb_id));
+  t.regex((await o.page.textContent('[data-testid=agent-usage]')) ?? '', /0 requests/);
   await screenshots(o.page, 'agent-detail', t);
 
   // The member sees the published agent (not its admin page) and requests a key.
@@ -81,11 +87,28 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   t.regex((await m.page.textContent('[data-testid=agent-plaintext]')) ?? '', /^\S{20,}$/);
   await screenshots(m.page, 'agents-member', t);
 
+  // The owner issues a key directly to the member, then revokes it; the member's list follows.
+  await o.page.goto(agentUrl);
+  await o.page.fill('form[action$="/keys"] #f-name', 'issued directly');
+  await o.page.selectOption('#f-holder', member.id);
+  await o.page.fill('form[action$="/keys"] #f-spend_cap_usd', '2');
+  await o.page.click('form[action$="/keys"] button.primary');
+  await o.page.waitForSelector('[data-testid=agent-plaintext]');
+  const direct = o.page.locator('tr[data-key]', { hasText: 'issued directly' });
+  t.regex((await direct.textContent()) ?? '', /issued/);
+  await Promise.all([o.page.waitForURL(/\/console\/agents\/[^/?]+$/), direct.locator('button.danger').click()]);
+  t.regex((await o.page.locator('tr[data-key]', { hasText: 'issued directly' }).textContent()) ?? '', /revoked/);
+  await m.page.goto(`${gw.url}/console/agents`);
+  t.regex((await m.page.locator('tr[data-key]', { hasText: 'issued directly' }).textContent()) ?? '', /revoked/);
+
   // Another user sees no enterprise and gets 404 for the agent.
   const x = await newPage(browser);
   await signIn(x.page, gw.url, outsider.email, outsider.password);
   x.watch.expect(404);
   t.is((await x.page.goto(agentUrl))?.status(), 404);
+  // Nor can they browse or search the enterprise's team base.
+  t.is((await x.page.goto(`${gw.url}/console/kb/${base.kb_id}?q=fox`))?.status(), 404);
+  t.is((await x.page.goto(`${gw.url}/console/kb/${base.kb_id}/pages/pg_x`))?.status(), 404);
   x.watch.clearExpected();
 
   for (const w of [o, m, x]) {

@@ -68,7 +68,10 @@ export async function screenshots(page: Page, name: string, t?: ExecutionContext
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-desktop.png`), fullPage: true });
   await page.setViewportSize(PHONE);
   const wide = (await page.evaluate('document.documentElement.scrollWidth')) as number;
-  t?.true(wide <= PHONE.width, `${name}: the page is ${wide} px wide in a ${PHONE.width} px window`);
+  const culprits = wide <= PHONE.width ? '' : ((await page.evaluate(`[...document.querySelectorAll('body *')]
+    .filter((e) => e.getBoundingClientRect().right > ${PHONE.width} && !e.closest('.table-wrap, nav.main'))
+    .slice(0, 4).map((e) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + (e.id ? '#' + e.id : '') + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ')`)) as string);
+  t?.true(wide <= PHONE.width, `${name}: the page is ${wide} px wide in a ${PHONE.width} px window (${culprits})`);
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-phone.png`), fullPage: true });
   await page.setViewportSize(size);
 }
