@@ -36,7 +36,7 @@ export function createWalletActivities(deps: WalletActivityDeps) {
       try {
         await deps.db.WalletAudit.create({
           _id: input.auditId, account_id: input.accountId, ledger_balance_nano: totals.balanceNano,
-          projected_balance_nano: projected, drift_nano: drift, repaired, entries: totals.recentOps.length, created_at: new Date(),
+          projected_balance_nano: projected, drift_nano: drift, repaired, entries: totals.rows, created_at: new Date(),
         });
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;

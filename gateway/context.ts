@@ -2,6 +2,7 @@ import type { ParameterizedContext, Next } from 'koa';
 import type { AuthState } from '../domain/api-key';
 import type { RateDecision } from '../services/auth-lookup';
 import type { IdempotencyHandle } from './middleware/idempotency';
+import type { HeldLease } from './middleware/rate-limit';
 
 export type { AuthState };
 
@@ -14,6 +15,8 @@ export interface GatewayState {
   auth?: AuthState;
   /** The account limiter's verdict, taken during authentication. */
   rate?: RateDecision;
+  /** The concurrency slot this request holds, when the account has a concurrency limit. */
+  lease?: HeldLease;
   /** Set by routes that produce a usage row, so a refusal can be logged with the model. */
   usageEndpoint?: string;
   model?: string;

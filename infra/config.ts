@@ -8,6 +8,8 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key this deployment uses (lets tests share one Redis). */
   REDIS_PREFIX: z.string().default('mg:'),
+  /** `host:port,host:port`: seed nodes of a Redis Cluster; when set it is used instead of REDIS_URL. */
+  REDIS_CLUSTER_NODES: z.string().regex(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, 'REDIS_CLUSTER_NODES must be host:port[,host:port...]').optional(),
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('media'),

@@ -181,6 +181,27 @@ export interface LedgerDoc {
   key_spend_nano: number;
   ref: string | null;
   created_at: Date;
+  /** When the row was written to the ledger (stamped by the inserting process): wallet checkpoints cut on it. */
+  recorded_at?: Date;
+  /** A chat charge written straight to the ledger while Redis was out: its writer and sequence number (services/wallet.ts). */
+  writer?: string | null;
+  seq?: number | null;
+}
+
+/**
+ * A wallet's balance and key spends summed over every ledger row recorded up
+ * to `upto`: a projection rebuild starts here and reads only later rows.
+ */
+export interface WalletCheckpointDoc {
+  /** `{walletId}:{upto ms}` */
+  _id: string;
+  account_id: string;
+  upto: Date;
+  balance_nano: number;
+  key_spend: Array<{ key_id: string; nano: number }>;
+  /** Ledger rows folded in, all checkpoints so far. */
+  rows: number;
+  created_at: Date;
 }
 
 export interface UsageDoc {
@@ -388,10 +409,28 @@ const LedgerSchema = new Schema<LedgerDoc>(
     key_spend_nano: { type: Number, default: 0 },
     ref: { type: String, default: null },
     created_at: Date,
+    recorded_at: Date,
+    writer: { type: String, default: undefined },
+    seq: { type: Number, default: undefined },
   },
   opts,
 );
 LedgerSchema.index({ account_id: 1, created_at: -1 });
+LedgerSchema.index({ account_id: 1, recorded_at: 1 });
+
+const WalletCheckpointSchema = new Schema<WalletCheckpointDoc>(
+  {
+    _id: String,
+    account_id: String,
+    upto: Date,
+    balance_nano: Number,
+    key_spend: [{ _id: false, key_id: String, nano: Number }],
+    rows: Number,
+    created_at: Date,
+  },
+  opts,
+);
+WalletCheckpointSchema.index({ account_id: 1, upto: -1 });
 
 const UsageSchema = new Schema<UsageDoc>(
   {
@@ -492,6 +531,7 @@ export interface Db {
   Ledger: Model<LedgerDoc>;
   Usage: Model<UsageDoc>;
   WalletAudit: Model<WalletAuditDoc>;
+  WalletCheckpoint: Model<WalletCheckpointDoc>;
   Task: Model<TaskDoc>;
   Idempotency: Model<IdempotencyDoc>;
   TaskFile: Model<TaskFileDoc>;
@@ -517,6 +557,7 @@ export async function connectMongo(url: string): Promise<Db> {
     Ledger: conn.model('Ledger', LedgerSchema, 'ledger'),
     Usage: conn.model('Usage', UsageSchema, 'usage'),
     WalletAudit: conn.model('WalletAudit', WalletAuditSchema, 'wallet_audits'),
+    WalletCheckpoint: conn.model('WalletCheckpoint', WalletCheckpointSchema, 'wallet_checkpoints'),
     Task: conn.model('Task', TaskSchema, 'tasks'),
     Idempotency: conn.model('Idempotency', IdempotencySchema, 'idempotency'),
     TaskFile: conn.model('TaskFile', TaskFileSchema, 'task_files'),
@@ -531,7 +572,7 @@ export async function connectMongo(url: string): Promise<Db> {
     KbBuild: conn.model('KbBuild', KbBuildSchema, 'kb_builds'),
     KbIdClaim: conn.model('KbIdClaim', KbIdClaimSchema, 'kb_id_claims'),
   };
-  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage, db.Task, db.User, db.Membership, db.Page, db.KbBuild].map((m) => m.init()));
+  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.WalletCheckpoint, db.Usage, db.Task, db.User, db.Membership, db.Page, db.KbBuild].map((m) => m.init()));
   return db;
 }
 

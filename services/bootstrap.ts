@@ -30,7 +30,7 @@ const CATALOGUE_RELOAD_MS = 30_000;
 
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
-  const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX)];
+  const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_CLUSTER_NODES)];
   const wallet = new Wallet(db, redis, log);
   wallet.journal.start();
   const vars = { SIMULATOR_URL: config.SIMULATOR_URL };

@@ -43,22 +43,51 @@ function rateHeaders(rate: RateDecision): Record<string, string> {
   return headers;
 }
 
+/** A concurrency slot this request holds; the settling wallet script may free it (gateway/chat/settle.ts). */
+export interface HeldLease {
+  accountId: string;
+  member: string;
+  /** The slot was freed in Redis by someone else (the settle script): stop renewing, free nothing more. */
+  freed(): void;
+}
+
+/** Every live slot of this process, renewed together by one timer (not one timer per request). */
+const live = new Map<string, { redis: GatewayDeps['redis']; key: string; member: string }>();
+let renewTimer: NodeJS.Timeout | null = null;
+
+function renewAll(): void {
+  for (const l of live.values()) void l.redis.leaseRenew(l.key, l.member, LEASE_MS).catch(() => undefined);
+}
+
 /**
  * Keep a granted concurrency slot until the response is finished or the
  * client went away (streams keep it until the socket closes); renew the lease
  * while the request lives. Returns the function that frees it.
  */
 export function holdLease(deps: GatewayDeps, ctx: Ctx, accountId: string): () => void {
-  const leaseKey = rkeys.rateLeases(accountId);
+  const key = rkeys.rateLeases(accountId);
   const member = ctx.state.requestId;
-  let released = false;
-  const renew = setInterval(() => void deps.redis.leaseRenew(leaseKey, member, LEASE_MS).catch(() => undefined), RENEW_EVERY_MS);
-  const release = () => {
-    if (released) return;
-    released = true;
-    clearInterval(renew);
-    void deps.redis.zrem(leaseKey, member).catch(() => undefined);
+  const id = `${key}\n${member}`;
+  live.set(id, { redis: deps.redis, key, member });
+  if (!renewTimer) {
+    renewTimer = setInterval(renewAll, RENEW_EVERY_MS);
+    renewTimer.unref();
+  }
+  let done = false;
+  const stop = (): boolean => {
+    if (done) return false;
+    done = true;
+    live.delete(id);
+    if (live.size === 0 && renewTimer) {
+      clearInterval(renewTimer);
+      renewTimer = null;
+    }
+    return true;
   };
+  const release = () => {
+    if (stop()) void deps.redis.zrem(key, member).catch(() => undefined);
+  };
+  ctx.state.lease = { accountId, member, freed: () => void stop() };
   ctx.res.once('close', release);
   return release;
 }
