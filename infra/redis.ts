@@ -54,12 +54,6 @@ export function connectRedis(url: string, prefix: string, clusterNodes?: string)
   return redis;
 }
 
-/** The prefix ioredis puts before every key (commands whose key position it does not know need it by hand). */
-export function keyPrefixOf(redis: RedisClient): string {
-  const o = redis.options as { keyPrefix?: string; redisOptions?: { keyPrefix?: string } };
-  return o.keyPrefix ?? o.redisOptions?.keyPrefix ?? '';
-}
-
 /**
  * Accounts are spread over this many wallet shards; each shard is one hash
  * tag `{wsN}`, so one Redis Cluster slot. Everything a script touches for one

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Db, LedgerDoc, UsageDoc } from '../infra/mongo';
 import type { Logger } from '../infra/logger';
-import { keyPrefixOf, rkeys, shardOf, WALLET_SHARDS, type RedisClient } from '../infra/redis';
+import { rkeys, shardOf, WALLET_SHARDS, type RedisClient } from '../infra/redis';
 import { insertIgnoringDuplicates } from '../infra/batch-insert';
 import { failpoint } from '../infra/failpoints';
 
@@ -43,6 +43,14 @@ function revive<T extends Record<string, unknown>>(doc: T): T {
   return doc;
 }
 
+/**
+ * ioredis neither prefixes nor routes (on a Cluster) the key of XGROUP and
+ * XINFO; as a script's KEYS it does both.
+ */
+const XGROUP_CREATE = "return redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')";
+const XGROUP_DELCONSUMER = "return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])";
+const XINFO_CONSUMERS = "return redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])";
+
 const ALL_SHARDS = Array.from({ length: WALLET_SHARDS }, (_, i) => i);
 
 /**
@@ -72,12 +80,7 @@ export class LedgerJournal {
   /** Told about every batch of ledger rows written (checkpoint bookkeeping, services/wallet.ts). */
   onRows?: (rows: LedgerDoc[]) => void;
 
-  /** ioredis prefixes the key of most commands but not XGROUP's or XINFO's. */
-  private readonly prefix: string;
-
-  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly log?: Logger) {
-    this.prefix = keyPrefixOf(redis);
-  }
+  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly log?: Logger) {}
 
   /** The stream of a wallet's shard. */
   keyOf(walletId: string): string {
@@ -203,7 +206,7 @@ export class LedgerJournal {
     if (this.groupReady.has(shard)) return;
     try {
       // From the start of the stream: entries appended before the group existed are drained too.
-      await this.redis.xgroup('CREATE', this.prefix + rkeys.journal(shard), GROUP, '0', 'MKSTREAM');
+      await this.redis.eval(XGROUP_CREATE, 1, rkeys.journal(shard), GROUP);
     } catch (err) {
       if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
     }
@@ -223,12 +226,12 @@ export class LedgerJournal {
   }
 
   private async forgetConsumers(key: string): Promise<void> {
-    const rows = (await this.redis.xinfo('CONSUMERS', this.prefix + key, GROUP)) as Array<Array<string | number>>;
+    const rows = (await this.redis.eval(XINFO_CONSUMERS, 1, key, GROUP)) as Array<Array<string | number>>;
     for (const row of rows) {
       const info: Record<string, string | number> = {};
       for (let i = 0; i + 1 < row.length; i += 2) info[String(row[i])] = row[i + 1];
       if (info.name !== this.consumer && Number(info.pending) === 0 && Number(info.idle) > FORGET_CONSUMER_MS) {
-        await this.redis.xgroup('DELCONSUMER', this.prefix + key, GROUP, String(info.name));
+        await this.redis.eval(XGROUP_DELCONSUMER, 1, key, GROUP, String(info.name));
       }
     }
   }

@@ -143,7 +143,7 @@ export class Wallet {
    * Any other op (grants, top-ups, holds, settlements, escrow moves): applied
    * once however often and from wherever it is retried. With `gate`, refused
    * when the balance would go below 0 or the key's spend above its cap.
-   * Resolves once the ledger row is written.
+   * An applied op resolves once its ledger row is written.
    */
   async apply(op: LedgerOp, gate?: { capNano: number | null }, ticket?: ChargeTicket): Promise<ApplyResult> {
     if (ticket) return strip(await this.project(op, { ticket, entry: '' }));
@@ -151,8 +151,9 @@ export class Wallet {
     if (await this.db.Ledger.exists({ _id: op.opId })) return { status: 'duplicate', ...(await this.read(op)) };
     const doc = ledgerDoc(op);
     const res = await this.project(op, { gate: gate ?? null, entry: this.journal.entry({ l: doc }) });
-    if (res.status === 'refused') return strip(res);
-    // Also for a duplicate: the first caller may still be writing the row, and this call resolves once it exists.
+    // A duplicate writes nothing: the row is the applied op's (its caller's insert, or the journal drain's),
+    // never this call's, which may differ in content under the same id.
+    if (res.status !== 'applied') return strip(res);
     doc.recorded_at = new Date();
     if (await this.ledger.insert(doc)) this.countRows([doc]);
     if (res.entryId) {
