@@ -39,6 +39,7 @@ const server = spawnManaged({
   logFile: path.join(dataDir, 'redis.log'),
 });
 const redis = connectRedis(`redis://127.0.0.1:${port}`, 'mg:');
+redis.on('error', () => undefined); // refused until the server listens: the ping loop below waits for it
 for (let i = 0; ; i++) {
   try {
     await redis.ping();

@@ -45,6 +45,10 @@ test('a rebuild after 100,000 ops reads only the rows after the checkpoint, and 
   t.truthy(cp);
   t.is(cp!.rows, HISTORY, 'the signup grant, recorded just now, is after the cut');
   t.is(cp!.balance_nano, balance);
+  // The rows went in behind the projection's back: load it from the checkpoint (plus the grant, recorded just now).
+  await gw.deps.wallet.rebuild(a.id, keys);
+  t.is(gw.deps.wallet.stats.lastLoadRows, 1);
+  t.is(await gw.deps.wallet.balance(a.id), balance + 40_440_000_000);
 
   // Recent activity after the checkpoint, through the real paths: the grant, 40 charges written ahead, 10 holds.
   let recent = 1; // the grant
@@ -61,6 +65,8 @@ test('a rebuild after 100,000 ops reads only the rows after the checkpoint, and 
   }
   const before = await gw.deps.wallet.balance(a.id);
   const spendBefore = await Promise.all(keys.map((k) => gw.deps.wallet.keySpend(k)));
+  t.is(before, balance + 40_440_000_000 - 40 * 1_000 - (39 * 40) / 2 - 10 * 5_000);
+  t.is(spendBefore[1], spend.get(keys[1])! + 20 * 1_000 + (1 + 3 + 5 + 7 + 9 + 11 + 13 + 15 + 17 + 19 + 21 + 23 + 25 + 27 + 29 + 31 + 33 + 35 + 37 + 39));
 
   // Redis loses the projection: the rebuild reads the checkpoint plus the recent rows only.
   await gw.deps.wallet.rebuild(a.id, keys);
