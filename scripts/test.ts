@@ -110,7 +110,7 @@ try {
 
   const files = avaArgs.filter((a) => !a.startsWith('-'));
   const flags = avaArgs.filter((a) => a.startsWith('-'));
-  const onCluster = files.length === 0 ? CLUSTER_SUITE : files.filter((f) => CLUSTER_SUITE.some((c) => f.startsWith(c)));
+  const onCluster = files.length === 0 ? CLUSTER_SUITE : CLUSTER_SUITE.filter((c) => files.some((f) => c.startsWith(f.replace(/^\.\//, ''))));
   if (onCluster.length > 0 && process.env.REDIS_CLUSTER_TESTS !== '0' && !process.env.REDIS_CLUSTER_NODES) {
     cluster = await phase('redis cluster', () => startRedisCluster({ dataDir, log: quietLog }));
     await phase('tests on the redis cluster (ava)', () => runAva({ ...testEnv, REDIS_CLUSTER_NODES: cluster!.nodes }, [...flags, ...onCluster]));
