@@ -42,6 +42,10 @@ export function connectRedis(url: string, prefix: string, clusterNodes?: string)
     redis = new Cluster(nodes, {
       keyPrefix: prefix,
       enableAutoPipelining: true,
+      // Auto-pipelines group commands by the slot of their first argument: commands whose first argument is
+      // not a key (script text, XREADGROUP's GROUP, the load script's key count) go out on their own.
+      autoPipeliningIgnoredCommands: ['eval', 'evalsha', 'xreadgroup', 'xread', 'xgroup', 'xinfo', 'walletLoad'],
+      slotsRefreshTimeout: 10_000,
       redisOptions: { maxRetriesPerRequest: 3 },
     }) as unknown as RedisClient;
   } else {
