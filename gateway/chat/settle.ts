@@ -11,6 +11,7 @@ import { armed, failpoint } from '../../infra/failpoints';
 import { counters } from '../../infra/counters';
 import type { UsageMisreport } from '../../domain/usage-estimate';
 import { walletOf } from '../../domain/api-key';
+import { deadlineIn } from './deadlines';
 
 export type ChatOutcome = 'success' | 'interrupted' | 'error';
 
@@ -79,7 +80,7 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
     }),
   );
   if (cost === 0) {
-    await pRetry(() => deps.wallet.journal.append({ u: row }), AHEAD_RETRY).catch(() => deps.usage.record(row));
+    await deps.wallet.journal.append({ u: row }).catch(() => pRetry(() => deps.wallet.journal.append({ u: row }), AHEAD_RETRY)).catch(() => deps.usage.record(row));
     return 0;
   }
   const op: LedgerOp = {
@@ -97,7 +98,8 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
 
 async function writeCharge(deps: GatewayDeps, op: LedgerOp, row: UsageDoc): Promise<void> {
   try {
-    await pRetry(() => deps.wallet.applyAhead(op, row), AHEAD_RETRY);
+    // The first try outside p-retry: its machinery costs more than the script on the normal path.
+    await deps.wallet.applyAhead(op, row).catch(() => pRetry(() => deps.wallet.applyAhead(op, row), AHEAD_RETRY));
     return;
   } catch (err) {
     deps.log.warn('chat charge journal unavailable; writing the ledger directly', { trace: op.ref, err });
@@ -138,9 +140,14 @@ export function settleDurably(deps: GatewayDeps, ctx: Ctx, model: Model, usage: 
   background.add(p);
   void p.finally(() => background.delete(p));
   if (background.size > MAX_BACKGROUND) return p;
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, DURABLE_WAIT_MS)));
-  return Promise.race([p, waited]).finally(() => clearTimeout(timer));
+  // The wait's bound is an entry in the shared deadline sweep, not a timer per call.
+  return new Promise<void>((resolve) => {
+    const bound = deadlineIn(DURABLE_WAIT_MS, resolve);
+    void p.then(() => {
+      bound.clear();
+      resolve();
+    });
+  });
 }
 
 /** Wait for every settlement still running (shutdown, tests). */

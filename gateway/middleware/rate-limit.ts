@@ -46,21 +46,43 @@ function rateHeaders(rate: RateDecision): Record<string, string> {
 /**
  * Keep a granted concurrency slot until the response is finished or the
  * client went away (streams keep it until the socket closes); renew the lease
- * while the request lives. Returns the function that frees it.
+ * while the request lives. Returns the function that frees it. Every held
+ * lease is renewed by one shared interval (at most RENEW_EVERY_MS after it was
+ * taken, well inside LEASE_MS), not by a timer per request.
  */
 export function holdLease(deps: GatewayDeps, ctx: Ctx, accountId: string): () => void {
-  const leaseKey = rkeys.rateLeases(accountId);
-  const member = ctx.state.requestId;
+  const lease: HeldLease = { deps, key: rkeys.rateLeases(accountId), member: ctx.state.requestId };
+  held.add(lease);
+  if (!renewer) {
+    renewer = setInterval(renewHeld, RENEW_EVERY_MS);
+    renewer.unref();
+  }
   let released = false;
-  const renew = setInterval(() => void deps.redis.leaseRenew(leaseKey, member, LEASE_MS).catch(() => undefined), RENEW_EVERY_MS);
   const release = () => {
     if (released) return;
     released = true;
-    clearInterval(renew);
-    void deps.redis.zrem(leaseKey, member).catch(() => undefined);
+    held.delete(lease);
+    void deps.redis.zrem(lease.key, lease.member).catch(() => undefined);
   };
   ctx.res.once('close', release);
   return release;
+}
+
+interface HeldLease {
+  deps: GatewayDeps;
+  key: string;
+  member: string;
+}
+
+const held = new Set<HeldLease>();
+let renewer: NodeJS.Timeout | undefined;
+
+function renewHeld(): void {
+  for (const h of held) void h.deps.redis.leaseRenew(h.key, h.member, LEASE_MS).catch(() => undefined);
+  if (held.size === 0 && renewer) {
+    clearInterval(renewer);
+    renewer = undefined;
+  }
 }
 
 export function isStreamingBody(ctx: Ctx): boolean {
