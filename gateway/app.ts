@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import Router from '@koa/router';
 import type { GatewayDeps } from './deps';
 import type { GatewayState } from './context';
 import { errorHandler } from './middleware/error-handler';
@@ -38,9 +39,13 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
   app.use(consoleMiddleware(deps));
+  // One router holding every family's routes: a request is matched once, and one allowedMethods
+  // answers 405/501, instead of passing through a routes() and an allowedMethods() per family.
+  const root = new Router<GatewayState>();
   for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), paymentRoutes(deps)]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
+    root.use(router.routes());
   }
+  app.use(root.routes());
+  app.use(root.allowedMethods());
   return app;
 }

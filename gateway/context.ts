@@ -27,6 +27,8 @@ export interface GatewayState {
   /** Parsed JSON body and its raw bytes. */
   body?: unknown;
   rawBody?: Buffer;
+  /** Bytes of each top-level member's value in the raw body (routes that ask jsonBody to measure). */
+  bodyMemberBytes?: Map<string, number>;
   /**
    * Avatar and digital-human endpoints report 401 authentication_error, 403 model_not_allowed,
    * 404 model_not_found and 400 invalid_request_error (spec 2 section 7.4).

@@ -3,8 +3,8 @@
 set -euo pipefail
 run() { exec node --import tsx "$1"; }
 case "${1:-gateway}" in
-  gateway) run gateway/server.ts ;;
-  worker) run workers/main.ts ;;
+  gateway) exec node dist/gateway.mjs ;;
+  worker) exec node dist/worker.mjs ;;
   seed) run scripts/seed.ts ;;
   simulator) run simulator/server.ts ;;
   *) exec "$@" ;;

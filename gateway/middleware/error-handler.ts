@@ -2,6 +2,7 @@ import { GatewayError, type ErrorCode } from '../../domain/errors';
 import type { Logger } from '../../infra/logger';
 import type { Ctx, Middleware } from '../context';
 import { errorBody, shapeOfPath } from '../errors/shapes';
+import { ClientDisconnected } from './body';
 
 /**
  * First in the chain: every error becomes a response in the called
@@ -14,6 +15,11 @@ export function errorHandler(log: Logger): Middleware {
       await next();
       if (ctx.status >= 400 && ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) throw routingError(ctx);
     } catch (thrown) {
+      // Nobody is left to answer; the usage capture has recorded the call as interrupted.
+      if (thrown instanceof ClientDisconnected) {
+        ctx.status = 499; // the access log's status for a client that left (nginx's convention); nothing is sent
+        return;
+      }
       let err = toGatewayError(thrown, ctx, log);
       if (ctx.state.errorDialect === 'digital-human') err = digitalHumanDialect(err);
       if (ctx.headerSent || !ctx.writable) return;

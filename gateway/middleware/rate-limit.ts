@@ -62,7 +62,9 @@ function renewAll(): void {
 /**
  * Keep a granted concurrency slot until the response is finished or the
  * client went away (streams keep it until the socket closes); renew the lease
- * while the request lives. Returns the function that frees it.
+ * while the request lives. Returns the function that frees it. Every held
+ * lease is renewed by one shared interval (at most RENEW_EVERY_MS after it was
+ * taken, well inside LEASE_MS), not by a timer per request.
  */
 export function holdLease(deps: GatewayDeps, ctx: Ctx, accountId: string): () => void {
   const key = rkeys.rateLeases(accountId);
@@ -90,6 +92,23 @@ export function holdLease(deps: GatewayDeps, ctx: Ctx, accountId: string): () =>
   ctx.state.lease = { accountId, member, freed: () => void stop() };
   ctx.res.once('close', release);
   return release;
+}
+
+interface HeldLease {
+  deps: GatewayDeps;
+  key: string;
+  member: string;
+}
+
+const held = new Set<HeldLease>();
+let renewer: NodeJS.Timeout | undefined;
+
+function renewHeld(): void {
+  for (const h of held) void h.deps.redis.leaseRenew(h.key, h.member, LEASE_MS).catch(() => undefined);
+  if (held.size === 0 && renewer) {
+    clearInterval(renewer);
+    renewer = undefined;
+  }
 }
 
 export function isStreamingBody(ctx: Ctx): boolean {
