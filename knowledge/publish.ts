@@ -1,4 +1,4 @@
-import type { Db, KbBuildDoc, KbDocumentDoc, PageDoc } from '../infra/mongo';
+import type { Db, KbBuildDoc, KbDoc, KbDocumentDoc, PageDoc } from '../infra/mongo';
 import type { RedisClient } from '../infra/redis';
 import type { Logger } from '../infra/logger';
 import { failpoint } from '../infra/failpoints';
@@ -178,4 +178,34 @@ function targetOf(p: PageDoc): LinkTarget {
 
 function compiledTarget(p: CompiledPage, b: KbBuildDoc, i: number): LinkTarget {
   return { page_id: p.page_id, document_id: b.document_id, filename: b.filename, title: p.title, aliases: p.aliases, anchor: p.anchor, ordinal: i };
+}
+
+/**
+ * A deleted team base goes away whole: every document is marked deleted
+ * (under its lock, past its latest build, so a build still running can never
+ * go live: its publish fails `kb_deleted` and cleans up after itself), and
+ * every page and stored file of the base is removed. Idempotent: a re-run
+ * after a crash finishes the job. Refuses a base that is not deleted.
+ * Returns the pages and files removed.
+ */
+export async function sweepDeletedBase(deps: BuildDeps, ref: BaseRef): Promise<{ pages: number; files: number }> {
+  const base = await deps.db.Kb.findById(baseKey(ref)).lean<KbDoc>();
+  if (!base?.deleted_at) return { pages: 0, files: 0 };
+  const docs = await deps.db.KbDocument.find({ account_id: ref.account_id, kb_id: ref.kb_id }).lean<KbDocumentDoc[]>();
+  for (const doc of docs) {
+    if (doc.deleted_at && doc.live_build_id === null) continue;
+    await withLock(deps.redis, `doc:${doc._id}`, async () => {
+      const latest = await deps.db.KbBuild.findOne({ document_id: doc._id }).sort({ seq: -1 }).select({ seq: 1 }).lean<KbBuildDoc>();
+      await deps.db.KbDocument.updateOne(
+        { _id: doc._id },
+        { $set: { deleted_at: doc.deleted_at ?? new Date(), deleted_seq: Math.max(latest?.seq ?? 0, doc.deleted_seq), live_build_id: null, updated_at: new Date() } },
+      );
+    });
+  }
+  await deps.pages.bumpVersion(ref);
+  const { deletedCount } = await deps.db.Page.deleteMany({ account_id: ref.account_id, kb_id: ref.kb_id });
+  const builds = await deps.db.KbBuild.find({ account_id: ref.account_id, kb_id: ref.kb_id }).select({ r2_key: 1 }).lean<KbBuildDoc[]>();
+  const keys = new Set([...builds.map((b) => b.r2_key), ...docs.map((d) => d.r2_key)].filter(Boolean));
+  for (const key of keys) await deps.kbFiles.delete(key);
+  return { pages: deletedCount ?? 0, files: keys.size };
 }

@@ -53,7 +53,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
   const people = new PeopleService(db, accounts);
   const kbFiles = new MongoFileStore(db.KbFile);
-  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });
+  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue, temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
   const current = () => catalogue;
   return {
     config,
