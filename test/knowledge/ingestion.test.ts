@@ -205,6 +205,25 @@ test('links resolve against the base in both directions: a missing target resolv
   t.deepEqual(alpha.links, [tiers.page_id]);
 });
 
+test('relinking after a publish reaches exactly the pages the document affects: mentions written across markup, renamed and removed targets', async (t) => {
+  const a = await gw.newAccount();
+  await load(gw, a.id, 'default', 'ops.md', '# Ops Runbook\n\nBefore a launch, read the Zeppelin **Hangar** rules and check the weather twice.');
+  await load(gw, a.id, 'default', 'misc.md', '# Misc Notes\n\nNothing here names any other page of this base at all.');
+  const find = async (title: string) => (await livePages(gw, a.id)).find((p) => p.title === title)!;
+  t.deepEqual((await find('Ops Runbook')).outgoing_links, []);
+
+  // The mentioned page arrives: the mention (split by emphasis markup) resolves; the unrelated page is untouched.
+  const misc = await find('Misc Notes');
+  await load(gw, a.id, 'default', 'hangar.md', '# Zeppelin Hangar\n\nThe hangar holds two airships and their crews.');
+  const hangar = await find('Zeppelin Hangar');
+  t.deepEqual((await find('Ops Runbook')).outgoing_links, [{ id: hangar.page_id, resolved: true, title: 'Zeppelin Hangar' }]);
+  t.deepEqual(await find('Misc Notes'), misc);
+
+  // The target is renamed (a new section id): the stale link is dropped.
+  await load(gw, a.id, 'default', 'hangar.md', '# Airship Dock\n\nThe dock holds two airships and their crews.');
+  t.deepEqual((await find('Ops Runbook')).outgoing_links, []);
+});
+
 test('Chinese and Japanese: split on headings, sentence summaries, CJK tags, title mentions as links', async (t) => {
   const a = await gw.newAccount();
   const zh = `# 知识库\n\n知识库把上传的文档变成互相链接的页面。每个页面都有标题、摘要和标签。\n\n## 检索增强生成\n\n检索增强生成先检索相关页面，再交给模型生成回答。它依赖知识库里的页面。\n`;
