@@ -72,6 +72,7 @@ export class KbBases {
       compiler, compiler_model, deleted_at: null, created_at: new Date(),
     };
     await this.deps.db.Kb.create(doc);
+    await this.deps.kbScope.changed();
     return doc;
   }
 
@@ -107,6 +108,7 @@ export class KbBases {
     }
     // The personal base has no record until it is first changed.
     await this.deps.db.Kb.updateOne({ _id: doc._id }, { $set: set, $setOnInsert: { account_id: accountId, kb_id: kbId, kind: doc.kind, created_at: doc.created_at, deleted_at: null, ...(doc.kind === 'personal' ? { name: doc.name, readers: 'all' } : {}) } }, { upsert: true });
+    if (set.readers !== undefined) await this.deps.kbScope.changed();
     return this.get(accountId, kbId);
   }
 
@@ -127,6 +129,7 @@ export class KbBases {
     if (doc.kind === 'personal') throw errors.invalidRequest('the personal base `default` cannot be deleted; delete its documents instead');
     await this.deps.db.Kb.updateOne({ _id: doc._id }, { $set: { deleted_at: new Date() } });
     await this.deps.pages.bumpVersion({ account_id: accountId, kb_id: kbId });
+    await this.deps.kbScope.changed();
     await this.startSweep(accountId, kbId);
   }
 
