@@ -47,13 +47,13 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const pages = new PageStore(db, redis);
   const corpora = new CorpusCache(pages);
   const retrieval = new Retrieval(corpora);
-  const kbScope = new KnowledgeScope(db);
+  const kbScope = new KnowledgeScope(db, redis);
   const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
   const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
-  const people = new PeopleService(db, accounts);
+  const people = new PeopleService(db, accounts, () => kbScope.changed());
   const kbFiles = new MongoFileStore(db.KbFile);
-  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });
+  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue, temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
   const current = () => catalogue;
   return {
     config,

@@ -4,3 +4,4 @@ export { mediaTaskWorkflow } from './media-task';
 export { linkSweeperWorkflow } from './link-sweeper';
 export { benchNoopWorkflow } from './bench';
 export { kbBuildWorkflow } from './kb-build';
+export { kbSweepWorkflow } from './kb-sweep';
