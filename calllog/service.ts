@@ -41,10 +41,17 @@ export interface CallLogEntry {
 export class CallLog {
   constructor(private readonly deps: { db: Db; usage: UsageRecorder; config: Pick<Config, 'TEMPORAL_UI_URL' | 'TEMPORAL_NAMESPACE'> }) {}
 
+  /**
+   * A call's row by primary key: a row's id is its request id, or its task id
+   * for a task. A task's submission request id is found through the task
+   * (`tasks.request_id` is indexed), so no lookup scans the usage collection.
+   */
   private async findRow(id: string, reader: LogReader): Promise<UsageDoc | null> {
     const scope = reader.kind === 'account' ? { account_id: reader.accountId } : {};
-    const query = { $or: [{ _id: id }, { request_id: id }, { task_id: id }], ...scope };
-    return this.deps.db.Usage.findOne(query).lean<UsageDoc>();
+    const row = await this.deps.db.Usage.findOne({ _id: id, ...scope }).lean<UsageDoc>();
+    if (row) return row;
+    const task = await this.deps.db.Task.findOne({ request_id: id, ...scope }, { _id: 1 }).lean<{ _id: string }>();
+    return task ? this.deps.db.Usage.findOne({ _id: task._id, ...scope }).lean<UsageDoc>() : null;
   }
 
   /** The entry, or null when the id is unknown or belongs to another account. */

@@ -457,6 +457,8 @@ const TaskSchema = new Schema<TaskDoc>(
   { ...opts, minimize: false },
 );
 TaskSchema.index({ account_id: 1, endpoint: 1, created_at: -1 });
+/** The call log finds a task by its submission's request id (calllog/service.ts). */
+TaskSchema.index({ request_id: 1 });
 
 const IdempotencySchema = new Schema<IdempotencyDoc>(
   {
