@@ -72,16 +72,17 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
     },
 
     /** One delivery attempt. Throws on a non-2xx answer, a timeout or a connection failure (retried), and on a refused target (not retried). */
-    async deliverTaskWebhook(input: { taskId: string; eventId: string }): Promise<{ status: number }> {
+    async deliverTaskWebhook(input: { taskId: string; eventId: string; round?: number }): Promise<{ status: number }> {
       const attempt = Context.current().info.attempt;
+      const round = input.round ?? 0;
       const event = await m.Event.findById(input.eventId).lean<WebhookEventDoc>();
       if (!event) throw ApplicationFailure.nonRetryable(`webhook event ${input.eventId} not found`, 'EventNotFound');
-      const attemptId = `${event._id}:${attempt}`;
+      const attemptId = round === 0 ? `${event._id}:${attempt}` : `${event._id}:r${round}:${attempt}`;
       const startedAt = new Date();
       await m.Attempt.replaceOne(
         { _id: attemptId },
         {
-          _id: attemptId, event_id: event._id, task_id: event.task_id, account_id: event.account_id, attempt, outcome: 'in_progress',
+          _id: attemptId, event_id: event._id, task_id: event.task_id, account_id: event.account_id, round, attempt, outcome: 'in_progress',
           status_code: null, error: null, started_at: startedAt, completed_at: null, duration_ms: null,
         },
         { upsert: true },
@@ -127,6 +128,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         'x-gateway-task-id': event.task_id,
         'x-gateway-poll-status': String(event.poll_status),
         'x-gateway-delivery-attempt': String(attempt),
+        ...(round > 0 ? { 'x-gateway-delivery-replay': String(round) } : {}),
       };
       const r = await postDelivery(target, headers, body, deps.config.WEBHOOK_TIMEOUT_MS);
       if (r.kind === 'delivered') {
@@ -139,7 +141,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
 
     /** The retries ran out (24 h) or the target was refused: the event ends undelivered. */
     async closeTaskWebhook(input: { eventId: string; state: 'failed' | 'refused'; error: string }): Promise<void> {
-      await m.Event.updateOne({ _id: input.eventId, state: { $ne: 'delivered' } }, { $set: { state: input.state, last_error: input.error, updated_at: new Date() } });
+      await m.Event.updateOne({ _id: input.eventId }, { $set: { state: input.state, last_error: input.error, updated_at: new Date() } });
     },
   };
 }

@@ -14,6 +14,7 @@ export interface DeliveryLog {
   status: DeliveryStatus;
   event: { id: string; type: string; created_at: number | null; delivered_at: number | null; attempts: number; last_error: string | null } | null;
   data: Array<{
+    round: number;
     attempt: number;
     event_id: string;
     outcome: string;
@@ -40,8 +41,7 @@ export async function deliveryLog(db: Db, task: TaskDoc & { callback_url?: strin
     m.Attempt.find({ event_id: eventId }).lean<WebhookAttemptDoc[]>(),
   ]);
   if (!event) return { ...base, status: FINAL_STATES.has(task.state) ? 'pending' : 'waiting', event: null, data: [] };
-  attempts.sort((a, b) => a.attempt - b.attempt);
-  const last = attempts.length ? attempts[attempts.length - 1].attempt : 0;
+  attempts.sort((a, b) => new Date(a.started_at).getTime() - new Date(b.started_at).getTime() || a.attempt - b.attempt);
   return {
     ...base,
     status: event.state,
@@ -49,10 +49,11 @@ export async function deliveryLog(db: Db, task: TaskDoc & { callback_url?: strin
       id: event._id, type: event.type, created_at: unix(event.created_at), delivered_at: unix(event.delivered_at),
       attempts: attempts.length, last_error: event.last_error,
     },
-    data: attempts.map((a) => ({
+    data: attempts.map((a, i) => ({
+      round: a.round ?? 0,
       attempt: a.attempt,
       event_id: a.event_id,
-      outcome: a.outcome === 'in_progress' && a.attempt < last ? 'interrupted' : a.outcome,
+      outcome: a.outcome === 'in_progress' && i < attempts.length - 1 ? 'interrupted' : a.outcome,
       status_code: a.status_code,
       error: a.error,
       started_at: unix(a.started_at),

@@ -54,6 +54,9 @@ export interface WebhookAttemptDoc {
   event_id: string;
   task_id: string;
   account_id: string;
+  /** 0: the delivery when the task ended; 1, 2, ...: replays asked for by the account. */
+  round: number;
+  /** Temporal's attempt number within the round. */
   attempt: number;
   outcome: AttemptOutcome;
   status_code: number | null;
@@ -80,7 +83,7 @@ const EventSchema = new Schema<WebhookEventDoc>(
 );
 const AttemptSchema = new Schema<WebhookAttemptDoc>(
   {
-    _id: String, event_id: { type: String, index: true }, task_id: String, account_id: String, attempt: Number, outcome: String,
+    _id: String, event_id: { type: String, index: true }, task_id: String, account_id: String, round: { type: Number, default: 0 }, attempt: Number, outcome: String,
     status_code: { type: Number, default: null }, error: { type: String, default: null }, started_at: Date,
     completed_at: { type: Date, default: null }, duration_ms: { type: Number, default: null },
   },

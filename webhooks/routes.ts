@@ -9,10 +9,12 @@ import { rateLimit } from '../gateway/middleware/rate-limit';
 import { requireAdmin } from '../gateway/routes/admin';
 import { deliveryLog } from './deliveries';
 import { WebhookSecrets } from './secrets';
+import { replayTaskWebhook } from './replay';
 
 /**
  * Task webhooks over HTTP (docs/webhooks.md):
  * - `GET /v1/tasks/{id}/deliveries`: the delivery log of any task of the key's account (404 otherwise);
+ * - `POST /v1/tasks/{id}/deliveries/replay`: send the webhook again (same event id), 202;
  * - operators: `POST /admin/v1/accounts/{id}/webhook-secret` (create, 201, the secret shown once),
  *   `POST .../webhook-secret/rotate` (a new secret, the old one signs too for 24 h),
  *   `GET .../webhook-secret` (metadata; the plaintext only if it was never shown).
@@ -26,6 +28,11 @@ export function webhookRoutes(deps: GatewayDeps): Router<GatewayState> {
     const task = await deps.db.Task.findById(ctx.params.id).lean<TaskDoc>();
     if (!task || task.account_id !== ctx.state.auth!.account.id) throw errors.notFound(`no task ${ctx.params.id}`);
     ctx.body = await deliveryLog(deps.db, task);
+  });
+
+  router.post('/v1/tasks/:id/deliveries/replay', ...read, async (ctx) => {
+    ctx.status = 202;
+    ctx.body = await replayTaskWebhook(deps, ctx.state.auth!.account.id, ctx.params.id);
   });
 
   const path = '/admin/v1/accounts/:account/webhook-secret';

@@ -8,8 +8,8 @@ const { openTaskWebhook, closeTaskWebhook } = proxyLocalActivities<WebhookActivi
 });
 
 /** The workflow id of a task's webhook delivery (one per task: starting it twice is refused). */
-export function taskWebhookWorkflowId(taskId: string): string {
-  return `webhook-${taskId}`;
+export function taskWebhookWorkflowId(taskId: string, round = 0): string {
+  return round === 0 ? `webhook-${taskId}` : `webhook-${taskId}-replay-${round}`;
 }
 
 export interface TaskWebhookResult {
@@ -24,8 +24,10 @@ export interface TaskWebhookResult {
  * Delivery is one activity that Temporal retries with exponential backoff
  * (non-2xx, timeout, connection failure) within a 24-hour window: durable
  * across worker crashes, at least once, always with the same event id.
+ * A replay (`round` 1, 2, ...: POST /v1/tasks/{id}/deliveries/replay) runs
+ * the same delivery again, with the same event id and body.
  */
-export async function taskWebhookWorkflow(input: { taskId: string }): Promise<TaskWebhookResult> {
+export async function taskWebhookWorkflow(input: { taskId: string; round?: number }): Promise<TaskWebhookResult> {
   const plan = await openTaskWebhook({ taskId: input.taskId });
   if (!plan) return { state: 'none', eventId: null };
   const { deliverTaskWebhook } = proxyActivities<WebhookActivities>({
@@ -40,7 +42,7 @@ export async function taskWebhookWorkflow(input: { taskId: string }): Promise<Ta
     },
   });
   try {
-    await deliverTaskWebhook({ taskId: input.taskId, eventId: plan.eventId });
+    await deliverTaskWebhook({ taskId: input.taskId, eventId: plan.eventId, round: input.round ?? 0 });
     return { state: 'delivered', eventId: plan.eventId };
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : err;

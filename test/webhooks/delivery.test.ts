@@ -170,3 +170,47 @@ test('an account without a secret gets one made at its first callback; an operat
     await rx.close();
   }
 });
+
+test('replay: the same event id and body again, freshly signed; 409 while a delivery is under way; 400 without a callback; 404 for another account', async (t) => {
+  const { key, secret } = await account();
+  const rx = await startReceiver();
+  try {
+    const sub = await post(gw, key, '/v1/images/generations', { model: 'gpt-image-1', prompt: 'again', async: true, callback_url: rx.url });
+    const { id } = (await sub.json()) as { id: string };
+    const [first] = await rx.waitFor(1);
+    await deliveriesUntil(gw, key, id, (l) => l.status === 'delivered');
+    const replay = await post(gw, key, `/v1/tasks/${id}/deliveries/replay`, {});
+    t.is(replay.status, 202);
+    t.like(await replay.json(), { object: 'webhook_replay', task_id: id, event_id: first.headers['webhook-id'], round: 1, status: 'pending' });
+    const [, second] = await rx.waitFor(2);
+    t.is(second.headers['webhook-id'], first.headers['webhook-id']);
+    t.is(second.body, first.body);
+    t.is(second.headers['x-gateway-delivery-replay'], '1');
+    t.true(verifyRecipe(secret, second.headers, second.body));
+    const log = await deliveriesUntil(gw, key, id, (l) => l.status === 'delivered' && l.data.length === 2);
+    t.deepEqual(log.data.map((a: any) => [a.round, a.attempt, a.outcome]), [[0, 1, 'delivered'], [1, 1, 'delivered']]);
+
+    const plain = await post(gw, key, '/v1/images/generations', { model: 'gpt-image-1', prompt: 'no hook', async: true });
+    const plainId = ((await plain.json()) as { id: string }).id;
+    t.is((await post(gw, key, `/v1/tasks/${plainId}/deliveries/replay`, {})).status, 400);
+    const other = await account(false);
+    t.is((await post(gw, other.key, `/v1/tasks/${id}/deliveries/replay`, {})).status, 404);
+  } finally {
+    await rx.close();
+  }
+});
+
+test('replay is refused (409) while the first delivery is still retrying', async (t) => {
+  const { key } = await account();
+  const rx = await startReceiver(() => 503);
+  try {
+    const sub = await post(gw, key, '/v1/images/generations', { model: 'gpt-image-1', prompt: 'busy', async: true, callback_url: rx.url });
+    const { id } = (await sub.json()) as { id: string };
+    await rx.waitFor(1);
+    await deliveriesUntil(gw, key, id, (l) => l.status === 'pending' && l.event !== null);
+    const r = await post(gw, key, `/v1/tasks/${id}/deliveries/replay`, {});
+    t.is(r.status, 409);
+  } finally {
+    await rx.close();
+  }
+});
