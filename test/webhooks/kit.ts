@@ -42,7 +42,7 @@ export async function startReceiver(answer: (n: number, r: Received, res: Server
   return {
     url,
     received,
-    async waitFor(n, timeoutMs = 60_000) {
+    async waitFor(n, timeoutMs = 150_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < n) {
         if (Date.now() > deadline) throw new Error(`only ${received.length} of ${n} deliveries arrived`);
@@ -95,7 +95,7 @@ export function get(gw: TestGateway, key: string, path: string): Promise<Respons
 }
 
 /** Poll the task's delivery log until `done(log)`. */
-export async function deliveriesUntil(gw: TestGateway, key: string, taskId: string, done: (log: any) => boolean, timeoutMs = 60_000): Promise<any> {
+export async function deliveriesUntil(gw: TestGateway, key: string, taskId: string, done: (log: any) => boolean, timeoutMs = 150_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const log = await (await get(gw, key, `/v1/tasks/${taskId}/deliveries`)).json();
