@@ -15,6 +15,7 @@ import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
 import { mediaErrorJson } from '../domain/error-bodies';
+import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
 
 export interface MediaActivityDeps {
   db: Db;
@@ -112,22 +113,25 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         const budget = base === null ? null : (deps.config.MEDIA_MAX_RUN_MS ?? base);
         const deadline = budget === null ? {} : { deadline: task.created_at.getTime() + budget, deadlineMessage: `no channel answered within ${budget / 1000} s` };
         let climbed;
+        const tried: CallAttempt[] = [];
         try {
-          climbed = await climbLadder(entries, MEDIA_LADDER, async ({ provider, call }) => {
+          climbed = await climbLadder(entries, MEDIA_LADDER, loggedAttempt(tried, (e) => e.call.channel.id, async ({ provider, call }) => {
             failpoint('media.submit.before-upstream');
             const r = await provider.submit(call);
             failpoint('media.submit.after-upstream');
             return r;
-          }, deadline);
+          }), deadline);
         } catch (err) {
-          return { kind: 'done', outcome: outcomeOfFailure(err) };
+          const outcome = outcomeOfFailure(err);
+          await patchTask(task._id, { attempts_log: tried });
+          return { kind: 'done', outcome };
         }
         const { value: r, channel: { call }, attempts } = climbed;
         if (r.kind === 'task') {
-          await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts } });
+          await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts }, attempts_log: tried });
           return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId };
         }
-        await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: null, attempts }, started_at: new Date() });
+        await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: null, attempts }, attempts_log: tried, started_at: new Date() });
         return { kind: 'done', outcome: r.outcome };
       } finally {
         clearInterval(beat);

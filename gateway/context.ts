@@ -1,5 +1,6 @@
 import type { ParameterizedContext, Next } from 'koa';
 import type { AuthState } from '../domain/api-key';
+import type { CallAttempt } from '../domain/call-attempts';
 import type { RateDecision } from '../services/auth-lookup';
 import type { IdempotencyHandle } from './middleware/idempotency';
 import type { HeldLease } from './middleware/rate-limit';
@@ -34,6 +35,12 @@ export interface GatewayState {
    * 404 model_not_found and 400 invalid_request_error (spec 2 section 7.4).
    */
   errorDialect?: 'digital-human';
+  /** An async submission's checked `callback_url` (webhooks/submission.ts). */
+  callbackUrl?: string;
+  /** The upstream attempts of this call, for its usage row and the call log (domain/call-attempts.ts). */
+  attempts?: CallAttempt[];
+  /** Who reads the call log (calllog/routes.ts). */
+  logReader?: { kind: 'account'; accountId: string } | { kind: 'operator' };
   /** Present on charging POSTs sent with an Idempotency-Key. */
   idempotency?: IdempotencyHandle;
 }

@@ -54,6 +54,20 @@ const EnvSchema = z.object({
   FAILPOINTS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** The Temporal web UI, for the console's links from a task to its workflow (operators only). */
   TEMPORAL_UI_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  /**
+   * production (the default): task callback URLs must be https to a public address; development and test:
+   * http is also allowed, and loopback hosts too (never private or link-local ones). docs/webhooks.md.
+   */
+  DEPLOYMENT_MODE: z.enum(['production', 'development', 'test']).default('production'),
+  /** Task webhooks: how long one delivery attempt may take (connect, send, answer). */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Task webhooks: the first retry interval; each next one doubles, up to WEBHOOK_RETRY_MAX_INTERVAL_MS. */
+  WEBHOOK_RETRY_INITIAL_MS: z.coerce.number().int().positive().default(5_000),
+  WEBHOOK_RETRY_MAX_INTERVAL_MS: z.coerce.number().int().positive().default(3_600_000),
+  /** Task webhooks: how long a delivery keeps being retried (24 h). */
+  WEBHOOK_RETRY_WINDOW_MS: z.coerce.number().int().positive().default(86_400_000),
+  /** Task webhooks: DNS servers (`host[:port]`, comma-separated) resolving callback hosts at delivery; unset: the system resolver. */
+  WEBHOOK_DNS_SERVERS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** HMAC secret of the payment processor's webhooks; unset, one is derived from ADMIN_TOKEN (the stand-in processor signs with the same). */
   PAYMENT_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
 });

@@ -1,5 +1,6 @@
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import type { TaskDocument } from '../domain/media/task';
+import type { CallAttempt } from '../domain/call-attempts';
 
 /**
  * MongoDB collections. Written for FerretDB v1 as well as MongoDB: no
@@ -232,6 +233,8 @@ export interface UsageDoc {
   result_expires_at: Date | null;
   /** Billed on the character estimate: the upstream's usage was missing, zero or implausibly low (or the turn was cut). */
   usage_estimated?: boolean;
+  /** The upstream attempts (channel, status, latency), at most three; never the prompt (docs/call-log.md). */
+  attempts?: CallAttempt[];
   /** Agent-key calls: the agent, and the knowledge-base pages injected as context (ids). */
   agent_id?: string | null;
   kb_page_ids?: string[];
@@ -460,6 +463,7 @@ const UsageSchema = new Schema<UsageDoc>(
     attempts_count: { type: Number, default: 1 },
     result_urls: { type: [String], default: [] },
     result_expires_at: { type: Date, default: null },
+    attempts: { type: [Schema.Types.Mixed], default: undefined },
     agent_id: { type: String, default: null },
     kb_page_ids: { type: [String], default: undefined },
     created_at: Date,
@@ -486,11 +490,14 @@ const TaskSchema = new Schema<TaskDoc>(
     upstream: { type: Schema.Types.Mixed, default: null }, result: { type: Schema.Types.Mixed, default: null },
     final_body: { type: String, default: null }, final_status: { type: Number, default: null },
     error_code: { type: String, default: null }, error_message: { type: String, default: null }, request_id: String,
+    callback_url: { type: String, default: undefined }, attempts_log: { type: [Schema.Types.Mixed], default: undefined },
     created_at: Date, started_at: { type: Date, default: null }, completed_at: { type: Date, default: null }, updated_at: Date,
   },
   { ...opts, minimize: false },
 );
 TaskSchema.index({ account_id: 1, endpoint: 1, created_at: -1 });
+/** The call log finds a task by its submission's request id (calllog/service.ts). */
+TaskSchema.index({ request_id: 1 });
 
 const IdempotencySchema = new Schema<IdempotencyDoc>(
   {

@@ -104,6 +104,8 @@ try {
     ...(simulatorUrl ? { SIMULATOR_URL: simulatorUrl } : {}),
     WORKFLOW_BUNDLE: workflowBundle,
     TEST_STACK: '1',
+    // Task callbacks may go to receivers on loopback (docs/webhooks.md).
+    DEPLOYMENT_MODE: process.env.DEPLOYMENT_MODE || 'test',
     ...(chromium ? { CHROMIUM_PATH: chromium } : {}),
   };
   await phase('tests (ava)', () => runAva(testEnv, avaArgs));

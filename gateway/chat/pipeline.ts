@@ -16,6 +16,7 @@ import { usageToBill } from '../../domain/usage-estimate';
 import { relayStream } from './stream-relay';
 import { deadlineIn } from './deadlines';
 import { recordOutcome } from '../middleware/usage-capture';
+import { loggedAttempt, type CallAttempt } from '../../domain/call-attempts';
 import { climbLadder, CHAT_LADDER, UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';
 
 export interface ChatCall {
@@ -145,10 +146,13 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
   };
 
   let attempts = 0;
+  // Channel, status and latency of each attempt, for the usage row and the call log (at most 3).
+  const tried: CallAttempt[] = [];
+  ctx.state.attempts = tried;
   try {
     let answer: Answer;
     try {
-      ({ value: answer } = await climbLadder(call.channels, CHAT_LADDER, async (channel, n): Promise<Answer> => {
+      ({ value: answer } = await climbLadder(call.channels, CHAT_LADDER, loggedAttempt(tried, (c) => c.id, async (channel, n): Promise<Answer> => {
         attempts = n;
         const prepared = prepare(env, call, channel);
         const provider = chatProviders[channel.upstream];
@@ -172,7 +176,7 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
           throw transportFailure(err);
         });
         return { prepared, res, bytes };
-      }));
+      }, (a) => a.res.statusCode)));
     } catch (err) {
       if (err instanceof ClientGone) return await clientLeft(env, ctx, call, attempts);
       throw chatUpstreamFailure(err, env.config.CHAT_UPSTREAM_TIMEOUT_MS);

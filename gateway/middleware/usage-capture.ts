@@ -48,6 +48,7 @@ export function outcomeRow(ctx: Ctx, row: OutcomeRow): UsageRow {
     model: ctx.state.model ?? null,
     latency_ms: Math.round(performance.now() - ctx.state.startedAt),
     ...ctx.state.usageTags,
+    ...(ctx.state.attempts?.length ? { attempts: ctx.state.attempts } : {}),
     ...row,
   };
 }
