@@ -15,6 +15,7 @@ import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
 import { mediaErrorJson } from '../domain/error-bodies';
+import type { ChannelHealth } from '../services/channel-health';
 
 export interface MediaActivityDeps {
   db: Db;
@@ -25,6 +26,8 @@ export interface MediaActivityDeps {
   temporal: Client;
   config: Config;
   log: Logger;
+  /** The process's channel breakers (services/channel-health.ts); absent, the ladder ignores health. */
+  channelHealth?: ChannelHealth;
 }
 
 /** Uploads and large answers outlive the idempotency retention (7 days), then go. */
@@ -118,7 +121,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
             const r = await provider.submit(call);
             failpoint('media.submit.after-upstream');
             return r;
-          }, deadline);
+          }, { ...deadline, breaker: deps.channelHealth?.forLadder((e: (typeof entries)[number]) => e.call.channel.id) });
         } catch (err) {
           return { kind: 'done', outcome: outcomeOfFailure(err) };
         }

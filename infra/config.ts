@@ -48,6 +48,12 @@ const EnvSchema = z.object({
   AGENT_SCOPE_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   /** The key sent upstream to channels whose `api_key_env` is UPSTREAM_API_KEY (every seeded channel). */
   UPSTREAM_API_KEY: z.string().min(1).default('gateway'),
+  /** Consecutive failures (5xx, timeouts, connection errors) that open a channel's circuit breaker (docs/channels.md). */
+  CHANNEL_BREAKER_FAILURES: z.coerce.number().int().min(1).default(5),
+  /** How long an open breaker keeps its channel behind the healthy ones before a probe may try it. */
+  CHANNEL_BREAKER_COOLDOWN_MS: z.coerce.number().int().positive().default(30_000),
+  /** How often each process checks the channel version in Redis (a missed change message is caught then). */
+  CATALOGUE_POLL_MS: z.coerce.number().int().positive().default(2_000),
   /** Test-only crash points, comma-separated (infra/failpoints.ts). */
   FAILPOINTS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** The Temporal web UI, for the console's links from a task to its workflow (operators only). */
@@ -64,9 +70,12 @@ export type Config = z.infer<typeof EnvSchema> & {
   UPSTREAM_KEYS: Readonly<Record<string, string>>;
 };
 
-/** The key to send to a channel: the variable its `api_key_env` names, or 'gateway' (the simulator accepts any). */
-export function upstreamApiKey(config: Pick<Config, 'UPSTREAM_KEYS'>, channel: { api_key_env?: string | null }): string {
-  return (channel.api_key_env && config.UPSTREAM_KEYS[channel.api_key_env]) || 'gateway';
+/**
+ * The key to send to a channel: its stored secret (unsealed when the catalogue
+ * loads), else the variable its `api_key_env` names, else 'gateway' (the simulator accepts any).
+ */
+export function upstreamApiKey(config: Pick<Config, 'UPSTREAM_KEYS'>, channel: { api_key_env?: string | null; api_key?: string }): string {
+  return channel.api_key || (channel.api_key_env && config.UPSTREAM_KEYS[channel.api_key_env]) || 'gateway';
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

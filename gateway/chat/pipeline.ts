@@ -162,7 +162,7 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
           throw transportFailure(err);
         });
         return { prepared, res, bytes };
-      }));
+      }, { breaker: env.channelHealth.ladder }));
     } catch (err) {
       if (err instanceof ClientGone) return await clientLeft(env, ctx, call, attempts);
       throw chatUpstreamFailure(err, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
