@@ -65,9 +65,14 @@ const EnvSchema = z.object({
 /** A channel's `api_key_env` must name a variable of this form; its value is read here, once, with the rest. */
 const UPSTREAM_KEY_VAR = /^[A-Z][A-Z0-9_]*_API_KEY$/;
 
+/** A channel's `base_url` may start with `${NAME}` for a variable of this form (or SIMULATOR_URL). */
+const CHANNEL_URL_VAR = /^[A-Z][A-Z0-9_]*_BASE_URL$/;
+
 export type Config = z.infer<typeof EnvSchema> & {
   /** Every `*_API_KEY` variable of the environment, by name: the upstream keys channels may name. */
   UPSTREAM_KEYS: Readonly<Record<string, string>>;
+  /** `${VAR}` values of channel URLs: SIMULATOR_URL and every `*_BASE_URL` variable of the environment. */
+  CHANNEL_URL_VARS: Readonly<Record<string, string>>;
 };
 
 /**
@@ -87,7 +92,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const keys: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (UPSTREAM_KEY_VAR.test(name) && value) keys[name] = value;
   keys.UPSTREAM_API_KEY = parsed.data.UPSTREAM_API_KEY;
-  return { ...parsed.data, UPSTREAM_KEYS: keys };
+  const urls: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (CHANNEL_URL_VAR.test(name) && value) urls[name] = value.replace(/\/+$/, '');
+  urls.SIMULATOR_URL = parsed.data.SIMULATOR_URL;
+  return { ...parsed.data, UPSTREAM_KEYS: keys, CHANNEL_URL_VARS: urls };
 }
 
 /** The crash points of this process (the failpoint module reads them before any Config is built). */

@@ -501,7 +501,8 @@ const CatalogueModelSchema = new Schema<CatalogueModelDoc>({ _id: String, doc: S
 const CatalogueRulesSchema = new Schema<CatalogueRulesDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 const ChannelSchema = new Schema<ChannelDoc>(
   { _id: String, doc: Schema.Types.Mixed, origin: String, deleted_at: { type: Date, default: null }, created_at: Date, updated_at: Date },
-  opts,
+  // Keep empty objects (`capabilities: {}`): the record is read back as written.
+  { ...opts, minimize: false },
 );
 
 export interface Db {

@@ -36,7 +36,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const catalogueCache = await CatalogueCache.start({
     db, redis, prefix: config.REDIS_PREFIX, log, pollMs: config.CATALOGUE_POLL_MS,
     env: {
-      vars: { SIMULATOR_URL: config.SIMULATOR_URL }, upstreamKeys: config.UPSTREAM_KEYS, encryptionKey: config.KEY_ENCRYPTION_KEY,
+      vars: config.CHANNEL_URL_VARS, upstreamKeys: config.UPSTREAM_KEYS, encryptionKey: config.KEY_ENCRYPTION_KEY,
       onBadSecret: (channel, err) => log.error('channel secret does not unseal (KEY_ENCRYPTION_KEY changed?)', { channel, err }),
     },
   });

@@ -62,7 +62,13 @@ export interface CatalogueEnv {
 /** The live (not deleted) channels as stored, by id order. */
 export async function loadChannelRecords(db: Db): Promise<ChannelRecord[]> {
   const docs = await db.Channel.find({ deleted_at: null }).lean<ChannelDoc[]>();
-  return docs.map((d) => d.doc as ChannelRecord).sort((a, b) => a.id.localeCompare(b.id));
+  return docs.map((d) => storedRecord(d.doc)).sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** A stored channel document, with the optional parts a store may have dropped (empty objects) put back. */
+export function storedRecord(doc: unknown): ChannelRecord {
+  const r = doc as ChannelRecord;
+  return { ...r, protocols: r.protocols ?? null, capabilities: r.capabilities ?? {}, models: r.models ?? [], note: r.note ?? null };
 }
 
 /** The key a channel sends: the env variable's value, or its unsealed secret (nothing when neither is set). */

@@ -11,6 +11,7 @@ import {
 import { getTranslator } from '../protocols';
 import type { Protocol } from '../protocols/types';
 import type { CatalogueCache } from './catalogue-cache';
+import { storedRecord } from './catalogue-store';
 import type { ChannelHealth } from './channel-health';
 
 /** A channel with its bookkeeping, as the management API shows it. */
@@ -140,5 +141,5 @@ export class ChannelService {
 }
 
 function entryOf(doc: ChannelDoc): ChannelEntry {
-  return { record: doc.doc as ChannelRecord, origin: doc.origin, created_at: doc.created_at, updated_at: doc.updated_at };
+  return { record: storedRecord(doc.doc), origin: doc.origin, created_at: doc.created_at, updated_at: doc.updated_at };
 }
