@@ -1,7 +1,7 @@
 /**
  * A circuit breaker per channel (pure; the clock is passed in). Closed: every
  * request may use the channel; `failureThreshold` consecutive failures (5xx,
- * timeouts, connection errors) open it. Open: the ladder puts the channel
+ * timeouts, connection errors), each within a cool-down of the one before, open it. Open: the ladder puts the channel
  * behind every healthy one for `coolDownMs`. Then half-open: one request at a
  * time probes it; a success closes it, a failure opens it for another
  * cool-down. An answer below 500 (the upstream is alive) counts as a success.
@@ -35,6 +35,7 @@ export class CircuitBreaker {
   /** When the half-open probe in flight started (null: none in flight). */
   private probeStartedAt: number | null = null;
   private lastFailure: string | null = null;
+  private lastFailureAt: number | null = null;
   private opens = 0;
 
   constructor(private readonly policy: BreakerPolicy) {}
@@ -62,6 +63,9 @@ export class CircuitBreaker {
       this.openedAt = null;
       this.probeStartedAt = null;
     } else if (verdict === 'failed') {
+      // A failure long after the last one starts a new streak: the channel is not "failing again and again".
+      if (this.state === 'closed' && this.lastFailureAt !== null && now - this.lastFailureAt > this.policy.coolDownMs) this.failures = 0;
+      this.lastFailureAt = now;
       this.failures++;
       this.lastFailure = reason ?? null;
       if (this.state !== 'closed' || this.failures >= this.policy.failureThreshold) {

@@ -49,7 +49,7 @@ const EnvSchema = z.object({
   /** The key sent upstream to channels whose `api_key_env` is UPSTREAM_API_KEY (every seeded channel). */
   UPSTREAM_API_KEY: z.string().min(1).default('gateway'),
   /** Consecutive failures (5xx, timeouts, connection errors) that open a channel's circuit breaker (docs/channels.md). */
-  CHANNEL_BREAKER_FAILURES: z.coerce.number().int().min(1).default(5),
+  CHANNEL_BREAKER_FAILURES: z.coerce.number().int().min(1).default(10),
   /** How long an open breaker keeps its channel behind the healthy ones before a probe may try it. */
   CHANNEL_BREAKER_COOLDOWN_MS: z.coerce.number().int().positive().default(30_000),
   /** How often each process checks the channel version in Redis (a missed change message is caught then). */

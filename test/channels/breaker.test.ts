@@ -32,6 +32,17 @@ test('half-open lets one probe through; success closes, failure reopens', (t) =>
   t.like(b.snapshot(2004), { state: 'closed', consecutive_failures: 0, opens: 2 });
 });
 
+test('failures further apart than a cool-down do not chain into a streak', (t) => {
+  const b = new CircuitBreaker(policy);
+  b.record('failed', 0);
+  b.record('failed', 900);
+  b.record('failed', 2000);
+  t.like(b.snapshot(2001), { state: 'closed', consecutive_failures: 1 });
+  b.record('failed', 2500);
+  b.record('failed', 3000);
+  t.is(b.snapshot(3001).state, 'open');
+});
+
 test('a probe that never reports back frees the slot after a cool-down; a neutral verdict frees it at once', (t) => {
   const b = new CircuitBreaker(policy);
   for (let i = 0; i < 3; i++) b.record('failed', 0);

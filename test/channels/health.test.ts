@@ -6,7 +6,8 @@ import { startGateway, type TestGateway } from '../helpers/stack';
 import { addFault, post, upstreamCount, usageRow, user } from '../chat/helpers';
 import { channelBreakerStates } from '../../services/channel-health';
 
-const COOL_DOWN_MS = 1500;
+/** Long enough that a loaded machine finishes each open phase inside it. */
+const COOL_DOWN_MS = 4000;
 
 let gw: TestGateway;
 let key: string;
@@ -41,11 +42,13 @@ test.serial('consecutive 5xx open the breaker; traffic fails over past it; after
   t.true(channelBreakerStates().some((s) => s.channel === 'deepseek-a' && s.state === 'open'));
 
   // Open: requests go to deepseek-b first, one attempt each; deepseek-a is not touched.
+  const traces: string[] = [];
   for (let i = 0; i < 3; i++) {
     const r = await chat('deepseek-r1');
     t.is(r.status, 200);
-    t.is((await usageRow(gw, r.trace)).attempts_count, 1);
+    traces.push(r.trace);
   }
+  for (const trace of traces) t.is((await usageRow(gw, trace)).attempts_count, 1);
   t.is(await upstreamCount(gw, 'deepseek-a'), 3);
   t.is(await upstreamCount(gw, 'deepseek-b'), 6);
 
