@@ -84,7 +84,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
   const callFor = (task: TaskDoc, channelId?: string): { call: ProviderCall; provider: (typeof mediaProviders)[string] }[] => {
     const model = deps.catalogue().resolve(task.model);
     if (!model) throw ApplicationFailure.nonRetryable(`model ${task.model} left the catalogue`, 'ModelGone');
-    const channels = deps.catalogue().channels(model, 'task').filter((c) => !channelId || c.id === channelId);
+    // A poll goes to the channel that accepted the task, even if it left the ladder since.
+    const found = channelId ? deps.catalogue().channel(model, 'task', channelId) : undefined;
+    const channels = channelId ? (found ? [found] : []) : deps.catalogue().channels(model, 'task');
     return channels.map((channel) => {
       const provider = mediaProviders[channel.upstream];
       if (!provider) throw ApplicationFailure.nonRetryable(`no media provider ${channel.upstream}`, 'NoProvider');

@@ -113,8 +113,17 @@ export class Catalogue {
   private readonly byId = new Map<string, Model>();
   readonly models: Model[];
 
-  /** `ladders`: each model's channels per protocol (domain/channels.ts `resolveChannels`); absent: no channels. */
-  constructor(models: ModelDef[], readonly pricingRules: PricingRules, ladders: ReadonlyMap<string, Record<string, Channel[]>> = new Map()) {
+  /**
+   * `ladders`: each model's channels per protocol (domain/channels.ts `resolveChannels`); absent: no channels.
+   * `offLadder`: the same for disabled or deleted channels, which serve no new request but still finish
+   * the tasks they accepted (`channel`).
+   */
+  constructor(
+    models: ModelDef[],
+    readonly pricingRules: PricingRules,
+    ladders: ReadonlyMap<string, Record<string, Channel[]>> = new Map(),
+    private readonly offLadder: ReadonlyMap<string, Record<string, Channel[]>> = new Map(),
+  ) {
     this.models = models.map((m) => ({ ...m, channels: ladders.get(m.id) ?? {} }));
     for (const m of this.models) this.byId.set(m.id, m);
     for (const m of this.models) for (const alias of m.aliases) if (!this.byId.has(alias)) this.byId.set(alias, m);
@@ -128,6 +137,11 @@ export class Catalogue {
   /** The model's ladder on one protocol, in order (priority, then weight). */
   channels(model: Model, protocol: string): Channel[] {
     return model.channels[protocol] ?? [];
+  }
+
+  /** One channel of the model by id, on its ladder or off it (disabled, deleted): a task polls the channel that accepted it. */
+  channel(model: Model, protocol: string, id: string): Channel | undefined {
+    return this.channels(model, protocol).find((c) => c.id === id) ?? this.offLadder.get(model.id)?.[protocol]?.find((c) => c.id === id);
   }
 }
 

@@ -59,11 +59,6 @@ export interface CatalogueEnv {
   onBadSecret?: (channelId: string, err: unknown) => void;
 }
 
-/** The live (not deleted) channels as stored, by id order. */
-export async function loadChannelRecords(db: Db): Promise<ChannelRecord[]> {
-  const docs = await db.Channel.find({ deleted_at: null }).lean<ChannelDoc[]>();
-  return docs.map((d) => storedRecord(d.doc)).sort((a, b) => a.id.localeCompare(b.id));
-}
 
 /** A stored channel document, with the optional parts a store may have dropped (empty objects) put back. */
 export function storedRecord(doc: unknown): ChannelRecord {
@@ -88,16 +83,19 @@ export function channelCredentials(c: ChannelRecord, env: CatalogueEnv): { api_k
 
 /** Load the registry from Mongo: models, rules, and each model's ladders from the enabled channels. */
 export async function loadCatalogue(db: Db, env: CatalogueEnv): Promise<Catalogue> {
-  const [rules, models, channels] = await Promise.all([
+  const [rules, models, docs] = await Promise.all([
     db.CatalogueRules.findById('pricing_rules').lean(),
     db.CatalogueModel.find({}).lean(),
-    loadChannelRecords(db),
+    db.Channel.find({}).lean<ChannelDoc[]>(),
   ]);
+  const records = docs.map((d) => ({ record: storedRecord(d.doc), live: d.deleted_at === null && storedRecord(d.doc).enabled }));
+  const channels = records.filter((r) => r.live).map((r) => r.record);
+  const off = records.filter((r) => !r.live).map((r) => ({ ...r.record, enabled: true }));
   if (!rules) throw new Error('catalogue not seeded: run `npm run seed`');
   const defs = models.map((m) => ModelSchema.parse(m.doc)).sort((a, b) => a.id.localeCompare(b.id));
   const ids = new Map<string, string>();
   for (const m of defs) ids.set(m.id, m.id);
   for (const m of defs) for (const a of m.aliases) if (!ids.has(a)) ids.set(a, m.id);
-  const ladders = resolveChannels(channels, (id) => ids.get(id), (c) => channelCredentials(c, env), (url) => substituteUrl(url, env.vars));
-  return new Catalogue(defs, PricingRulesSchema.parse(rules.doc), ladders);
+  const resolve = (list: ChannelRecord[]) => resolveChannels(list, (id) => ids.get(id), (c) => channelCredentials(c, env), (url) => substituteUrl(url, env.vars));
+  return new Catalogue(defs, PricingRulesSchema.parse(rules.doc), resolve(channels), resolve(off));
 }

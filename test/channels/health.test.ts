@@ -119,6 +119,29 @@ test.serial('media submissions fail over past an open channel too', async (t) =>
   t.is(await touched('suno-a'), 3, 'the open channel was not tried');
 });
 
+test.serial('a task keeps polling the channel that accepted it after that channel is disabled', async (t) => {
+  await gw.control('POST', '/media/reset');
+  // The first polls fail (retried by the activity): time to disable the channel while the task is in flight.
+  await gw.control('POST', '/media/faults', { channel: 'ark-video-a', fault: { type: 'poll_fail', count: 3 } });
+  const r = await post(gw, '/v1/videos/generations', { model: 'seedance-1-0-pro', content: [{ type: 'text', text: 'a channel leaves mid-task' }] }, { key });
+  t.is(r.status, 200, r.text);
+  const id = r.json.id;
+  const deadline = Date.now() + 15_000;
+  while (!(await gw.deps.db.Task.findById(id).lean())?.upstream?.task_id && Date.now() < deadline) await sleep(20);
+  t.is((await gw.deps.db.Task.findById(id).lean())!.upstream!.channel, 'ark-video-a');
+  t.is((await gw.admin('PATCH', '/channels/ark-video-a', { enabled: false })).status, 200);
+  try {
+    let task = await gw.deps.db.Task.findById(id).lean();
+    while (!['succeeded', 'failed'].includes(task!.state) && Date.now() < deadline + 30_000) {
+      await sleep(100);
+      task = await gw.deps.db.Task.findById(id).lean();
+    }
+    t.is(task!.state, 'succeeded', JSON.stringify({ error: task!.error_code, message: task!.error_message }));
+  } finally {
+    await gw.admin('PATCH', '/channels/ark-video-a', { enabled: true });
+  }
+});
+
 test.serial('test this channel: one small real request, its status, latency and answer', async (t) => {
   const ok = await gw.admin('POST', '/channels/openai-b/test', {});
   t.is(ok.status, 200, JSON.stringify(ok.body));
