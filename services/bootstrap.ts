@@ -38,6 +38,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     env: {
       vars: config.CHANNEL_URL_VARS, upstreamKeys: config.UPSTREAM_KEYS, encryptionKey: config.KEY_ENCRYPTION_KEY,
       onBadSecret: (channel, err) => log.error('channel secret does not unseal (KEY_ENCRYPTION_KEY changed?)', { channel, err }),
+      onBadUrl: (channel, baseUrl) => log.error('channel left out: its base_url names a variable this process lacks', { channel, base_url: baseUrl }),
     },
   });
   const channelHealth = new ChannelHealth(redis, { failureThreshold: config.CHANNEL_BREAKER_FAILURES, coolDownMs: config.CHANNEL_BREAKER_COOLDOWN_MS }, log);

@@ -57,6 +57,8 @@ export interface CatalogueEnv {
   encryptionKey: string;
   /** Told about a channel whose secret does not unseal (a rotated KEY_ENCRYPTION_KEY). */
   onBadSecret?: (channelId: string, err: unknown) => void;
+  /** Told about an enabled channel whose base URL names a variable this process does not have. */
+  onBadUrl?: (channelId: string, baseUrl: string) => void;
 }
 
 
@@ -89,7 +91,13 @@ export async function loadCatalogue(db: Db, env: CatalogueEnv): Promise<Catalogu
     db.Channel.find({}).lean<ChannelDoc[]>(),
   ]);
   const records = docs.map((d) => ({ record: storedRecord(d.doc), live: d.deleted_at === null && storedRecord(d.doc).enabled }));
-  const channels = records.filter((r) => r.live).map((r) => r.record);
+  // A `${VAR}` URL whose variable is not set in this process leaves the channel out (a relative URL is no upstream).
+  const reachable = (c: ChannelRecord) => {
+    const ok = /^https?:\/\//.test(substituteUrl(c.base_url, env.vars));
+    if (!ok) env.onBadUrl?.(c.id, c.base_url);
+    return ok;
+  };
+  const channels = records.filter((r) => r.live && reachable(r.record)).map((r) => r.record);
   const off = records.filter((r) => !r.live).map((r) => ({ ...r.record, enabled: true }));
   if (!rules) throw new Error('catalogue not seeded: run `npm run seed`');
   const defs = models.map((m) => ModelSchema.parse(m.doc)).sort((a, b) => a.id.localeCompare(b.id));
