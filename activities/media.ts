@@ -16,6 +16,7 @@ import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
 import { mediaErrorJson } from '../domain/error-bodies';
 import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
+import type { ChannelHealth } from '../services/channel-health';
 
 export interface MediaActivityDeps {
   db: Db;
@@ -26,6 +27,8 @@ export interface MediaActivityDeps {
   temporal: Client;
   config: Config;
   log: Logger;
+  /** The process's channel breakers (services/channel-health.ts); absent, the ladder ignores health. */
+  channelHealth?: ChannelHealth;
 }
 
 /** Uploads and large answers outlive the idempotency retention (7 days), then go. */
@@ -82,7 +85,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
   const callFor = (task: TaskDoc, channelId?: string): { call: ProviderCall; provider: (typeof mediaProviders)[string] }[] => {
     const model = deps.catalogue().resolve(task.model);
     if (!model) throw ApplicationFailure.nonRetryable(`model ${task.model} left the catalogue`, 'ModelGone');
-    const channels = deps.catalogue().channels(model, 'task').filter((c) => !channelId || c.id === channelId);
+    // A poll goes to the channel that accepted the task, even if it left the ladder since.
+    const found = channelId ? deps.catalogue().channel(model, 'task', channelId) : undefined;
+    const channels = channelId ? (found ? [found] : []) : deps.catalogue().channels(model, 'task');
     return channels.map((channel) => {
       const provider = mediaProviders[channel.upstream];
       if (!provider) throw ApplicationFailure.nonRetryable(`no media provider ${channel.upstream}`, 'NoProvider');
@@ -120,7 +125,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
             const r = await provider.submit(call);
             failpoint('media.submit.after-upstream');
             return r;
-          }), deadline);
+          }), { ...deadline, breaker: deps.channelHealth?.forLadder((e: (typeof entries)[number]) => e.call.channel.id) });
         } catch (err) {
           const outcome = outcomeOfFailure(err);
           await patchTask(task._id, { attempts_log: tried });

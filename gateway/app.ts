@@ -25,6 +25,7 @@ import { consoleMiddleware } from '../console/index';
 import { paymentRoutes } from '../payments/routes';
 import { kbFileRoutes } from './routes/kb-files';
 import { adminKbRoutes } from './routes/admin-kb';
+import { channelRoutes } from './routes/admin-channels';
 import { wikiRoutes } from './routes/wiki';
 import { mcpRoutes } from '../mcp/http';
 import { difyRoutes } from './routes/dify';
@@ -44,7 +45,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   // One router holding every family's routes: a request is matched once, and one allowedMethods
   // answers 405/501, instead of passing through a routes() and an allowedMethods() per family.
   const root = new Router<GatewayState>();
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), paymentRoutes(deps), webhookRoutes(deps), callLogRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), channelRoutes(deps), paymentRoutes(deps), webhookRoutes(deps), callLogRoutes(deps)]) {
     root.use(router.routes());
   }
   app.use(root.routes());

@@ -50,6 +50,12 @@ const EnvSchema = z.object({
   AGENT_SCOPE_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   /** The key sent upstream to channels whose `api_key_env` is UPSTREAM_API_KEY (every seeded channel). */
   UPSTREAM_API_KEY: z.string().min(1).default('gateway'),
+  /** Consecutive failures (5xx, timeouts, connection errors) that open a channel's circuit breaker (docs/channels.md). */
+  CHANNEL_BREAKER_FAILURES: z.coerce.number().int().min(1).default(10),
+  /** How long an open breaker keeps its channel behind the healthy ones before a probe may try it. */
+  CHANNEL_BREAKER_COOLDOWN_MS: z.coerce.number().int().positive().default(30_000),
+  /** How often each process checks the channel version in Redis (a missed change message is caught then). */
+  CATALOGUE_POLL_MS: z.coerce.number().int().positive().default(2_000),
   /** Test-only crash points, comma-separated (infra/failpoints.ts). */
   FAILPOINTS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** The Temporal web UI, for the console's links from a task to its workflow (operators only). */
@@ -75,14 +81,22 @@ const EnvSchema = z.object({
 /** A channel's `api_key_env` must name a variable of this form; its value is read here, once, with the rest. */
 const UPSTREAM_KEY_VAR = /^[A-Z][A-Z0-9_]*_API_KEY$/;
 
+/** A channel's `base_url` may start with `${NAME}` for a variable of this form (or SIMULATOR_URL). */
+const CHANNEL_URL_VAR = /^[A-Z][A-Z0-9_]*_BASE_URL$/;
+
 export type Config = z.infer<typeof EnvSchema> & {
   /** Every `*_API_KEY` variable of the environment, by name: the upstream keys channels may name. */
   UPSTREAM_KEYS: Readonly<Record<string, string>>;
+  /** `${VAR}` values of channel URLs: SIMULATOR_URL and every `*_BASE_URL` variable of the environment. */
+  CHANNEL_URL_VARS: Readonly<Record<string, string>>;
 };
 
-/** The key to send to a channel: the variable its `api_key_env` names, or 'gateway' (the simulator accepts any). */
-export function upstreamApiKey(config: Pick<Config, 'UPSTREAM_KEYS'>, channel: { api_key_env?: string | null }): string {
-  return (channel.api_key_env && config.UPSTREAM_KEYS[channel.api_key_env]) || 'gateway';
+/**
+ * The key to send to a channel: its stored secret (unsealed when the catalogue
+ * loads), else the variable its `api_key_env` names, else 'gateway' (the simulator accepts any).
+ */
+export function upstreamApiKey(config: Pick<Config, 'UPSTREAM_KEYS'>, channel: { api_key_env?: string | null; api_key?: string }): string {
+  return channel.api_key || (channel.api_key_env && config.UPSTREAM_KEYS[channel.api_key_env]) || 'gateway';
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -94,7 +108,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const keys: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (UPSTREAM_KEY_VAR.test(name) && value) keys[name] = value;
   keys.UPSTREAM_API_KEY = parsed.data.UPSTREAM_API_KEY;
-  return { ...parsed.data, UPSTREAM_KEYS: keys };
+  const urls: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (CHANNEL_URL_VAR.test(name) && value) urls[name] = value.replace(/\/+$/, '');
+  urls.SIMULATOR_URL = parsed.data.SIMULATOR_URL;
+  return { ...parsed.data, UPSTREAM_KEYS: keys, CHANNEL_URL_VARS: urls };
 }
 
 /** The crash points of this process (the failpoint module reads them before any Config is built). */

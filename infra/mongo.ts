@@ -316,6 +316,21 @@ export interface CatalogueRulesDoc {
   updated_at: Date;
 }
 
+/**
+ * A channel (domain/channels.ts ChannelRecord, in `doc`). `origin` says who
+ * wrote it last: the catalogue seed rewrites its own channels and leaves the
+ * ones an operator created or edited alone; a deleted channel stays as a
+ * tombstone so a later seed does not bring it back.
+ */
+export interface ChannelDoc {
+  _id: string;
+  doc: unknown;
+  origin: 'seed' | 'api';
+  deleted_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
 const opts = { versionKey: false as const, _id: false };
 
 const AccountSchema = new Schema<AccountDoc>(
@@ -530,6 +545,11 @@ const KbFileSchema = new Schema<KbFileDoc>(
 
 const CatalogueModelSchema = new Schema<CatalogueModelDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 const CatalogueRulesSchema = new Schema<CatalogueRulesDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
+const ChannelSchema = new Schema<ChannelDoc>(
+  { _id: String, doc: Schema.Types.Mixed, origin: String, deleted_at: { type: Date, default: null }, created_at: Date, updated_at: Date },
+  // Keep empty objects (`capabilities: {}`): the record is read back as written.
+  { ...opts, minimize: false },
+);
 
 export interface Db {
   conn: Connection;
@@ -544,6 +564,7 @@ export interface Db {
   TaskFile: Model<TaskFileDoc>;
   CatalogueModel: Model<CatalogueModelDoc>;
   CatalogueRules: Model<CatalogueRulesDoc>;
+  Channel: Model<ChannelDoc>;
   User: Model<UserDoc>;
   Membership: Model<MembershipDoc>;
   Kb: Model<KbDoc>;
@@ -570,6 +591,7 @@ export async function connectMongo(url: string): Promise<Db> {
     TaskFile: conn.model('TaskFile', TaskFileSchema, 'task_files'),
     CatalogueModel: conn.model('CatalogueModel', CatalogueModelSchema, 'catalogue_models'),
     CatalogueRules: conn.model('CatalogueRules', CatalogueRulesSchema, 'catalogue_rules'),
+    Channel: conn.model('Channel', ChannelSchema, 'channels'),
     User: conn.model('User', UserSchema, 'users'),
     Membership: conn.model('Membership', MembershipSchema, 'memberships'),
     Kb: conn.model('Kb', KbSchema, 'kbs'),

@@ -104,6 +104,15 @@ export const rkeys = {
   none: (accountId: string) => `${tag(accountId)}none`,
   /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */
   kbVersion: (accountId: string, kbId: string) => `kbver:${accountId}/${kbId}`,
+  /** Bumped on every channel change: each process's catalogue cache reloads when it moves (services/catalogue-cache.ts). */
+  catalogueVersion: () => 'catalogue:version',
+  /** Each process's last reported circuit-breaker state of a channel, by process id (services/channel-health.ts). */
+  channelHealth: (channelId: string) => `chan:health:${channelId}`,
+};
+
+/** Pub/sub channel names are not keys: ioredis does not prefix them, so the deployment prefix is added here. */
+export const rchannels = {
+  catalogueChanged: (prefix: string) => `${prefix}catalogue:changed`,
 };
 
 export function sameShard(a: string, b: string): boolean {

@@ -176,7 +176,7 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
           throw transportFailure(err);
         });
         return { prepared, res, bytes };
-      }, (a) => a.res.statusCode)));
+      }, (a) => a.res.statusCode), { breaker: env.channelHealth.ladder }));
     } catch (err) {
       if (err instanceof ClientGone) return await clientLeft(env, ctx, call, attempts);
       throw chatUpstreamFailure(err, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
