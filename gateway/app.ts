@@ -27,6 +27,10 @@ import { adminKbRoutes } from './routes/admin-kb';
 import { wikiRoutes } from './routes/wiki';
 import { mcpRoutes } from '../mcp/http';
 import { difyRoutes } from './routes/dify';
+import { metrics } from '../metrics/index';
+import { httpMetrics } from '../metrics/http';
+import { tracing } from '../tracing/sdk';
+import { traceLink } from '../tracing/koa';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -35,6 +39,8 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.silent = true;
   // The access log wraps the error handler, so it records the status the client got.
   app.use(trace(deps.log));
+  if (tracing) app.use(traceLink());
+  if (metrics) app.use(httpMetrics(deps, metrics));
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
   app.use(consoleMiddleware(deps));

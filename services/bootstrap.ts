@@ -25,6 +25,7 @@ import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
 import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 import { KbBases } from '../knowledge/bases';
 import { KbIngestion } from '../knowledge/ingestion';
+import { temporalClientInterceptors } from '../tracing/temporal';
 
 const CATALOGUE_RELOAD_MS = 30_000;
 
@@ -50,7 +51,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const kbScope = new KnowledgeScope(db);
   const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
   const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
-  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, interceptors: temporalClientInterceptors() });
   const people = new PeopleService(db, accounts);
   const kbFiles = new MongoFileStore(db.KbFile);
   const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });

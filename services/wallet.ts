@@ -3,6 +3,7 @@ import type { Logger } from '../infra/logger';
 import { BatchInserter, insertIgnoringDuplicates } from '../infra/batch-insert';
 import { rkeys, type RedisClient } from '../infra/redis';
 import { LedgerJournal } from './ledger-journal';
+import { countWalletOp } from '../metrics/index';
 
 /** Op markers outlive any retry window of activities and clients. */
 const MARKER_TTL_S = 8 * 24 * 3600;
@@ -158,6 +159,7 @@ export class Wallet {
         continue;
       }
       const s = status === 1 ? 'applied' : status === 0 ? 'duplicate' : 'refused';
+      countWalletOp(op.kind, s, op.amountNano);
       return { status: s, balanceNano: Number(bal), keySpendNano: Number(spent) };
     }
     throw new Error(`wallet projection for ${op.accountId} could not be loaded`);

@@ -2,11 +2,20 @@ import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createWorker, ensureLinkSweeper } from './worker';
+import { startMetrics } from '../metrics/start';
+import { watchStore } from '../metrics/store';
+import { watchWorker } from '../metrics/temporal';
+import { tracing } from '../tracing/sdk';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' });
 const deps = await buildDeps(config, log);
+const metrics = await startMetrics(config, 'worker', log);
 const { worker, connection } = await createWorker(config, deps);
+if (metrics) {
+  watchWorker(metrics, worker);
+  watchStore(metrics, deps.db, log);
+}
 await ensureLinkSweeper(deps.temporal, config.TEMPORAL_TASK_QUEUE, log);
 log.info('worker started', { taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE });
 process.once('SIGINT', () => worker.shutdown());
@@ -14,4 +23,5 @@ process.once('SIGTERM', () => worker.shutdown());
 await worker.run();
 await connection.close();
 await deps.close();
+await tracing?.shutdown().catch(() => undefined);
 log.info('worker stopped');
