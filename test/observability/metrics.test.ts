@@ -3,6 +3,7 @@
 // docs/observability.md is driven by real calls and read back from the
 // metrics listener in the text format.
 import test from 'ava';
+import fs from 'node:fs';
 import { enableMetrics } from '../../metrics/index';
 import { serveMetrics } from '../../metrics/server';
 import { watchStore } from '../../metrics/store';
@@ -187,8 +188,10 @@ test.serial('a wallet audit is counted by its verdict; the event-loop lag and pr
     taskQueue: gw.config.TEMPORAL_TASK_QUEUE, workflowId: `audit-metrics-${Date.now()}`, args: [{ accountId: account.id, repair: false }],
   });
   t.is(result.driftNano, 0);
-  const { samples } = await scrape();
+  const { text, samples } = await scrape();
   t.is(valueOf(samples, 'gateway_wallet_audits_total', { result: 'clean', repaired: 'false' }), 1);
+  // The sample exposition in docs/ comes from here: METRICS_SAMPLE_OUT=docs/observability-sample-metrics.txt.
+  if (process.env.METRICS_SAMPLE_OUT) fs.writeFileSync(process.env.METRICS_SAMPLE_OUT, text);
   t.is(seriesOf(samples, 'nodejs_eventloop_lag_seconds').length, 1);
   t.true(seriesOf(samples, 'nodejs_eventloop_lag_p99_seconds').length === 1);
   t.true(valueOf(samples, 'process_resident_memory_bytes') > 0);
