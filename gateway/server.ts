@@ -5,9 +5,11 @@ import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
 import { startMetrics } from '../metrics/start';
 import { tracing } from '../tracing/sdk';
+import { guardProcess } from '../infra/process-guards';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
+guardProcess(log);
 const deps = await buildDeps(config, log);
 await startMetrics(config, 'gateway', log);
 const app = createApp(deps);

@@ -1,5 +1,6 @@
 import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logger';
+import { guardProcess } from '../infra/process-guards';
 import { buildDeps } from '../services/bootstrap';
 import { createWorker, ensureLinkSweeper } from './worker';
 import { startMetrics } from '../metrics/start';
@@ -9,6 +10,7 @@ import { tracing } from '../tracing/sdk';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' });
+guardProcess(log);
 const deps = await buildDeps(config, log);
 const metrics = await startMetrics(config, 'worker', log);
 const { worker, connection } = await createWorker(config, deps);
