@@ -27,9 +27,9 @@ import { adminKbRoutes } from './routes/admin-kb';
 import { wikiRoutes } from './routes/wiki';
 import { mcpRoutes } from '../mcp/http';
 import { difyRoutes } from './routes/dify';
-import { metrics } from '../metrics/index';
+import { currentMetrics } from '../metrics/index';
 import { httpMetrics } from '../metrics/http';
-import { tracing } from '../tracing/sdk';
+import { currentTracing } from '../tracing/sdk';
 import { traceLink } from '../tracing/koa';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
@@ -39,7 +39,8 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.silent = true;
   // The access log wraps the error handler, so it records the status the client got.
   app.use(trace(deps.log));
-  if (tracing) app.use(traceLink());
+  if (currentTracing()) app.use(traceLink());
+  const metrics = currentMetrics();
   if (metrics) app.use(httpMetrics(deps, metrics));
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());

@@ -4,7 +4,7 @@ import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
 import { startMetrics } from '../metrics/start';
-import { tracing } from '../tracing/sdk';
+import { currentTracing } from '../tracing/sdk';
 import { guardProcess } from '../infra/process-guards';
 
 const config = loadConfig();
@@ -29,7 +29,7 @@ async function shutdown(signal: string) {
   server.closeAllConnections();
   await drainSettlements();
   await deps.close();
-  await tracing?.shutdown().catch(() => undefined);
+  await currentTracing()?.shutdown().catch(() => undefined);
   process.exit(0);
 }
 process.once('SIGINT', () => void shutdown('SIGINT'));

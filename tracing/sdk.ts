@@ -22,8 +22,12 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** The process's tracing once started, or undefined (off: no SDK, no hooks, no cost). */
-export let tracing: Tracing | undefined;
+let tracing: Tracing | undefined;
+
+/** The process's tracing once started, or undefined (off: no SDK, no hooks, no cost). A function: see metrics/index.ts currentMetrics. */
+export function currentTracing(): Tracing | undefined {
+  return tracing;
+}
 
 /** The exporter the standard variables name: OTLP over http/protobuf (default) or http/json, or the console. */
 function exportersFromEnv(env: Record<string, string | undefined>): SpanExporter[] {

@@ -8,14 +8,14 @@ import {
   makeWorkflowExporter,
   type OpenTelemetrySinks,
 } from '@temporalio/interceptors-opentelemetry';
-import { tracing } from './sdk';
+import { currentTracing } from './sdk';
 
 /** The workflow interceptor module the worker bundles (Temporal's OpenTelemetry interceptors, re-exported). */
 export const WORKFLOW_INTERCEPTORS_PATH = new URL('./workflow-interceptors.ts', import.meta.url).pathname;
 
 /** The Temporal client's interceptors: a started workflow carries the caller's trace context in its headers. */
 export function temporalClientInterceptors(): { workflow: WorkflowClientInterceptor[] } | undefined {
-  return tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+  return currentTracing() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
 }
 
 /**
@@ -53,7 +53,7 @@ function sandboxSpanAdapter(processors: SpanProcessor[]): SpanProcessor {
  * sink is always registered: with tracing off it drops what it gets.
  */
 export function workerTracing(): { activity: NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']>; sinks: InjectedSinks<OpenTelemetrySinks> } {
-  const t = tracing;
+  const t = currentTracing();
   if (!t) return { activity: [], sinks: { exporter: { export: { fn: () => undefined } } } };
   return {
     activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],

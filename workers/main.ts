@@ -6,7 +6,7 @@ import { createWorker, ensureLinkSweeper } from './worker';
 import { startMetrics } from '../metrics/start';
 import { watchStore } from '../metrics/store';
 import { watchWorker } from '../metrics/temporal';
-import { tracing } from '../tracing/sdk';
+import { currentTracing } from '../tracing/sdk';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' });
@@ -25,5 +25,5 @@ process.once('SIGTERM', () => worker.shutdown());
 await worker.run();
 await connection.close();
 await deps.close();
-await tracing?.shutdown().catch(() => undefined);
+await currentTracing()?.shutdown().catch(() => undefined);
 log.info('worker stopped');

@@ -5,7 +5,7 @@ import type { Config } from '../infra/config';
 import { WORKFLOWS_PATH } from '../infra/temporal';
 import { createActivities, type ActivityDeps } from '../activities';
 import { linkSweeperWorkflow, LINK_SWEEPER_ID } from '../workflows/link-sweeper';
-import { metrics } from '../metrics/index';
+import { currentMetrics } from '../metrics/index';
 import { activityMetrics } from '../metrics/temporal';
 import { workerTracing, WORKFLOW_INTERCEPTORS_PATH } from '../tracing/temporal';
 
@@ -13,6 +13,7 @@ import { workerTracing, WORKFLOW_INTERCEPTORS_PATH } from '../tracing/temporal';
 export async function createWorker(config: Config, deps: ActivityDeps, opts: { taskQueue?: string } = {}) {
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const traced = workerTracing();
+  const metrics = currentMetrics();
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
