@@ -55,7 +55,7 @@ for (const v of variants) {
     name: `gateway-${v.name}`, cmd: process.execPath, args: ['--import', 'tsx', '--import', './tracing/register.ts', 'gateway/server.ts'],
     env: { ...process.env, ...env, ...v.env, PORT: String(port) }, logFile: path.resolve(`.data/bench-logs/gateway-${v.name}.log`),
   });
-  await waitForPort(port, proc, 60_000);
+  await waitForPort(port, proc, 180_000); // a loaded shared machine starts tsx slowly
   gateways.push({ name: v.name, url: `http://127.0.0.1:${port}`, metricsPort: v.env.METRICS_PORT });
 }
 
