@@ -14,6 +14,7 @@ import type { Wallet } from '../services/wallet';
 import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
+import { countTaskFinished } from '../metrics/index';
 import { mediaErrorJson } from '../domain/error-bodies';
 import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
 import type { ChannelHealth } from '../services/channel-health';
@@ -191,6 +192,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
         error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
       });
+      if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
       failpoint('media.settle.before-report');
       return { costNano: cost };
     },

@@ -1,5 +1,6 @@
 import { isDuplicateKey, type Db } from '../infra/mongo';
 import type { Wallet } from '../services/wallet';
+import { countWalletAudit } from '../metrics/index';
 
 export interface WalletActivityDeps {
   db: Db;
@@ -33,6 +34,7 @@ export function createWalletActivities(deps: WalletActivityDeps) {
       const drift = projected - totals.balanceNano;
       const repaired = input.repair && drift !== 0;
       if (repaired) await deps.wallet.rebuild(input.accountId, [...totals.keySpend.keys()]);
+      countWalletAudit(drift, repaired);
       try {
         await deps.db.WalletAudit.create({
           _id: input.auditId, account_id: input.accountId, ledger_balance_nano: totals.balanceNano,

@@ -31,6 +31,10 @@ import { mcpRoutes } from '../mcp/http';
 import { difyRoutes } from './routes/dify';
 import { webhookRoutes } from '../webhooks/routes';
 import { callLogRoutes } from '../calllog/routes';
+import { currentMetrics } from '../metrics/index';
+import { httpMetrics } from '../metrics/http';
+import { currentTracing } from '../tracing/sdk';
+import { traceLink } from '../tracing/koa';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -39,6 +43,9 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.silent = true;
   // The access log wraps the error handler, so it records the status the client got.
   app.use(trace(deps.log));
+  if (currentTracing()) app.use(traceLink());
+  const metrics = currentMetrics();
+  if (metrics) app.use(httpMetrics(deps, metrics));
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
   app.use(consoleMiddleware(deps));

@@ -3,12 +3,15 @@ import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
+import { startMetrics } from '../metrics/start';
+import { currentTracing } from '../tracing/sdk';
 import { guardProcess } from '../infra/process-guards';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
 guardProcess(log);
 const deps = await buildDeps(config, log);
+await startMetrics(config, 'gateway', log);
 const app = createApp(deps);
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
@@ -26,6 +29,7 @@ async function shutdown(signal: string) {
   server.closeAllConnections();
   await drainSettlements();
   await deps.close();
+  await currentTracing()?.shutdown().catch(() => undefined);
   process.exit(0);
 }
 process.once('SIGINT', () => void shutdown('SIGINT'));

@@ -74,6 +74,10 @@ const EnvSchema = z.object({
   WEBHOOK_RETRY_WINDOW_MS: z.coerce.number().int().positive().default(86_400_000),
   /** Task webhooks: DNS servers (`host[:port]`, comma-separated) resolving callback hosts at delivery; unset: the system resolver. */
   WEBHOOK_DNS_SERVERS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  /** Prometheus `/metrics` on its own listener (docs/observability.md); unset: metrics are off and cost nothing. Gateway and worker each take their own. */
+  METRICS_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
+  /** Interface of the metrics listener: loopback by default; a scraper on another host needs 0.0.0.0 (and a firewall). */
+  METRICS_HOST: z.string().default('127.0.0.1'),
   /** HMAC secret of the payment processor's webhooks; unset, one is derived from ADMIN_TOKEN (the stand-in processor signs with the same). */
   PAYMENT_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
 });
@@ -112,6 +116,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [name, value] of Object.entries(env)) if (CHANNEL_URL_VAR.test(name) && value) urls[name] = value.replace(/\/+$/, '');
   urls.SIMULATOR_URL = parsed.data.SIMULATOR_URL;
   return { ...parsed.data, UPSTREAM_KEYS: keys, CHANNEL_URL_VARS: urls };
+}
+
+/**
+ * Tracing (tracing/) reads the standard OpenTelemetry variables: it is on when
+ * an exporter is named (`OTEL_TRACES_EXPORTER` other than `none`) or an OTLP
+ * endpoint is set, and OTEL_SDK_DISABLED is not `true`. The SDK itself reads
+ * the rest of the OTEL_* variables (protocol, headers, sampler, resource).
+ */
+const TracingEnvSchema = z.object({
+  OTEL_SDK_DISABLED: z.string().optional(),
+  OTEL_TRACES_EXPORTER: z.string().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
+});
+
+export function tracingWanted(env: Record<string, string | undefined> = process.env): { on: boolean; serviceName?: string } {
+  const e = TracingEnvSchema.parse(env);
+  if (e.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return { on: false };
+  const exporters = (e.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).filter((s) => s && s !== 'none');
+  const on = exporters.length > 0 || !!e.OTEL_EXPORTER_OTLP_ENDPOINT || !!e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  return { on: on && e.OTEL_TRACES_EXPORTER?.trim() !== 'none', serviceName: e.OTEL_SERVICE_NAME };
 }
 
 /** The crash points of this process (the failpoint module reads them before any Config is built). */

@@ -6,6 +6,7 @@ import { BatchInserter, insertIgnoringDuplicates } from '../infra/batch-insert';
 import { rkeys, sameShard, type RedisClient } from '../infra/redis';
 import { walletOf } from '../domain/api-key';
 import { LedgerJournal, MARKER_AFTER_ROW_S } from './ledger-journal';
+import { countWalletOp } from '../metrics/index';
 
 /**
  * Dedupe windows (docs/wallet.md walks through each retry path):
@@ -356,6 +357,7 @@ export class Wallet {
         continue;
       }
       const s = status === 1 ? 'applied' : status === 0 ? 'duplicate' : 'refused';
+      countWalletOp(op.kind, s, op.amountNano);
       return { status: s, balanceNano: Number(bal), keySpendNano: Number(spent), entryId: entryId ?? '' };
     }
     throw new Error(`wallet projection for ${w} could not be loaded`);

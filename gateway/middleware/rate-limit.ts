@@ -3,6 +3,7 @@ import { rkeys } from '../../infra/redis';
 import type { RateDecision } from '../../services/auth-lookup';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
+import { currentMetrics } from '../../metrics/index';
 
 /** A crashed gateway's concurrency slots expire after this; live requests renew it. */
 export const LEASE_MS = 60_000;
@@ -20,6 +21,7 @@ export function rateLimit(): Middleware {
     if (!rate) return next();
     const headers = rateHeaders(rate);
     if (!rate.allowed) {
+      currentMetrics()?.rateLimited.inc({ reason: rate.reason === 'concurrency' ? 'concurrency' : 'rpm' });
       headers['retry-after'] = String(Math.max(1, Math.ceil(rate.resetMs / 1000)));
       const what = rate.reason === 'rpm' ? `${rate.rpm} requests per minute` : `${rate.concurrency} concurrent requests`;
       throw new GatewayError('rate_limit_exceeded', `Rate limit reached for this account: ${what}. Retry after ${headers['retry-after']} s.`, { headers });
