@@ -42,11 +42,18 @@ export async function readMultipart(ctx: Ctx, limitBytes: number): Promise<FormP
     ctx.req.on('close', () => {
       if (!ctx.req.complete) fail(errors.invalidRequest('the client closed the connection before the body was complete'));
     });
+    // A part whose Content-Disposition names no field cannot be placed in the request: a 400, not a crash later.
+    const unnamed = () => fail(errors.invalidRequest('every multipart part needs a name (Content-Disposition: form-data; name="...")'));
     bb.on('field', (name, value, info) => {
       if (info.valueTruncated) return fail(bodyTooLarge(limitBytes));
+      if (typeof name !== 'string' || name === '') return unnamed();
       parts.push({ kind: 'field', name, value });
     });
     bb.on('file', (name, stream, info) => {
+      if (typeof name !== 'string' || name === '') {
+        stream.resume();
+        return unnamed();
+      }
       const chunks: Buffer[] = [];
       const part: FormPart = { kind: 'file', name, filename: info.filename ?? '', contentType: info.mimeType, data: Buffer.alloc(0) };
       parts.push(part); // keeps the arrival order even though the bytes come later
