@@ -4,6 +4,7 @@ import type { GatewayState } from './context';
 import { errorHandler } from './middleware/error-handler';
 import { trace } from './middleware/trace';
 import { wellFormedPath } from './middleware/url-policy';
+import { setBodyTimeouts } from './middleware/body';
 import { modelRoutes } from './routes/models';
 import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
@@ -34,6 +35,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = false;
   app.silent = true;
+  setBodyTimeouts(app, { idleMs: deps.config.BODY_IDLE_TIMEOUT_MS, totalMs: deps.config.BODY_READ_TIMEOUT_MS });
   // The access log wraps the error handler, so it records the status the client got.
   app.use(trace(deps.log));
   app.use(errorHandler(deps.log));

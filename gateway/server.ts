@@ -3,6 +3,7 @@ import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
+import { answerClientErrors } from './client-errors';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
@@ -11,6 +12,7 @@ const app = createApp(deps);
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
 });
+answerClientErrors(server, log);
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;
 server.requestTimeout = 0; // long streams and the 90 s keep-alive image rule manage their own time

@@ -142,7 +142,8 @@ function operationObject(set: SchemaSet, op: Operation): Json {
     responses[status] = {
       description: r.description,
       headers: traced,
-      content: Object.fromEntries(types.map((t) => [t, { schema: t === 'application/json' ? schema : { type: 'string' } }])),
+      // Streams and files: described in words, not schemas (an SSE stream is a series of events).
+      content: Object.fromEntries(types.map((t) => [t, t === 'application/json' ? { schema } : {}])),
     };
   }
   for (const status of [...new Set(op.errorStatuses)].sort()) {

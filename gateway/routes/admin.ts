@@ -30,7 +30,7 @@ const KeyFields = {
 };
 export const NewKey = z.object({ name: z.string().min(1).max(200), ...KeyFields }).strict();
 export const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyFields }).strict();
-export const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string(), ...KeyFields }).strict();
+export const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string().min(16, 'must be the whole key (16 characters or more)').max(512), ...KeyFields }).strict();
 export const Paging = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   /** The `next_cursor` of the previous page (milliseconds since the epoch). */
