@@ -4,9 +4,11 @@ import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
 import { answerClientErrors } from './client-errors';
+import { guardProcess } from '../infra/process-guards';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
+guardProcess(log);
 const deps = await buildDeps(config, log);
 const app = createApp(deps);
 const server = app.listen(config.PORT, config.HOST, () => {
