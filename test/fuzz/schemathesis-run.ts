@@ -17,6 +17,8 @@ export interface FuzzOptions {
   maxExamples: number;
   workers: number;
   seed?: string;
+  /** Only the operations whose path matches this regular expression. */
+  includePath?: string;
   log?: (line: string) => void;
 }
 
@@ -76,6 +78,7 @@ export async function runSchemathesis(o: FuzzOptions): Promise<FuzzResult> {
     '--report', 'ndjson', '--report-ndjson-path', ndjson,
     '--no-color',
     ...(o.seed ? ['--seed', o.seed] : []),
+    ...(o.includePath ? ['--include-path-regex', o.includePath] : []),
   ];
   const env = {
     ...process.env,
