@@ -5,6 +5,7 @@ import type { GatewayState } from './context';
 import { errorHandler } from './middleware/error-handler';
 import { trace } from './middleware/trace';
 import { wellFormedPath } from './middleware/url-policy';
+import { setBodyTimeouts } from './middleware/body';
 import { modelRoutes } from './routes/models';
 import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
@@ -35,12 +36,14 @@ import { currentMetrics } from '../metrics/index';
 import { httpMetrics } from '../metrics/http';
 import { currentTracing } from '../tracing/sdk';
 import { traceLink } from '../tracing/koa';
+import { openApiRoutes } from '../openapi/http';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = false;
   app.silent = true;
+  setBodyTimeouts(app, { idleMs: deps.config.BODY_IDLE_TIMEOUT_MS, totalMs: deps.config.BODY_READ_TIMEOUT_MS });
   // The access log wraps the error handler, so it records the status the client got.
   app.use(trace(deps.log));
   if (currentTracing()) app.use(traceLink());
@@ -52,7 +55,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   // One router holding every family's routes: a request is matched once, and one allowedMethods
   // answers 405/501, instead of passing through a routes() and an allowedMethods() per family.
   const root = new Router<GatewayState>();
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), channelRoutes(deps), paymentRoutes(deps), webhookRoutes(deps), callLogRoutes(deps)]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), channelRoutes(deps), paymentRoutes(deps), webhookRoutes(deps), callLogRoutes(deps), openApiRoutes()]) {
     root.use(router.routes());
   }
   app.use(root.routes());

@@ -5,6 +5,7 @@ import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
 import { startMetrics } from '../metrics/start';
 import { currentTracing } from '../tracing/sdk';
+import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../infra/process-guards';
 
 const config = loadConfig();
@@ -16,6 +17,7 @@ const app = createApp(deps);
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
 });
+answerClientErrors(server, log);
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;
 server.requestTimeout = 0; // long streams and the 90 s keep-alive image rule manage their own time

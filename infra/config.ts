@@ -38,6 +38,10 @@ const EnvSchema = z.object({
   IMAGE_SYNC_KEEPALIVE_MS: z.coerce.number().int().positive().default(90_000),
   /** Overrides the run limit of the families that have one (images: 280 s, domain/media/cadence.ts); tests use a short one. */
   MEDIA_MAX_RUN_MS: z.coerce.number().int().positive().optional(),
+  /** A request body that sends nothing for this long is refused (408) and its connection closed (slow-loris uploads). */
+  BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
+  /** A request body not complete after this long is refused (408) and its connection closed, however it trickles. */
+  BODY_READ_TIMEOUT_MS: z.coerce.number().int().positive().default(300_000),
   /** Idempotent answers larger than this are not kept (spec 2 section 4.1 rule 8); default 1 MiB (gateway/middleware/idempotency.ts). */
   IDEMPOTENCY_MAX_CACHED_BODY_BYTES: z.coerce.number().int().positive().optional(),
   /** Agents: the platform default model, used when neither the agent nor its enterprise names one (spec 3 section 2.5). */

@@ -1,4 +1,4 @@
-import type { Db, ApiKeyDoc } from '../infra/mongo';
+import { isDuplicateKey, type Db, type ApiKeyDoc } from '../infra/mongo';
 import { rkeys, type RedisClient } from '../infra/redis';
 import { seal, sha256Hex, unseal } from '../infra/secrets';
 import { KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
@@ -56,7 +56,13 @@ export class KeyService {
 
   /** Import an early key that exists only as a hash: it works but can never be revealed. */
   async importLegacy(accountId: string, input: NewKeyInput, plaintext: string): Promise<ApiKeyDoc> {
-    return this.insert(accountId, input, plaintext, 'legacy');
+    try {
+      return await this.insert(accountId, input, plaintext, 'legacy');
+    } catch (err) {
+      // The hash is unique: a key already known (imported before, or issued here) cannot be imported again.
+      if (isDuplicateKey(err)) throw new GatewayError('invalid_request', 'this key is already registered', { status: 409, param: 'key' });
+      throw err;
+    }
   }
 
   private async insert(accountId: string, input: NewKeyInput, plaintext: string, kind: ApiKeyDoc['kind']): Promise<ApiKeyDoc> {

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+import type Koa from 'koa';
 import { errors, GatewayError } from '../../domain/errors';
 import type { Ctx, Middleware } from '../context';
 
@@ -32,6 +34,8 @@ export function jsonBody(limitBytes: number, opts: { memberBytes?: boolean } = {
 /** The policy on bytes already read: a JSON object no deeper than MAX_JSON_DEPTH, or a 400. */
 export function parseJsonBody(raw: Buffer, memberBytes?: Map<string, number>): Record<string, unknown> {
   if (raw.length === 0) throw errors.invalidRequest('request body must be a JSON object');
+  // JSON text is UTF-8 (RFC 8259): invalid bytes would be read as U+FFFD here and forwarded as they are upstream.
+  if (!isUtf8(raw)) throw errors.invalidRequest('request body is not valid UTF-8');
   if (nestingExceeds(raw, MAX_JSON_DEPTH, memberBytes)) {
     throw errors.invalidRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
@@ -137,23 +141,89 @@ export class ClientDisconnected extends Error {
   }
 }
 
+/** How long a request body may take: idle (no byte) and in all. */
+export interface BodyTimeouts {
+  idleMs: number;
+  totalMs: number;
+}
+
+const DEFAULT_TIMEOUTS: BodyTimeouts = { idleMs: 20_000, totalMs: 300_000 };
+const TIMEOUTS = Symbol('bodyTimeouts');
+
+/** Set once per app (createApp, from BODY_IDLE_TIMEOUT_MS and BODY_READ_TIMEOUT_MS): every body reader uses them. */
+export function setBodyTimeouts(app: Koa<any>, timeouts: BodyTimeouts): void {
+  (app.context as unknown as Record<symbol, BodyTimeouts>)[TIMEOUTS] = timeouts;
+}
+
+export function bodyTimeoutsOf(ctx: Ctx): BodyTimeouts {
+  return (ctx as unknown as Record<symbol, BodyTimeouts | undefined>)[TIMEOUTS] ?? DEFAULT_TIMEOUTS;
+}
+
+/**
+ * Times a body read: `fail` is called with a 408 when no byte arrived for
+ * `idleMs` or the body is not complete after `totalMs` (slow-loris uploads).
+ * Call `touch` on every chunk and `stop` when the read ends.
+ */
+export function bodyDeadline(ctx: Ctx, fail: (err: GatewayError) => void): { touch(): void; stop(): void } {
+  const { idleMs, totalMs } = bodyTimeoutsOf(ctx);
+  const refuse = (why: string) => fail(new GatewayError('invalid_request', `request body ${why}`, { status: 408, headers: { Connection: 'close' } }));
+  const idle = setTimeout(() => refuse(`stalled: no data for ${Math.round(idleMs / 1000)} s`), idleMs);
+  const total = setTimeout(() => refuse(`not complete after ${Math.round(totalMs / 1000)} s`), totalMs);
+  return {
+    touch: () => idle.refresh(),
+    stop: () => {
+      clearTimeout(idle);
+      clearTimeout(total);
+    },
+  };
+}
+
+/**
+ * The raw body, at most `limitBytes` (413 over it), within the body
+ * timeouts (408). A refused body is not read further: the answer says
+ * `Connection: close`, so the rest of an oversized or trickling upload is
+ * not waited for.
+ */
 export async function readRaw(ctx: Ctx, limitBytes: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limitBytes) throw bodyTooLarge(limitBytes);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+  if (declared > limitBytes) throw tooLargeAndClose(limitBytes);
+  const req = ctx.req;
+  if (req.readableEnded) return Buffer.alloc(0);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (err?: Error) => {
+      deadline.stop();
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (!err) return resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      req.pause();
+      reject(err);
+    };
+    const deadline = bodyDeadline(ctx, done);
+    const onData = (chunk: Buffer) => {
+      deadline.touch();
       size += chunk.length;
-      if (size > limitBytes) throw bodyTooLarge(limitBytes);
+      if (size > limitBytes) return done(tooLargeAndClose(limitBytes));
       chunks.push(chunk);
-    }
-  } catch (err) {
-    // The stream failed before the body ended: the peer reset or closed the connection mid-body.
-    if (!(err instanceof GatewayError) && !ctx.req.complete) throw new ClientDisconnected();
-    throw err;
-  }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    };
+    const onEnd = () => done();
+    const onError = (err: Error) => done(req.complete ? errors.invalidRequest(`request body could not be read: ${err.message}`) : new ClientDisconnected());
+    const onClose = () => {
+      if (!req.complete) done(new ClientDisconnected());
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+function tooLargeAndClose(limit: number): GatewayError {
+  const err = bodyTooLarge(limit);
+  return new GatewayError(err.code, err.message, { status: err.status, headers: { Connection: 'close' } });
 }
 
 /** The 413 of every body reader (JSON here, multipart in gateway/media/multipart.ts). */

@@ -38,7 +38,9 @@ export function errorHandler(log: Logger): Middleware {
 function routingError(ctx: Ctx): GatewayError {
   if (ctx.status === 404) return new GatewayError('not_found', `no route for ${ctx.method} ${ctx.path}`, { status: 404, type: 'invalid_request_error' });
   const allow = ctx.response.get('Allow');
-  if (ctx.status === 405) {
+  // 501 is the router's answer to a method it does not know at all (TRACE, CONNECT, ...) on a path it serves:
+  // to the client that is the same refusal as 405, with the same Allow list (never a 5xx for a client's choice).
+  if (ctx.status === 405 || ctx.status === 501) {
     return new GatewayError('invalid_request', `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, { status: 405, headers: { Allow: allow } });
   }
   return new GatewayError('invalid_request', `${ctx.method} ${ctx.path}: HTTP ${ctx.status}`, { status: ctx.status });
