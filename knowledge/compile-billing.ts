@@ -63,7 +63,7 @@ export class CompileBilling {
     });
     const { wallet, log } = this.deps;
     if (cost === 0) {
-      await pRetry(() => wallet.journal.append({ u: row }), AHEAD_RETRY);
+      await pRetry(() => wallet.journal.append({ u: row }, this.accountId), AHEAD_RETRY);
       return 0;
     }
     const op: LedgerOp = { opId: id, accountId: this.accountId, keyId: null, kind: 'charge', amountNano: -cost, ref: this.buildId };

@@ -96,23 +96,6 @@ export function holdLease(deps: GatewayDeps, ctx: Ctx, accountId: string): () =>
   return release;
 }
 
-interface HeldLease {
-  deps: GatewayDeps;
-  key: string;
-  member: string;
-}
-
-const held = new Set<HeldLease>();
-let renewer: NodeJS.Timeout | undefined;
-
-function renewHeld(): void {
-  for (const h of held) void h.deps.redis.leaseRenew(h.key, h.member, LEASE_MS).catch(() => undefined);
-  if (held.size === 0 && renewer) {
-    clearInterval(renewer);
-    renewer = undefined;
-  }
-}
-
 export function isStreamingBody(ctx: Ctx): boolean {
   const body = ctx.body as { pipe?: unknown } | undefined;
   return !!body && typeof body.pipe === 'function';
