@@ -29,6 +29,7 @@ const SECURITY: Record<Operation['auth'], Array<Record<string, string[]>>> = {
   key: [{ ApiKeyHeader: [] }, { GoogApiKey: [] }, { ApiKeyQuery: [] }, { BearerKey: [] }],
   'key-header': [{ BearerKey: [] }, { ApiKeyHeader: [] }],
   admin: [{ AdminToken: [] }],
+  'key-or-admin': [{ ApiKeyHeader: [] }, { GoogApiKey: [] }, { ApiKeyQuery: [] }, { BearerKey: [] }, { AdminToken: [] }],
   none: [],
   signed: [],
 };

@@ -19,9 +19,10 @@ export interface Operation {
   /**
    * Who may call it: `key` (API key, the four methods of spec 1 section 5),
    * `key-header` (Bearer or x-api-key only), `admin` (the operator token),
-   * `none` (public), `signed` (a signed link is the credential).
+   * `key-or-admin` (either: the call log), `none` (public), `signed` (a
+   * signed link is the credential).
    */
-  auth: 'key' | 'key-header' | 'admin' | 'none' | 'signed';
+  auth: 'key' | 'key-header' | 'admin' | 'key-or-admin' | 'none' | 'signed';
   /** Error body shape of the family (spec 1 section 7). */
   errors: ErrorFamily;
   /** Error statuses worth naming; every other status is the `default` response in the same shape. */

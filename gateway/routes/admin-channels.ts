@@ -14,8 +14,8 @@ import { validBody, validParams } from '../middleware/validate';
  * propagation), services/channel-health.ts (breakers) and
  * services/channel-test.ts (the test call); these handlers parse and render.
  */
-const Params = z.object({ id: ChannelId });
-const TestBody = z.object({ model: z.string().min(1).max(200).optional() }).strict();
+export const Params = z.object({ id: ChannelId });
+export const TestBody = z.object({ model: z.string().min(1).max(200).optional() }).strict();
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 

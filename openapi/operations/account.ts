@@ -65,4 +65,19 @@ export const accountOperations: Operation[] = [
     },
     responses: { 200: { description: 'JSON-RPC result or error' }, 202: { description: 'A notification was accepted (no body)', contentType: null } },
   },
+
+  get('/v1/tasks/{id}/deliveries', 'taskDeliveries', 'The webhook delivery log of a task of the key\'s account', 'Webhooks', {
+    params: z.object({ id: z.string().min(1) }), errorStatuses: [...KEY_ERRORS, 404],
+    description: '`status` is `none` when the task was submitted without a `callback_url`.',
+  }),
+  {
+    method: 'post', path: '/v1/tasks/{id}/deliveries/replay', operationId: 'replayTaskWebhook', summary: 'Send a finished task\'s webhook again (same event id)', tag: 'Webhooks',
+    auth: 'key', errors: 'openai', errorStatuses: [...KEY_ERRORS, 404, 409],
+    description: '400 if the task has no `callback_url` or has not ended; 409 while a delivery is under way.',
+    params: z.object({ id: z.string().min(1) }), responses: { 202: { description: 'The replay, started' } },
+  },
+  get('/api/v1/logs/{id}', 'callLog', 'One call by request id or task id', 'Usage', {
+    auth: 'key-or-admin', params: z.object({ id: z.string().min(1) }), errorStatuses: [...KEY_ERRORS, 404],
+    description: 'With an API key: calls of the key\'s account only (404 for any other id). With the operator token (`Authorization: Bearer <ADMIN_TOKEN>`): any call, plus the task\'s Temporal workflow link.',
+  }),
 ];

@@ -3,6 +3,8 @@ import { AccountPatch, LegacyKey, NewAccount, NewKey, Paging, KeyPatch, TopUp } 
 import { Member, NewUser, UserPatch } from '../../gateway/routes/admin-people';
 import { BasePatch, JsonDocument, NewBase } from '../../gateway/routes/admin-kb';
 import { AgentPatch, Approve, AuditQuery, KeyIssue, KeyList, KeyRequest, NewAgent, Reject, SettingsPatch, UsageQuery } from '../../gateway/routes/admin-agents';
+import { Params as ChannelParams, TestBody as ChannelTestBody } from '../../gateway/routes/admin-channels';
+import { ChannelPatch, NewChannel } from '../../domain/channels';
 import type { Operation } from '../registry';
 
 /** The management API (`/admin/v1`, operator token). Errors in the OpenAI shape. */
@@ -82,4 +84,22 @@ export const adminOperations: Operation[] = [
   admin('post', '/agent-keys/{id}/revoke', 'revokeAgentKey', 'Revoke an agent key', agentOpts({ responses: { 200: { description: 'The key' } } })),
   admin('delete', '/agent-keys/{id}', 'deleteAgentKey', 'Delete an agent key', agentOpts()),
   admin('get', '/accounts/{id}/agent-keys/audit', 'agentKeyAudit', 'The audit record of agent keys', agentOpts({ query: AuditQuery })),
+
+  admin('get', '/channels', 'listChannels', 'Every channel (catalogue file and API), with its breaker state; never a secret', { tag: 'Channels' }),
+  admin('post', '/channels', 'createChannel', 'Add a channel (a secret credential is sealed before it is stored)', {
+    tag: 'Channels', ...body(NewChannel, { id: 'openai-backup', vendor: 'openai', adapter: 'chat-completions', base_url: 'https://api.openai.com/v1', credentials: { env: 'OPENAI_API_KEY' }, models: ['gpt-4o-mini'] }),
+  }),
+  admin('get', '/channels/{id}', 'getChannel', 'A channel, with the breaker state each gateway and worker last reported', { tag: 'Channels', params: ChannelParams }),
+  admin('patch', '/channels/{id}', 'updateChannel', 'Change a channel (`models` replaces the list)', { tag: 'Channels', params: ChannelParams, ...body(ChannelPatch, { enabled: false }), responses: { 200: { description: 'The channel' } } }),
+  admin('delete', '/channels/{id}', 'deleteChannel', 'Remove a channel', { tag: 'Channels', params: ChannelParams }),
+  admin('post', '/channels/{id}/test', 'testChannel', 'One free test call through the channel (a model it serves; the first one if absent)', {
+    tag: 'Channels', params: ChannelParams, body: { schema: ChannelTestBody, example: { model: 'gpt-4o-mini' }, required: false },
+    responses: { 200: { description: 'The outcome: ok, status, latency, the upstream error if any' } },
+  }),
+
+  admin('post', '/accounts/{account}/webhook-secret', 'createWebhookSecret', 'Create the account\'s webhook signing secret (shown once; 409 if it has one)', {
+    tag: 'Webhooks', responses: { 201: { description: 'The secret, shown once' } },
+  }),
+  admin('post', '/accounts/{account}/webhook-secret/rotate', 'rotateWebhookSecret', 'A new signing secret; the old one keeps signing too for 24 hours', { tag: 'Webhooks' }),
+  admin('get', '/accounts/{account}/webhook-secret', 'getWebhookSecret', 'The secret\'s metadata (the plaintext only if it was never shown)', { tag: 'Webhooks' }),
 ];

@@ -10,6 +10,7 @@ import { AvatarRequest } from '../../gateway/media/avatar-request';
 import { listQuerySchema } from '../../gateway/media/list-query';
 import { TranscriptRequest } from '../../gateway/routes/transcripts';
 import { ListQuery as ClipTemplateQuery } from '../../gateway/routes/clip-templates';
+import { MAX_CALLBACK_URL_LENGTH } from '../../webhooks/callback-url';
 import { IDEMPOTENCY_HEADER, IDEMPOTENT_ERRORS, KEY_ERRORS, type Operation } from '../registry';
 
 /** Media, digital-human and clip endpoints (spec 2). Errors in the OpenAI shape. */
@@ -17,6 +18,16 @@ import { IDEMPOTENCY_HEADER, IDEMPOTENT_ERRORS, KEY_ERRORS, type Operation } fro
 const Id = z.object({ id: z.string().min(1) });
 const Task = z.looseObject({ id: z.string(), status: z.string(), model: z.string(), created_at: z.number() });
 const TaskList = z.looseObject({ object: z.literal('list'), data: z.array(z.looseObject({ id: z.string() })), next_cursor: z.string().nullable() });
+
+/**
+ * `callback_url` of the async families (webhooks/callback-url.ts CALLBACK_KINDS):
+ * read and checked by webhooks/submission.ts before the family's parser, which
+ * never sees it, so it is added to those families' schemas here.
+ */
+const CALLBACK_URL = z.url().max(MAX_CALLBACK_URL_LENGTH).nullable().optional().meta({
+  description: 'Where to POST the task\'s final state (signed, retried; docs/webhooks.md). Production: https to a public host only; 400 naming `callback_url` otherwise.',
+});
+const withCallback = <T extends z.ZodObject>(schema: T) => schema.safeExtend({ callback_url: CALLBACK_URL });
 
 /** A family's task list query (status comma list, from/to, limit, cursor), as `gateway/media/list-query.ts` parses it. */
 const listQuery = (statuses: string[]) => listQuerySchema('image', statuses, 100);
@@ -44,14 +55,14 @@ const IMAGE_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'in_flight']
 const VIDEO_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'expired', 'cancelled'];
 
 export const mediaOperations: Operation[] = [
-  submit('/v1/images/generations', 'createImage', 'Generate images', ImagesRequest,
+  submit('/v1/images/generations', 'createImage', 'Generate images', withCallback(ImagesRequest),
     { model: 'gpt-image-1', prompt: 'a red fox', async: true },
     'Synchronous (after 90 s the answer keeps the connection alive with whitespace) or `async: true` (submit, then poll).'),
   {
-    ...submit('/v1/images/edits', 'editImage', 'Edit images', ImagesRequest,
+    ...submit('/v1/images/edits', 'editImage', 'Edit images', withCallback(ImagesRequest),
       { model: 'gpt-image-1', prompt: 'make it blue', image: 'https://example.com/fox.png', async: true },
       'JSON as generations, or multipart/form-data (file field `image`, several as `image[]`). A reference image is required. At most 95 MB.'),
-    body: { schema: ImagesRequest, example: { model: 'gpt-image-1', prompt: 'make it blue', image: 'https://example.com/fox.png', async: true }, multipart: true },
+    body: { schema: withCallback(ImagesRequest), example: { model: 'gpt-image-1', prompt: 'make it blue', image: 'https://example.com/fox.png', async: true }, multipart: true },
   },
   read('/v1/images/generations', 'listImageTasks', 'List image tasks', { emptyQueryIsAbsent: true, query: listQuery(IMAGE_STATUSES), responses: { 200: { description: 'Newest first', schema: TaskList } } }),
   ...['generations', 'edits'].map((e) => read(`/v1/images/${e}/{id}`, `getImage${e === 'edits' ? 'Edit' : ''}Task`, `Poll an image ${e === 'edits' ? 'edit ' : ''}task`, {
@@ -61,13 +72,13 @@ export const mediaOperations: Operation[] = [
   })),
 
   submit('/v1/videos/generations', 'createVideo', 'Generate a video (also digital humans and clips)',
-    z.union([VideoRequest, AvatarVideoRequest, LipsyncRequest, MotionRequest, ClipRequest]),
+    z.union([VideoRequest, AvatarVideoRequest, LipsyncRequest, MotionRequest, ClipRequest].map(withCallback)),
     { model: 'seedance-1-0-pro', content: [{ type: 'text', text: 'a fox running' }], duration: 5 },
     'Asynchronous. Digital-human (`dh-*`) and clip (`clip-*`) models take their own fields.'),
   read('/v1/videos/generations', 'listVideoTasks', 'List video tasks', { emptyQueryIsAbsent: true, query: listQuery(VIDEO_STATUSES), responses: { 200: { description: 'Newest first', schema: TaskList } } }),
   read('/v1/videos/generations/{id}', 'getVideoTask', 'Poll a video task', { params: Id, responses: { 200: { description: 'The task', schema: Task } } }),
 
-  submit('/v1/videos/avatars', 'createAvatar', 'Register an avatar', AvatarRequest,
+  submit('/v1/videos/avatars', 'createAvatar', 'Register an avatar', withCallback(AvatarRequest),
     { name: 'Ada', source_url: 'https://example.com/ada.png' }, 'Asynchronous, charged per creation; status `pending`, then `ready` or `failed` (refunded).', Avatar),
   read('/v1/videos/avatars', 'listAvatars', 'List own avatars (200 newest)'),
   read('/v1/videos/avatars/presets', 'listAvatarPresets', 'Platform avatar presets'),
@@ -76,7 +87,7 @@ export const mediaOperations: Operation[] = [
   read('/v1/videos/clip-templates', 'listClipTemplates', 'Clip templates', { query: ClipTemplateQuery, emptyQueryIsAbsent: true, errorStatuses: [...KEY_ERRORS, 403, 502, 503] }),
   read('/v1/videos/clip-templates/{id}', 'getClipTemplate', 'A clip template with its canvas and layers', { params: Id, errorStatuses: [...KEY_ERRORS, 403, 404, 502, 503] }),
 
-  submit('/v1/music/generations', 'createMusic', 'Generate music (two songs)', MusicRequest, { model: 'suno-v4-5', prompt: 'a calm piano piece' }),
+  submit('/v1/music/generations', 'createMusic', 'Generate music (two songs)', withCallback(MusicRequest), { model: 'suno-v4-5', prompt: 'a calm piano piece' }),
   read('/v1/music/generations', 'listMusicTasks', 'List music tasks', { emptyQueryIsAbsent: true, query: listQuery(['processing', 'succeeded', 'failed', 'expired', 'cancelled']), responses: { 200: { description: 'Newest first', schema: TaskList } } }),
   read('/v1/music/generations/{id}', 'getMusicTask', 'Poll a music task', { params: Id }),
   {
@@ -85,7 +96,7 @@ export const mediaOperations: Operation[] = [
     body: { schema: MusicAssetsRequest, example: { generation_id: 'task_x' } }, responses: { 200: { description: 'The songs' } },
   },
 
-  submit('/v1/audio/speech', 'createSpeech', 'Text to speech', SpeechRequest,
+  submit('/v1/audio/speech', 'createSpeech', 'Text to speech', withCallback(SpeechRequest),
     { model: 'speech-2-5-turbo', text: 'Hello', voice_id: 'male-qn-qingse', async: true }, 'Synchronous, or `async: true`; charged per character.'),
   read('/v1/audio/speech', 'listSpeechTasks', 'List speech tasks', { emptyQueryIsAbsent: true, query: listQuery(['pending', 'succeeded', 'failed']), responses: { 200: { description: 'Newest first', schema: TaskList } } }),
   read('/v1/audio/speech/{id}', 'getSpeechTask', 'Poll a speech task', { params: Id }),
