@@ -14,7 +14,9 @@ import type { Wallet } from '../services/wallet';
 import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
+import { countTaskFinished } from '../metrics/index';
 import { mediaErrorJson } from '../domain/error-bodies';
+import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
 import type { ChannelHealth } from '../services/channel-health';
 
 export interface MediaActivityDeps {
@@ -117,22 +119,25 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         const budget = base === null ? null : (deps.config.MEDIA_MAX_RUN_MS ?? base);
         const deadline = budget === null ? {} : { deadline: task.created_at.getTime() + budget, deadlineMessage: `no channel answered within ${budget / 1000} s` };
         let climbed;
+        const tried: CallAttempt[] = [];
         try {
-          climbed = await climbLadder(entries, MEDIA_LADDER, async ({ provider, call }) => {
+          climbed = await climbLadder(entries, MEDIA_LADDER, loggedAttempt(tried, (e) => e.call.channel.id, async ({ provider, call }) => {
             failpoint('media.submit.before-upstream');
             const r = await provider.submit(call);
             failpoint('media.submit.after-upstream');
             return r;
-          }, { ...deadline, breaker: deps.channelHealth?.forLadder((e: (typeof entries)[number]) => e.call.channel.id) });
+          }), { ...deadline, breaker: deps.channelHealth?.forLadder((e: (typeof entries)[number]) => e.call.channel.id) });
         } catch (err) {
-          return { kind: 'done', outcome: outcomeOfFailure(err) };
+          const outcome = outcomeOfFailure(err);
+          await patchTask(task._id, { attempts_log: tried });
+          return { kind: 'done', outcome };
         }
         const { value: r, channel: { call }, attempts } = climbed;
         if (r.kind === 'task') {
-          await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts } });
+          await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts }, attempts_log: tried });
           return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId };
         }
-        await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: null, attempts }, started_at: new Date() });
+        await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: null, attempts }, attempts_log: tried, started_at: new Date() });
         return { kind: 'done', outcome: r.outcome };
       } finally {
         clearInterval(beat);
@@ -187,6 +192,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
         error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
       });
+      if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
       failpoint('media.settle.before-report');
       return { costNano: cost };
     },

@@ -102,7 +102,7 @@ export async function climbLadder<C, T>(
     if (Date.now() >= deadline) throw new UpstreamTransportError('timeout', opts.deadlineMessage ?? 'the channel ladder ran out of time');
     n++;
     try {
-      const value = await withDeadline(attempt(channel, n), deadline);
+      const value = await withDeadline(watchers.length ? watched(channel, n, () => attempt(channel, n)) : attempt(channel, n), deadline);
       breaker?.record(channel, 'ok');
       return { value, channel, attempts: n };
     } catch (err) {
@@ -140,6 +140,27 @@ function* breakerOrder<C>(channels: readonly C[], max: number, breaker: LadderBr
     given++;
     yield c;
   }
+}
+
+/**
+ * Something that watches every attempt of every climb in this process
+ * (metrics/, tracing/): it wraps the attempt and sees its answer or failure.
+ * Installed once at start; with none installed an attempt runs bare.
+ */
+export type AttemptWatcher = <T>(channel: unknown, n: number, run: () => Promise<T>) => Promise<T>;
+const watchers: AttemptWatcher[] = [];
+
+export function watchAttempts(watcher: AttemptWatcher): void {
+  if (!watchers.includes(watcher)) watchers.push(watcher);
+}
+
+function watched<T>(channel: unknown, n: number, run: () => Promise<T>): Promise<T> {
+  let wrapped = run;
+  for (const watch of watchers) {
+    const inner = wrapped;
+    wrapped = () => watch(channel, n, inner);
+  }
+  return wrapped();
 }
 
 /** The attempt, or a transport timeout once the ladder's budget is spent (the hop's own timeout still bounds the call). */

@@ -8,6 +8,8 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   /** Prefix of every Redis key this deployment uses (lets tests share one Redis). */
   REDIS_PREFIX: z.string().default('mg:'),
+  /** `host:port,host:port`: seed nodes of a Redis Cluster; when set it is used instead of REDIS_URL. */
+  REDIS_CLUSTER_NODES: z.string().regex(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, 'REDIS_CLUSTER_NODES must be host:port[,host:port...]').optional(),
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('media'),
@@ -36,6 +38,10 @@ const EnvSchema = z.object({
   IMAGE_SYNC_KEEPALIVE_MS: z.coerce.number().int().positive().default(90_000),
   /** Overrides the run limit of the families that have one (images: 280 s, domain/media/cadence.ts); tests use a short one. */
   MEDIA_MAX_RUN_MS: z.coerce.number().int().positive().optional(),
+  /** A request body that sends nothing for this long is refused (408) and its connection closed (slow-loris uploads). */
+  BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
+  /** A request body not complete after this long is refused (408) and its connection closed, however it trickles. */
+  BODY_READ_TIMEOUT_MS: z.coerce.number().int().positive().default(300_000),
   /** Idempotent answers larger than this are not kept (spec 2 section 4.1 rule 8); default 1 MiB (gateway/middleware/idempotency.ts). */
   IDEMPOTENCY_MAX_CACHED_BODY_BYTES: z.coerce.number().int().positive().optional(),
   /** Agents: the platform default model, used when neither the agent nor its enterprise names one (spec 3 section 2.5). */
@@ -58,6 +64,24 @@ const EnvSchema = z.object({
   FAILPOINTS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** The Temporal web UI, for the console's links from a task to its workflow (operators only). */
   TEMPORAL_UI_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  /**
+   * production (the default): task callback URLs must be https to a public address; development and test:
+   * http is also allowed, and loopback hosts too (never private or link-local ones). docs/webhooks.md.
+   */
+  DEPLOYMENT_MODE: z.enum(['production', 'development', 'test']).default('production'),
+  /** Task webhooks: how long one delivery attempt may take (connect, send, answer). */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Task webhooks: the first retry interval; each next one doubles, up to WEBHOOK_RETRY_MAX_INTERVAL_MS. */
+  WEBHOOK_RETRY_INITIAL_MS: z.coerce.number().int().positive().default(5_000),
+  WEBHOOK_RETRY_MAX_INTERVAL_MS: z.coerce.number().int().positive().default(3_600_000),
+  /** Task webhooks: how long a delivery keeps being retried (24 h). */
+  WEBHOOK_RETRY_WINDOW_MS: z.coerce.number().int().positive().default(86_400_000),
+  /** Task webhooks: DNS servers (`host[:port]`, comma-separated) resolving callback hosts at delivery; unset: the system resolver. */
+  WEBHOOK_DNS_SERVERS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  /** Prometheus `/metrics` on its own listener (docs/observability.md); unset: metrics are off and cost nothing. Gateway and worker each take their own. */
+  METRICS_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
+  /** Interface of the metrics listener: loopback by default; a scraper on another host needs 0.0.0.0 (and a firewall). */
+  METRICS_HOST: z.string().default('127.0.0.1'),
   /** HMAC secret of the payment processor's webhooks; unset, one is derived from ADMIN_TOKEN (the stand-in processor signs with the same). */
   PAYMENT_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
 });
@@ -96,6 +120,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [name, value] of Object.entries(env)) if (CHANNEL_URL_VAR.test(name) && value) urls[name] = value.replace(/\/+$/, '');
   urls.SIMULATOR_URL = parsed.data.SIMULATOR_URL;
   return { ...parsed.data, UPSTREAM_KEYS: keys, CHANNEL_URL_VARS: urls };
+}
+
+/**
+ * Tracing (tracing/) reads the standard OpenTelemetry variables: it is on when
+ * an exporter is named (`OTEL_TRACES_EXPORTER` other than `none`) or an OTLP
+ * endpoint is set, and OTEL_SDK_DISABLED is not `true`. The SDK itself reads
+ * the rest of the OTEL_* variables (protocol, headers, sampler, resource).
+ */
+const TracingEnvSchema = z.object({
+  OTEL_SDK_DISABLED: z.string().optional(),
+  OTEL_TRACES_EXPORTER: z.string().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
+});
+
+export function tracingWanted(env: Record<string, string | undefined> = process.env): { on: boolean; serviceName?: string } {
+  const e = TracingEnvSchema.parse(env);
+  if (e.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return { on: false };
+  const exporters = (e.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).filter((s) => s && s !== 'none');
+  const on = exporters.length > 0 || !!e.OTEL_EXPORTER_OTLP_ENDPOINT || !!e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  return { on: on && e.OTEL_TRACES_EXPORTER?.trim() !== 'none', serviceName: e.OTEL_SERVICE_NAME };
 }
 
 /** The crash points of this process (the failpoint module reads them before any Config is built). */

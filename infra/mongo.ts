@@ -1,5 +1,6 @@
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import type { TaskDocument } from '../domain/media/task';
+import type { CallAttempt } from '../domain/call-attempts';
 
 /**
  * MongoDB collections. Written for FerretDB v1 as well as MongoDB: no
@@ -181,6 +182,27 @@ export interface LedgerDoc {
   key_spend_nano: number;
   ref: string | null;
   created_at: Date;
+  /** When the row was written to the ledger (stamped by the inserting process): wallet checkpoints cut on it. */
+  recorded_at?: Date;
+  /** A chat charge written straight to the ledger while Redis was out: its writer and sequence number (services/wallet.ts). */
+  writer?: string | null;
+  seq?: number | null;
+}
+
+/**
+ * A wallet's balance and key spends summed over every ledger row recorded up
+ * to `upto`: a projection rebuild starts here and reads only later rows.
+ */
+export interface WalletCheckpointDoc {
+  /** `{walletId}:{upto ms}` */
+  _id: string;
+  account_id: string;
+  upto: Date;
+  balance_nano: number;
+  key_spend: Array<{ key_id: string; nano: number }>;
+  /** Ledger rows folded in, all checkpoints so far. */
+  rows: number;
+  created_at: Date;
 }
 
 export interface UsageDoc {
@@ -211,6 +233,8 @@ export interface UsageDoc {
   result_expires_at: Date | null;
   /** Billed on the character estimate: the upstream's usage was missing, zero or implausibly low (or the turn was cut). */
   usage_estimated?: boolean;
+  /** The upstream attempts (channel, status, latency), at most three; never the prompt (docs/call-log.md). */
+  attempts?: CallAttempt[];
   /** Agent-key calls: the agent, and the knowledge-base pages injected as context (ids). */
   agent_id?: string | null;
   kb_page_ids?: string[];
@@ -403,10 +427,28 @@ const LedgerSchema = new Schema<LedgerDoc>(
     key_spend_nano: { type: Number, default: 0 },
     ref: { type: String, default: null },
     created_at: Date,
+    recorded_at: Date,
+    writer: { type: String, default: undefined },
+    seq: { type: Number, default: undefined },
   },
   opts,
 );
 LedgerSchema.index({ account_id: 1, created_at: -1 });
+LedgerSchema.index({ account_id: 1, recorded_at: 1 });
+
+const WalletCheckpointSchema = new Schema<WalletCheckpointDoc>(
+  {
+    _id: String,
+    account_id: String,
+    upto: Date,
+    balance_nano: Number,
+    key_spend: [{ _id: false, key_id: String, nano: Number }],
+    rows: Number,
+    created_at: Date,
+  },
+  opts,
+);
+WalletCheckpointSchema.index({ account_id: 1, upto: -1 });
 
 const UsageSchema = new Schema<UsageDoc>(
   {
@@ -436,6 +478,7 @@ const UsageSchema = new Schema<UsageDoc>(
     attempts_count: { type: Number, default: 1 },
     result_urls: { type: [String], default: [] },
     result_expires_at: { type: Date, default: null },
+    attempts: { type: [Schema.Types.Mixed], default: undefined },
     agent_id: { type: String, default: null },
     kb_page_ids: { type: [String], default: undefined },
     created_at: Date,
@@ -462,11 +505,14 @@ const TaskSchema = new Schema<TaskDoc>(
     upstream: { type: Schema.Types.Mixed, default: null }, result: { type: Schema.Types.Mixed, default: null },
     final_body: { type: String, default: null }, final_status: { type: Number, default: null },
     error_code: { type: String, default: null }, error_message: { type: String, default: null }, request_id: String,
+    callback_url: { type: String, default: undefined }, attempts_log: { type: [Schema.Types.Mixed], default: undefined },
     created_at: Date, started_at: { type: Date, default: null }, completed_at: { type: Date, default: null }, updated_at: Date,
   },
   { ...opts, minimize: false },
 );
 TaskSchema.index({ account_id: 1, endpoint: 1, created_at: -1 });
+/** The call log finds a task by its submission's request id (calllog/service.ts). */
+TaskSchema.index({ request_id: 1 });
 
 const IdempotencySchema = new Schema<IdempotencyDoc>(
   {
@@ -512,6 +558,7 @@ export interface Db {
   Ledger: Model<LedgerDoc>;
   Usage: Model<UsageDoc>;
   WalletAudit: Model<WalletAuditDoc>;
+  WalletCheckpoint: Model<WalletCheckpointDoc>;
   Task: Model<TaskDoc>;
   Idempotency: Model<IdempotencyDoc>;
   TaskFile: Model<TaskFileDoc>;
@@ -538,6 +585,7 @@ export async function connectMongo(url: string): Promise<Db> {
     Ledger: conn.model('Ledger', LedgerSchema, 'ledger'),
     Usage: conn.model('Usage', UsageSchema, 'usage'),
     WalletAudit: conn.model('WalletAudit', WalletAuditSchema, 'wallet_audits'),
+    WalletCheckpoint: conn.model('WalletCheckpoint', WalletCheckpointSchema, 'wallet_checkpoints'),
     Task: conn.model('Task', TaskSchema, 'tasks'),
     Idempotency: conn.model('Idempotency', IdempotencySchema, 'idempotency'),
     TaskFile: conn.model('TaskFile', TaskFileSchema, 'task_files'),
@@ -553,7 +601,7 @@ export async function connectMongo(url: string): Promise<Db> {
     KbBuild: conn.model('KbBuild', KbBuildSchema, 'kb_builds'),
     KbIdClaim: conn.model('KbIdClaim', KbIdClaimSchema, 'kb_id_claims'),
   };
-  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage, db.Task, db.User, db.Membership, db.Page, db.KbBuild].map((m) => m.init()));
+  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.WalletCheckpoint, db.Usage, db.Task, db.User, db.Membership, db.Page, db.KbBuild].map((m) => m.init()));
   return db;
 }
 

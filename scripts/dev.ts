@@ -46,6 +46,8 @@ async function main(): Promise<void> {
     TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE || 'default',
     ADMIN_TOKEN: secrets.ADMIN_TOKEN,
     KEY_ENCRYPTION_KEY: secrets.KEY_ENCRYPTION_KEY,
+    // Task callbacks may go to a receiver on this machine (docs/webhooks.md).
+    DEPLOYMENT_MODE: process.env.DEPLOYMENT_MODE || 'development',
   };
 
   // Simulator ------------------------------------------------------------

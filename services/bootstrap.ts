@@ -27,10 +27,11 @@ import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
 import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 import { KbBases } from '../knowledge/bases';
 import { KbIngestion } from '../knowledge/ingestion';
+import { temporalClientInterceptors } from '../tracing/temporal';
 
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
-  const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX)];
+  const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_CLUSTER_NODES)];
   const wallet = new Wallet(db, redis, log);
   wallet.journal.start();
   const catalogueCache = await CatalogueCache.start({
@@ -50,14 +51,14 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const pages = new PageStore(db, redis);
   const corpora = new CorpusCache(pages);
   const retrieval = new Retrieval(corpora);
-  const kbScope = new KnowledgeScope(db);
+  const kbScope = new KnowledgeScope(db, redis);
   const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
   const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
-  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
-  const people = new PeopleService(db, accounts);
+  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, interceptors: temporalClientInterceptors() });
+  const people = new PeopleService(db, accounts, () => kbScope.changed());
   const kbFiles = new MongoFileStore(db.KbFile);
   const current = catalogueCache.current;
-  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: current });
+  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: current, temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
   const mediaHttp = createMediaHttp(upstream);
   return {
     config,

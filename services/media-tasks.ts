@@ -29,6 +29,8 @@ export interface SubmitTask {
   /** The validated request, as the provider adapter will read it. */
   input: Record<string, unknown>;
   quote: MediaQuote;
+  /** Checked at the edge (webhooks/submission.ts): where the final-state webhook goes. */
+  callbackUrl?: string | null;
 }
 
 /**
@@ -52,6 +54,7 @@ export class MediaTasks {
       quote: req.quote, reserved_nano: reservationNano(req.quote), cost_nano: 0, unit_count: 0, upstream: null, result: null,
       final_body: null, final_status: null, error_code: null, error_message: null, request_id: req.requestId,
       created_at: now, started_at: null, completed_at: null, updated_at: now,
+      ...(req.callbackUrl ? { callback_url: req.callbackUrl } : {}),
     };
     // 1. The task exists before any money moves, so a crash at any later step can be resumed (resumeOrphans).
     await this.deps.db.Task.create(doc);
@@ -93,6 +96,7 @@ export class MediaTasks {
       taskId: doc._id,
       pollIntervalMs: this.deps.config.MEDIA_POLL_INTERVAL_MS ?? POLL_INTERVAL_MS[kind],
       maxRunMs: MAX_RUN_MS[kind] === null ? null : (this.deps.config.MEDIA_MAX_RUN_MS ?? MAX_RUN_MS[kind]),
+      ...(doc.callback_url ? { callback: true } : {}),
     };
     try {
       await this.deps.temporal.workflow.start(mediaTaskWorkflow, {
