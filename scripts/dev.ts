@@ -70,9 +70,9 @@ async function main(): Promise<void> {
   // Gateway and worker ----------------------------------------------------
   let gateway: Managed | undefined;
   if (exists('gateway/server.ts', 'gateway')) {
-    gateway = tsx('gateway', 'gateway/server.ts', { ...baseEnv, PORT: String(gatewayPort) });
+    gateway = tsx('gateway', 'gateway/server.ts', { ...baseEnv, PORT: String(gatewayPort), METRICS_PORT: process.env.METRICS_PORT || '9464' });
   }
-  if (exists('workers/main.ts', 'worker')) tsx('worker', 'workers/main.ts', baseEnv);
+  if (exists('workers/main.ts', 'worker')) tsx('worker', 'workers/main.ts', { ...baseEnv, METRICS_PORT: process.env.WORKER_METRICS_PORT || '9465' });
 
   let demo: Demo | undefined;
   if (gateway) {
@@ -101,6 +101,7 @@ async function main(): Promise<void> {
   console.log(`  console       ${out.CONSOLE_URL || '(none)'}`);
   console.log(`  demo user     ${out.DEMO_EMAIL ? `${out.DEMO_EMAIL} / ${out.DEMO_PASSWORD}  (owner of "Demo Enterprise")` : '(none)'}`);
   console.log(`  Temporal UI   ${out.TEMPORAL_UI_URL || '(external Temporal)'}`);
+  console.log(`  metrics       http://127.0.0.1:${process.env.METRICS_PORT || '9464'}/metrics (gateway), :${process.env.WORKER_METRICS_PORT || '9465'} (worker)`);
   console.log(`  demo API key  ${out.API_KEY || '(none)'}`);
   console.log(`  admin token   ${out.ADMIN_TOKEN}`);
   console.log(`  account id    ${out.ACCOUNT_ID || '(none)'}`);
