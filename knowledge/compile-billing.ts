@@ -67,17 +67,11 @@ export class CompileBilling {
       return 0;
     }
     const op: LedgerOp = { opId: id, accountId: this.accountId, keyId: null, kind: 'charge', amountNano: -cost, ref: this.buildId };
-    try {
-      await pRetry(() => wallet.applyAhead(op, row), AHEAD_RETRY);
-      return cost;
-    } catch (err) {
-      log.warn('compile charge journal unavailable; writing the ledger directly', { build: this.buildId, err });
-    }
-    // Redis stayed out: the ledger and the row go to Mongo, and the projection follows (the wallet audit heals it otherwise).
-    await pRetry(() => wallet.recordDirect(op, row), DIRECT_RETRY);
-    await pRetry(() => wallet.apply(op), DIRECT_RETRY).catch((err: unknown) => {
-      log.error('compile charge in the ledger but not in the balance projection; the wallet audit repairs it', { build: this.buildId, op, err });
-    });
+    // Not a chat charge: a compile retried by any worker must find it applied, so it goes through `apply`
+    // (the ledger first, then the script's marker). `applyAhead` dedupes only on this process's ticket.
+    const res = await pRetry(() => wallet.apply(op), DIRECT_RETRY);
+    if (res.status === 'duplicate') log.info('compile charge already applied', { build: this.buildId, op: op.opId });
+    await pRetry(() => wallet.journal.append({ u: row }, this.accountId), AHEAD_RETRY);
     return cost;
   }
 }
