@@ -96,7 +96,8 @@ export async function climbLadder<C, T>(
 ): Promise<{ value: T; channel: C; attempts: number }> {
   const deadline = opts.deadline ?? Infinity;
   const { breaker } = opts;
-  let last: unknown = new UpstreamTransportError('connect', 'no upstream channel is available');
+  // The error is made only when no channel answered: an Error captures a stack, which costs on every call.
+  let last: unknown;
   let n = 0;
   for (const channel of breakerOrder(channels, policy.maxChannels, breaker)) {
     if (Date.now() >= deadline) throw new UpstreamTransportError('timeout', opts.deadlineMessage ?? 'the channel ladder ran out of time');
@@ -111,7 +112,7 @@ export async function climbLadder<C, T>(
       last = err;
     }
   }
-  throw last;
+  throw n === 0 ? new UpstreamTransportError('connect', 'no upstream channel is available') : last;
 }
 
 /**
