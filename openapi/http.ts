@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import Router from '@koa/router';
 import type { GatewayState } from '../gateway/context';
 import { buildOpenApiDocument } from './document';
+import { sendStaticAsset, staticAsset, type StaticAsset } from '../gateway/static-asset';
 
 const require = createRequire(import.meta.url);
 const here = (f: string) => fileURLToPath(new URL(`./public/${f}`, import.meta.url));
@@ -27,49 +26,30 @@ const FILES: Record<string, { path: string; type: string }> = {
 /** Only this origin: the page can reach nothing else. Swagger UI sets inline styles. */
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
 
-interface Asset { type: string; body: Buffer; gz: Buffer; etag: string }
-
-function asset(type: string, body: Buffer): Asset {
-  return { type, body, gz: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` };
-}
 
 /** `GET /openapi.json` (the document, built once per process) and `GET /docs` (the reference page). */
 export function openApiRoutes(opts: { version: string } = { version: (require('../package.json') as { version: string }).version }): Router<GatewayState> {
   const router = new Router<GatewayState>();
-  const cache = new Map<string, Asset>();
-  const cached = (key: string, make: () => Asset) => {
+  const cache = new Map<string, StaticAsset>();
+  const cached = (key: string, make: () => StaticAsset) => {
     let a = cache.get(key);
     if (!a) cache.set(key, (a = make()));
     return a;
   };
-  const send = (ctx: Parameters<Parameters<typeof router.get>[1]>[0], a: Asset, cacheControl: string) => {
-    ctx.set('cache-control', cacheControl);
-    ctx.set('etag', a.etag);
-    ctx.vary('accept-encoding');
-    if (ctx.get('if-none-match') === a.etag) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.type = a.type;
-    if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
-      ctx.set('content-encoding', 'gzip');
-      ctx.body = a.gz;
-    } else ctx.body = a.body;
-  };
 
   router.get(OPENAPI_PATH, (ctx) => {
-    const doc = cached('openapi', () => asset('application/json; charset=utf-8', Buffer.from(JSON.stringify(buildOpenApiDocument({ version: opts.version })))));
+    const doc = cached('openapi', () => staticAsset('application/json; charset=utf-8', Buffer.from(JSON.stringify(buildOpenApiDocument({ version: opts.version })))));
     ctx.set('access-control-allow-origin', '*');
-    send(ctx, doc, 'no-cache');
+    sendStaticAsset(ctx, doc, 'no-cache');
   });
   router.get(DOCS_PATH, (ctx) => {
     ctx.set('content-security-policy', CSP);
-    send(ctx, cached('page', () => asset('text/html; charset=utf-8', readFileSync(here('docs.html')))), 'no-cache');
+    sendStaticAsset(ctx, cached('page', () => staticAsset('text/html; charset=utf-8', readFileSync(here('docs.html')))), 'no-cache');
   });
   router.get(`${DOCS_PATH}/assets/:name`, (ctx) => {
     const f = FILES[ctx.params.name];
     if (!f) return; // 404 in the error handler
-    send(ctx, cached(ctx.params.name, () => asset(f.type, readFileSync(f.path))), 'public, max-age=3600');
+    sendStaticAsset(ctx, cached(ctx.params.name, () => staticAsset(f.type, readFileSync(f.path))), 'public, max-age=3600');
   });
   return router;
 }
