@@ -10,8 +10,21 @@ import { failpoint } from '../infra/failpoints';
 const GROUP = 'ledger-drain';
 /** Entries read per shard per pass; one pass writes all shards' entries to Mongo together (one insertMany each for ledger and usage rows). */
 const BATCH = 1000;
-/** How often a process looks for entries nobody drained (a crashed writer, a failed batch). */
-const TICK_MS = 250;
+/**
+ * How often a process looks for entries nobody drained (a writer that died
+ * before its drain, a failed batch). Only crash recovery depends on it: a
+ * writer drains its own entries (`kick`), and readers of rows flush first.
+ */
+const TICK_MS = 1_000;
+/**
+ * A writer's own entries are drained this long after the first of them
+ * (or at once past DRAIN_AT_ENTRIES): the charge is durable in Redis already,
+ * so the wait costs no safety, and it turns one Mongo batch per call (two
+ * inserts, three Redis round trips, and the store's CPU, all competing with
+ * the next call) into one batch per DRAIN_DELAY_MS at any load.
+ */
+const DRAIN_DELAY_MS = 50;
+const DRAIN_AT_ENTRIES = 500;
 /**
  * An entry delivered to a consumer that has not acknowledged it for this long
  * is taken over by another one: its consumer crashed, or is stuck on a store
@@ -52,6 +65,12 @@ const XGROUP_DELCONSUMER = "return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], 
 const XINFO_CONSUMERS = "return redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])";
 
 const ALL_SHARDS = Array.from({ length: WALLET_SHARDS }, (_, i) => i);
+/** The shard of a stream named in an XREADGROUP reply (keys come back with the deployment prefix). */
+const SHARD_OF_STREAM = /\{ws(\d+)\}journal$/;
+
+function streamEntries(reply: unknown): Array<[string, StreamEntry[]]> {
+  return (reply as Array<[string, StreamEntry[]]> | null) ?? [];
+}
 
 /**
  * The write-ahead journal of money: one Redis stream per wallet shard (the
@@ -70,6 +89,10 @@ export class LedgerJournal {
   private readonly consumer = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** The delayed drain of kicked shards, when one is scheduled. */
+  private soon: NodeJS.Timeout | null = null;
+  /** Entries kicked since the last drain started (approximately: one per kick). */
+  private kicked = 0;
   private readonly dirty = new Set<number>();
   private readonly groupReady = new Set<number>();
   private lastClaim = 0;
@@ -103,11 +126,31 @@ export class LedgerJournal {
     this.kick(walletId);
   }
 
-  /** Drain a wallet's shard soon: appends of the same tick go out as one batch. */
+  /**
+   * Drain a wallet's shard soon: every append of the next DRAIN_DELAY_MS goes
+   * out as one batch (at once once DRAIN_AT_ENTRIES are waiting).
+   */
   kick(walletId: string): void {
     this.dirty.add(shardOf(walletId));
-    if (this.running) return;
-    this.running = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.loop(false));
+    this.kicked++;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.running || this.dirty.size === 0) return;
+    if (this.kicked >= DRAIN_AT_ENTRIES) {
+      if (this.soon) clearTimeout(this.soon);
+      this.soon = null;
+      this.running = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.loop(false));
+      return;
+    }
+    if (this.soon) return;
+    this.soon = setTimeout(() => {
+      this.soon = null;
+      if (!this.running) this.running = this.loop(false);
+    }, DRAIN_DELAY_MS);
+    // A process that exits without stop() leaves its entries to the others' sweep: nothing is lost.
+    this.soon.unref();
   }
 
   /** Drain in the background until stop(). */
@@ -123,6 +166,10 @@ export class LedgerJournal {
   /** Write everything appended so far (and anything left pending by this process) to Mongo. */
   async flush(): Promise<void> {
     while (this.running) await this.running;
+    // This pass covers every shard: a delayed drain still scheduled has nothing left to do.
+    this.takeDirty();
+    if (this.soon) clearTimeout(this.soon);
+    this.soon = null;
     let busy = await this.pass(ALL_SHARDS, true);
     while (busy.length > 0) busy = await this.pass(busy, false);
   }
@@ -130,37 +177,39 @@ export class LedgerJournal {
   async stop(timeoutMs = 5_000): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.soon) clearTimeout(this.soon);
+    this.soon = null;
     await Promise.race([this.flush().catch(() => undefined), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
   }
 
   private takeDirty(): number[] {
     const shards = [...this.dirty];
     this.dirty.clear();
+    this.kicked = 0;
     return shards;
   }
 
   private async loop(tick: boolean): Promise<void> {
+    const wasFailing = this.failing;
     try {
       const sweep = tick || this.failing;
+      if (sweep) this.takeDirty();
       let busy = await this.pass(sweep ? ALL_SHARDS : this.takeDirty(), sweep);
-      // Shards that gave entries may hold more; shards kicked meanwhile are drained in the same passes.
-      while (busy.length > 0 || this.dirty.size > 0) {
-        busy = await this.pass([...new Set([...busy, ...this.takeDirty()])], false);
-      }
-      if (this.failing) this.log?.info('ledger journal drained again');
-      this.failing = false;
+      // Shards that gave a full batch may hold more; shards kicked meanwhile wait for their own delayed drain.
+      while (busy.length > 0) busy = await this.pass(busy, false);
+      if (wasFailing && !this.failing) this.log?.info('ledger journal drained again');
     } catch (err) {
-      if (!this.failing) this.log?.warn('ledger journal drain failed; retrying', { err });
-      this.failing = true;
+      if (!wasFailing) this.log?.warn('ledger journal drain failed; retrying', { err });
     } finally {
       this.running = null;
+      this.schedule();
     }
   }
 
   /**
-   * One batch over the given shards; with `sweep`, first this consumer's
-   * unacknowledged entries and, now and then, abandoned ones. Returns the
-   * shards that had entries.
+   * One batch over the given shards; with `sweep`, also (after a failure, and
+   * now and then) this consumer's unacknowledged entries and abandoned ones.
+   * Returns the shards that gave a full batch (they may hold more).
    */
   private async pass(shards: number[], sweep: boolean): Promise<number[]> {
     if (shards.length === 0) return [];
@@ -168,38 +217,57 @@ export class LedgerJournal {
     if (claiming) this.lastClaim = Date.now();
     const forgetting = sweep && Date.now() - this.lastForget >= FORGET_CONSUMER_MS;
     if (forgetting) this.lastForget = Date.now();
-    const reads = await Promise.all(shards.map((s) => this.readShard(s, sweep, claiming, forgetting)));
-    const byShard = shards.map((s, i) => [s, reads[i]] as const).filter(([, r]) => r.length > 0);
-    await this.write(byShard);
-    return byShard.map(([s]) => s);
-  }
-
-  private async readShard(shard: number, sweep: boolean, claiming: boolean, forgetting: boolean): Promise<StreamEntry[]> {
+    // Entries this consumer read but did not acknowledge exist only after a failed batch (or in a takeover).
+    const own = sweep && (this.failing || claiming);
     try {
-      return await this.readShardOnce(shard, sweep, claiming, forgetting);
+      const { entries, full, ownFull } = await this.readShards(shards, own, claiming, forgetting);
+      await this.write([...entries].filter(([, r]) => r.length > 0));
+      if (own) this.failing = ownFull;
+      return full;
     } catch (err) {
-      // The stream or its group is gone (Redis lost its data, a key flush): make it again and go on.
-      if (!String((err as Error).message).includes('NOGROUP')) throw err;
-      this.groupReady.delete(shard);
-      return this.readShardOnce(shard, sweep, claiming, forgetting);
+      this.failing = true;
+      throw err;
     }
   }
 
-  private async readShardOnce(shard: number, sweep: boolean, claiming: boolean, forgetting: boolean): Promise<StreamEntry[]> {
-    const key = rkeys.journal(shard);
-    await this.ensureGroup(shard);
-    const out: StreamEntry[] = [];
-    if (sweep) {
-      out.push(...(await this.read(key, '0')));
-      if (claiming) {
-        const claimed = await this.claim(key);
-        this.stats.claimed += claimed.length;
-        out.push(...claimed);
-      }
-      if (forgetting) await this.forgetConsumers(key);
+  private async readShards(shards: number[], own: boolean, claiming: boolean, forgetting: boolean) {
+    try {
+      return await this.readShardsOnce(shards, own, claiming, forgetting);
+    } catch (err) {
+      // A stream or its group is gone (Redis lost its data, a key flush): make them again and go on.
+      if (!String((err as Error).message).includes('NOGROUP')) throw err;
+      for (const s of shards) this.groupReady.delete(s);
+      return this.readShardsOnce(shards, own, claiming, forgetting);
     }
-    out.push(...(await this.read(key, '>')));
-    return out;
+  }
+
+  private async readShardsOnce(shards: number[], own: boolean, claiming: boolean, forgetting: boolean) {
+    await Promise.all(shards.map((s) => this.ensureGroup(s)));
+    const entries = new Map<number, StreamEntry[]>(shards.map((s) => [s, []]));
+    let ownFull = false;
+    if (own) {
+      for (const [s, got] of await this.read(shards, '0')) {
+        entries.get(s)!.push(...got);
+        if (got.length >= BATCH) ownFull = true;
+      }
+    }
+    if (claiming || forgetting) {
+      await Promise.all(shards.map(async (s) => {
+        const key = rkeys.journal(s);
+        if (claiming) {
+          const claimed = await this.claim(key);
+          this.stats.claimed += claimed.length;
+          entries.get(s)!.push(...claimed);
+        }
+        if (forgetting) await this.forgetConsumers(key);
+      }));
+    }
+    const full: number[] = [];
+    for (const [s, got] of await this.read(shards, '>')) {
+      entries.get(s)!.push(...got);
+      if (got.length >= BATCH) full.push(s);
+    }
+    return { entries, full, ownFull };
   }
 
   private async ensureGroup(shard: number): Promise<void> {
@@ -213,11 +281,25 @@ export class LedgerJournal {
     this.groupReady.add(shard);
   }
 
-  private async read(key: string, from: '0' | '>'): Promise<StreamEntry[]> {
-    const res = (await this.redis.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', key, from)) as
-      | Array<[string, StreamEntry[]]>
-      | null;
-    return res?.[0]?.[1] ?? [];
+  /**
+   * XREADGROUP over the given shards' streams: one command on one Redis; on a
+   * Cluster one per shard (each stream is in its own slot).
+   */
+  private async read(shards: number[], from: '0' | '>'): Promise<Array<[number, StreamEntry[]]>> {
+    if (this.redis.isCluster || shards.length === 1) {
+      return Promise.all(shards.map(async (s) => [s, streamEntries(await this.xreadgroup([rkeys.journal(s)], from))[0]?.[1] ?? []] as [number, StreamEntry[]]));
+    }
+    const replies = streamEntries(await this.xreadgroup(shards.map((s) => rkeys.journal(s)), from));
+    const out: Array<[number, StreamEntry[]]> = [];
+    for (const [key, got] of replies) {
+      const m = SHARD_OF_STREAM.exec(key);
+      if (m) out.push([Number(m[1]), got]);
+    }
+    return out;
+  }
+
+  private xreadgroup(keys: string[], from: '0' | '>'): Promise<unknown> {
+    return this.redis.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', ...keys, ...keys.map(() => from));
   }
 
   private async claim(key: string): Promise<StreamEntry[]> {
