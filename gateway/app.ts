@@ -34,7 +34,7 @@ import { webhookRoutes } from '../webhooks/routes';
 import { callLogRoutes } from '../calllog/routes';
 import { currentMetrics } from '../metrics/index';
 import { httpMetrics } from '../metrics/http';
-import { currentTracing } from '../tracing/sdk';
+import { currentTracing } from '../tracing/current';
 import { traceLink } from '../tracing/koa';
 import { openApiRoutes } from '../openapi/http';
 

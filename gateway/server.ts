@@ -4,7 +4,7 @@ import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
 import { startMetrics } from '../metrics/start';
-import { currentTracing } from '../tracing/sdk';
+import { currentTracing } from '../tracing/current';
 import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../infra/process-guards';
 

@@ -27,7 +27,7 @@ import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
 import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 import { KbBases } from '../knowledge/bases';
 import { KbIngestion } from '../knowledge/ingestion';
-import { temporalClientInterceptors } from '../tracing/temporal';
+import { temporalClientInterceptors } from '../tracing/temporal-client';
 
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
@@ -54,7 +54,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const kbScope = new KnowledgeScope(db, redis);
   const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
   const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
-  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, interceptors: temporalClientInterceptors() });
+  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, interceptors: await temporalClientInterceptors() });
   const people = new PeopleService(db, accounts, () => kbScope.changed());
   const kbFiles = new MongoFileStore(db.KbFile);
   const current = catalogueCache.current;

@@ -11,23 +11,12 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
 import { watchAttempts } from '../domain/channel-ladder';
 import { traceUpstreamAttempt } from './upstream';
+import { currentTracing, setTracing, type Tracing } from './current';
 
 /** The tracer every span of ours comes from. */
 export const TRACER_NAME = 'model-gateway';
 
-export interface Tracing {
-  /** The processors every span goes through (the Temporal workflow sink feeds the same ones). */
-  spanProcessors: SpanProcessor[];
-  resource: Resource;
-  shutdown(): Promise<void>;
-}
-
-let tracing: Tracing | undefined;
-
-/** The process's tracing once started, or undefined (off: no SDK, no hooks, no cost). A function: see metrics/index.ts currentMetrics. */
-export function currentTracing(): Tracing | undefined {
-  return tracing;
-}
+export { currentTracing, type Tracing };
 
 /** The exporter the standard variables name: OTLP over http/protobuf (default) or http/json, or the console. */
 function exportersFromEnv(env: Record<string, string | undefined>): SpanExporter[] {
@@ -52,7 +41,8 @@ function exportersFromEnv(env: Record<string, string | undefined>): SpanExporter
  * metadata service.
  */
 export function startTracing(opts: { serviceName: string; spanProcessors?: SpanProcessor[]; env?: Record<string, string | undefined> }): Tracing {
-  if (tracing) return tracing;
+  const started = currentTracing();
+  if (started) return started;
   const env = opts.env ?? process.env;
   const spanProcessors = opts.spanProcessors ?? exportersFromEnv(env).map((e) => new BatchSpanProcessor(e));
   const resource = resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? opts.serviceName });
@@ -77,13 +67,14 @@ export function startTracing(opts: { serviceName: string; spanProcessors?: SpanP
   });
   sdk.start();
   watchAttempts(traceUpstreamAttempt);
-  tracing = {
+  const tracing: Tracing = {
     spanProcessors,
     resource,
     async shutdown() {
       await sdk.shutdown();
     },
   };
+  setTracing(tracing);
   return tracing;
 }
 

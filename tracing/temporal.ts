@@ -8,15 +8,12 @@ import {
   makeWorkflowExporter,
   type OpenTelemetrySinks,
 } from '@temporalio/interceptors-opentelemetry';
-import { currentTracing } from './sdk';
+import { currentTracing } from './current';
 
 /** The workflow interceptor module the worker bundles (Temporal's OpenTelemetry interceptors, re-exported). */
 export const WORKFLOW_INTERCEPTORS_PATH = new URL('./workflow-interceptors.ts', import.meta.url).pathname;
 
-/** The Temporal client's interceptors: a started workflow carries the caller's trace context in its headers. */
-export function temporalClientInterceptors(): { workflow: WorkflowClientInterceptor[] } | undefined {
-  return currentTracing() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
-}
+export { temporalClientInterceptors } from './temporal-client';
 
 /**
  * Spans from the workflow sandbox are made by OpenTelemetry SDK 1.x (inside

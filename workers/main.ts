@@ -6,7 +6,7 @@ import { createWorker, ensureLinkSweeper } from './worker';
 import { startMetrics } from '../metrics/start';
 import { watchStore } from '../metrics/store';
 import { watchWorker } from '../metrics/temporal';
-import { currentTracing } from '../tracing/sdk';
+import { currentTracing } from '../tracing/current';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' });
