@@ -14,7 +14,7 @@ import { failAfterAnswer, settleChat, settleDurably } from './settle';
 import { getTranslator, extractUsage, outputChars, type Translator } from '../../protocols';
 import { usageToBill } from '../../domain/usage-estimate';
 import { relayStream } from './stream-relay';
-import { deadlineIn } from './deadlines';
+import { deadlineIn } from '../deadlines';
 import { recordOutcome } from '../middleware/usage-capture';
 import { loggedAttempt, type CallAttempt } from '../../domain/call-attempts';
 import { climbLadder, CHAT_LADDER, UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';

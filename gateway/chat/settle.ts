@@ -13,7 +13,7 @@ import { armed, failpoint } from '../../infra/failpoints';
 import { counters } from '../../infra/counters';
 import type { UsageMisreport } from '../../domain/usage-estimate';
 import { walletOf } from '../../domain/api-key';
-import { deadlineIn } from './deadlines';
+import { deadlineIn } from '../deadlines';
 
 export type ChatOutcome = 'success' | 'interrupted' | 'error';
 

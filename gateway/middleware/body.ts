@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type Koa from 'koa';
 import { errors, GatewayError } from '../../domain/errors';
 import type { Ctx, Middleware } from '../context';
+import { deadlineIn } from '../deadlines';
 
 /**
  * The body policy of every JSON endpoint, in one place: at most `limitBytes`
@@ -167,14 +168,17 @@ export function bodyTimeoutsOf(ctx: Ctx): BodyTimeouts {
 export function bodyDeadline(ctx: Ctx, fail: (err: GatewayError) => void): { touch(): void; stop(): void } {
   const { idleMs, totalMs } = bodyTimeoutsOf(ctx);
   const refuse = (why: string) => fail(new GatewayError('invalid_request', `request body ${why}`, { status: 408, headers: { Connection: 'close' } }));
-  const idle = setTimeout(() => refuse(`stalled: no data for ${Math.round(idleMs / 1000)} s`), idleMs);
-  const total = setTimeout(() => refuse(`not complete after ${Math.round(totalMs / 1000)} s`), totalMs);
+  // One entry in the shared deadline sweep (not two timers per request): it stands at whichever of the
+  // idle and the total limit comes first, and each chunk moves it.
+  const started = performance.now();
+  const next = () => Math.min(idleMs, totalMs - (performance.now() - started));
+  const deadline = deadlineIn(next(), () => {
+    if (performance.now() - started >= totalMs) refuse(`not complete after ${Math.round(totalMs / 1000)} s`);
+    else refuse(`stalled: no data for ${Math.round(idleMs / 1000)} s`);
+  });
   return {
-    touch: () => idle.refresh(),
-    stop: () => {
-      clearTimeout(idle);
-      clearTimeout(total);
-    },
+    touch: () => deadline.reset(next()),
+    stop: () => deadline.clear(),
   };
 }
 

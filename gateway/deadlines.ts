@@ -1,5 +1,6 @@
 /**
- * Deadlines for in-flight chat requests without a timer per request: one
+ * Deadlines for in-flight requests (the chat upstream deadline, the
+ * settlement wait, the body read timeouts) without a timer per request: one
  * unref'd sweep fires every expired entry. A chat request's deadline is long
  * (180 s) and almost never reached, so arming and clearing a timer per request
  * is pure overhead; a Set insert and delete is all a request pays here. The
@@ -9,6 +10,8 @@
 export interface Deadline {
   /** Forget the deadline (the request ended first). */
   clear(): void;
+  /** Move the deadline to `ms` from now (an idle timeout seeing activity). */
+  reset(ms: number): void;
 }
 
 interface Entry extends Deadline {
@@ -42,6 +45,9 @@ export function deadlineIn(ms: number, fire: () => void): Deadline {
     at: performance.now() + ms,
     fire,
     clear: () => void live.delete(entry),
+    reset: (next: number) => {
+      entry.at = performance.now() + next;
+    },
   };
   live.add(entry);
   const tick = Math.min(MAX_TICK_MS, Math.max(MIN_TICK_MS, Math.floor(ms / 20)));
