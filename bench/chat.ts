@@ -9,8 +9,10 @@
  *   npx tsx bench/chat.ts      (starts its own services on free ports)
  * The gateway runs as production runs it, compiled (scripts/build.ts, dist/gateway.mjs);
  * BENCH_TSX=1 runs its TypeScript through tsx instead (as dev and tests do).
+ * CPU per request is the gateway's own and, alongside, its stores' (Redis, FerretDB) over the same load.
  * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/).
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,6 +77,17 @@ function status(pid: number): Record<string, string> {
 }
 const mb = (kb: string) => `${(parseInt(kb, 10) / 1024).toFixed(1)} MB`;
 const pid = gateway.child.pid!;
+/** The process listening on a local port (the stores: their CPU per request is part of the call's cost). */
+function pidOfPort(url: string): number | undefined {
+  try {
+    const out = execFileSync('ss', ['-ltnpH', `sport = :${new URL(url).port}`], { encoding: 'utf8' });
+    const m = /pid=(\d+)/.exec(out);
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+const stores = { redis: pidOfPort(services.env.REDIS_URL), ferretdb: pidOfPort(services.env.MONGO_URL) };
 
 // ---------------------------------------------------------------- warm-up
 await new Promise((r) => setTimeout(r, 2000));
@@ -148,8 +161,11 @@ for (const [label, body, firstChunk] of [['non-streaming', jsonBody, false], ['s
     const ms = connections === 1 ? SEQ_MS : DURATION_MS;
     const d = await runLoad({ ...direct, method: 'POST', body, connections, durationMs: ms, firstChunk });
     const before = cpuTicks(pid);
+    const storesBefore = Object.entries(stores).map(([name, p]) => [name, p, p ? cpuTicks(p) : 0] as const);
     const g = await runLoad({ ...through, method: 'POST', body, connections, durationMs: ms, firstChunk });
-    cpuPerRequest.push(`${label}, ${connections} client${connections > 1 ? 's' : ''}: ${(((cpuTicks(pid) - before) * 10) / g.requests).toFixed(3)} ms`);
+    const perReq = (ticks: number) => ((ticks * 10) / g.requests).toFixed(3);
+    const storeCpu = storesBefore.filter(([, p]) => p).map(([name, p, t]) => `${name} ${perReq(cpuTicks(p!) - t)}`).join(', ');
+    cpuPerRequest.push(`${label}, ${connections} client${connections > 1 ? 's' : ''}: ${perReq(cpuTicks(pid) - before)} ms (stores: ${storeCpu || 'n/a'})`);
     rows.push([`${label}, ${connections} client${connections > 1 ? 's' : ''}`, d, g]);
   }
 }
@@ -168,7 +184,8 @@ console.log(`added latency p50, sequential non-streaming: ${(seq[2].p50ms - seq[
 console.log(`added time to first byte p50, sequential streaming: ${(rows[2][2].p50ms - rows[2][1].p50ms).toFixed(3)} ms (target < 0.5 ms)`);
 console.log(`throughput ratio at 64 clients, non-streaming: ${(par[2].rps / par[1].rps).toFixed(2)} (target >= 0.25)`);
 console.log(`throughput ratio at 64 clients, streaming: ${(rows[3][2].rps / rows[3][1].rps).toFixed(2)}`);
-console.log(`gateway CPU per request: ${cpuPerRequest.join('; ')}`);
+console.log('gateway CPU per request (and of its stores, Redis and FerretDB, while the gateway ran):');
+for (const line of cpuPerRequest) console.log(`  ${line}`);
 console.log('');
 for (const line of streamReport) console.log(line);
 console.log(`  targets: idle under 150 MB, peak under 250 MB, every first byte within 1 s; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
