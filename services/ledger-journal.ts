@@ -23,8 +23,8 @@ const TICK_MS = 1_000;
  * inserts, three Redis round trips, and the store's CPU, all competing with
  * the next call) into one batch per DRAIN_DELAY_MS at any load.
  */
-const DRAIN_DELAY_MS = 50;
-const DRAIN_AT_ENTRIES = 500;
+const DRAIN_DELAY_MS = 200;
+const DRAIN_AT_ENTRIES = 1000;
 /**
  * An entry delivered to a consumer that has not acknowledged it for this long
  * is taken over by another one: its consumer crashed, or is stuck on a store
