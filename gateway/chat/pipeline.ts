@@ -224,8 +224,9 @@ async function relayJson(env: ChatEnv, ctx: Ctx, call: ChatCall, bytes: Buffer, 
   }
   const upstream = prepared.channel.upstream as Protocol;
   // Never bill delivered output at 0: usage the upstream left out, zeroed or under-reported is estimated.
-  const billed = usageToBill({ reported: toTokenUsage(extractUsage(upstream, json)), outputChars: outputChars(upstream, json), promptBytes: promptBytes(call), completed: true });
-  const billing = { estimated: billed.estimated, misreport: billed.misreport, outputChars: outputChars(upstream, json), channel: prepared.channel.id };
+  const chars = outputChars(upstream, json);
+  const billed = usageToBill({ reported: toTokenUsage(extractUsage(upstream, json)), outputChars: chars, promptBytes: promptBytes(call), completed: true });
+  const billing = { estimated: billed.estimated, misreport: billed.misreport, outputChars: chars, channel: prepared.channel.id };
   // The charge is written ahead (one Redis script) before the answer goes out: a gateway that dies
   // after answering has already made it durable.
   await settleDurably(env, ctx, call.model, billed.usage, { status: 'success', attempts, billing });
