@@ -8,13 +8,18 @@ import { currentTracing } from '../tracing/current';
 import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../infra/process-guards';
 
+/** Capped by the kernel (net.core.somaxconn). */
+const LISTEN_BACKLOG = 4096;
+
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
 guardProcess(log);
 const deps = await buildDeps(config, log);
 await startMetrics(config, 'gateway', log);
 const app = createApp(deps);
-const server = app.listen(config.PORT, config.HOST, () => {
+// A burst of new connections (2,000 streams opened at once) must not overflow the accept queue: Node's
+// default backlog of 511 drops the rest, and their clients retry the handshake only after 1 s, then 3 s.
+const server = app.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG }, () => {
   log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
 });
 answerClientErrors(server, log);

@@ -79,7 +79,8 @@ export function createSimulator(opts: SimulatorOptions = {}): Simulator {
     listen(port = 0, host = '127.0.0.1') {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, host, () => {
+        // A deep accept queue, like a real provider's: thousands of streams may connect at once.
+        server.listen({ port, host, backlog: 4096 }, () => {
           server.off('error', reject);
           const a = server.address() as AddressInfo;
           const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
