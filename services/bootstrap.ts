@@ -31,7 +31,7 @@ import { temporalClientInterceptors } from '../tracing/temporal';
 
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
-  const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_CLUSTER_NODES)];
+  const [db, redis] = [await connectMongo(config.MONGO_URL, log), connectRedis(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_CLUSTER_NODES, log)];
   const wallet = new Wallet(db, redis, log);
   wallet.journal.start();
   const catalogueCache = await CatalogueCache.start({
