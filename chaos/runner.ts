@@ -412,7 +412,16 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
   log(`chaos: seed ${opts.seed}, ${opts.seconds} s, 2 gateways + 2 workers, logs in ${logDir}`);
   t0 = Date.now();
-  await Promise.all([faults(), ...Array.from({ length: opts.clients ?? 8 }, (_, i) => client(i))]);
+  /** A line every 30 s while the traffic runs: how far it got and how many tasks are still open. */
+  const progress = async () => {
+    while (Date.now() < stopAt - 15_000) {
+      await new Promise((r) => setTimeout(r, 30_000));
+      const open = await countOpen(db).catch(() => NaN);
+      const s = (Date.now() - t0) / 1000;
+      log(`  +${Math.round(s)} s: ${figures.chat_calls} chat calls (${(figures.chat_calls / s).toFixed(1)}/s), ${figures.tasks_submitted} tasks (${(figures.tasks_submitted / s).toFixed(1)}/s), ${open} not final yet`);
+    }
+  };
+  await Promise.all([faults(), progress(), ...Array.from({ length: opts.clients ?? 8 }, (_, i) => client(i))]);
   await fetch(`${opts.simulatorUrl}/_control/faults`, { method: 'DELETE' }).catch(() => undefined);
   await fetch(`${opts.simulatorUrl}/_control/media/faults`, { method: 'DELETE' }).catch(() => undefined);
   const trafficS = (Date.now() - t0) / 1000;
@@ -449,7 +458,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       const states = await db.Task.aggregate<{ _id: string; n: number }>([{ $match: { state: { $nin: [...FINAL_STATES] } } }, { $group: { _id: '$state', n: { $sum: 1 } } }]).catch(() => []);
       log(`  waiting ${Math.round((Date.now() - waitStart) / 1000)} s: ${open} task(s) not final (${states.map((x) => `${x._id} ${x.n}`).join(', ')})`);
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    // A count reads the whole tasks collection on FerretDB: not too often, it takes CPU from the workers.
+    await new Promise((r) => setTimeout(r, 5000));
   }
   figures.final_wait_s = Math.round((Date.now() - waitStart) / 1000);
   figures.tasks_not_final = open;
