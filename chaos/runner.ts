@@ -154,6 +154,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
    * their fault loop; a replacement that fails to start is retried here.
    */
   let stopping = false;
+  // Ctrl-C or SIGTERM: scripts/lib/proc.ts stops every child; none is replaced then.
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => { stopping = true; });
   const supervise = async () => {
     while (!stopping) {
       await new Promise((r) => setTimeout(r, 1000));
