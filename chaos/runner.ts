@@ -426,7 +426,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   await Promise.all([faults(), progress(), ...Array.from({ length: opts.clients ?? 8 }, (_, i) => client(i))]);
   await fetch(`${opts.simulatorUrl}/_control/faults`, { method: 'DELETE' }).catch(() => undefined);
   await fetch(`${opts.simulatorUrl}/_control/media/faults`, { method: 'DELETE' }).catch(() => undefined);
-  const trafficS = (Date.now() - t0) / 1000;
+  const trafficS = (Math.min(Date.now(), stopAt) - t0) / 1000;
   figures.chat_per_s = Math.round((figures.chat_calls / trafficS) * 10) / 10;
   figures.tasks_per_s = Math.round((figures.tasks_submitted / trafficS) * 10) / 10;
   chatMs.sort((a, b) => a - b);
@@ -441,10 +441,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   // Every task final (a killed worker's activities are retried by the survivors; a task whose gateway died
   // before its workflow started is resumed by the orphan sweep, 2 min + 1 min). The wait goes on while tasks
   // keep finishing: it ends when none is left, when none finished for `stallMs`, or at a cap that grows
-  // with the tasks still open when the traffic stopped.
+  // with the tasks still open when the traffic stopped (240 s + 1 s a task).
   const open0 = await countOpen(db);
   const stallMs = opts.finalStallMs ?? 200_000;
-  const capMs = Math.max(240_000, 240_000 + open0 * 500);
+  const capMs = 240_000 + open0 * 1000;
   const waitStart = Date.now();
   let open = open0;
   let lastDrop = Date.now();

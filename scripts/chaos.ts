@@ -3,7 +3,7 @@
  * own (or the ones named by MONGO_URL, REDIS_URL, TEMPORAL_ADDRESS), with its
  * own simulator. Prints the seed, the figures and the failed checks; exits 1
  * on any failure. The same seed replays the same traffic mix and fault schedule.
- *   CHAOS_SEED (random), CHAOS_SECONDS (600), CHAOS_CLIENTS (48),
+ *   CHAOS_SEED (random), CHAOS_SECONDS (600), CHAOS_CLIENTS (24),
  *   CHAOS_KILL_WORKER_S (20), CHAOS_KILL_GATEWAY_S (60),
  *   CHAOS_RESTART_REDIS_S (90), CHAOS_RESTART_STORE_S (120), CHAOS_PAUSE_UPSTREAM_S (45)
  *   CHAOS_MIN_CHAT_CALLS, CHAOS_MIN_TASKS: the volume the run must reach, by default
@@ -43,7 +43,7 @@ let code = 1;
 try {
   const report = await runChaos({
     seed, seconds, env, simulatorUrl: sim.url,
-    clients: Number(process.env.CHAOS_CLIENTS ?? 48),
+    clients: Number(process.env.CHAOS_CLIENTS ?? 24),
     killWorkerEveryMs: seconds_('CHAOS_KILL_WORKER_S', 20),
     killGatewayEveryMs: seconds_('CHAOS_KILL_GATEWAY_S', 60),
     restartService: services ? (kind, how) => services!.restart(kind, how) : undefined,
