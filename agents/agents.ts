@@ -221,7 +221,11 @@ export class AgentService {
 
   /** The agent, its enterprise's settings and the knowledge scope version for one call: one Redis round trip, Mongo on a miss. */
   async runtime(agentId: string, enterpriseId: string): Promise<{ agent: AgentRecord | null; settings: AgentSettingsRecord; scopeVersion: string }> {
-    const [agentJson, settingsJson, scopeVersion] = await this.redis.mget(agentRedisKeys.agent(agentId), agentRedisKeys.settings(enterpriseId), SCOPE_VERSION_KEY);
+    // Three GETs, not one MGET: the keys live in different hash slots (a Redis Cluster refuses a cross-slot
+    // MGET); auto-pipelining still sends them in one round trip per node.
+    const [agentJson, settingsJson, scopeVersion] = await Promise.all([
+      this.redis.get(agentRedisKeys.agent(agentId)), this.redis.get(agentRedisKeys.settings(enterpriseId)), this.redis.get(SCOPE_VERSION_KEY),
+    ]);
     let agent = agentJson ? (JSON.parse(agentJson) as AgentRecord) : null;
     if (!agent) {
       const doc = await this.adb.Agent.findById(agentId).lean<AgentDoc>();
