@@ -71,6 +71,7 @@ export class AgentKeyService {
     const agent = await this.agents.doc(agentId);
     await this.perms.requireAdmin(actor, agent.enterprise_id);
     if (!agent.published) throw forbidden(`agent ${agentId} is not published: publish it before issuing keys`);
+    await this.agents.assertKeyable(agent);
     const holder = input.holder_user_id ?? actorId(actor);
     if (holder && !(await this.people.roleIn(agent.enterprise_id, holder))) {
       throw new GatewayError('invalid_request', `user ${holder} is not a member of ${agent.enterprise_id}`, { param: 'holder_user_id' });
@@ -100,6 +101,7 @@ export class AgentKeyService {
     const doc = await this.managed(actor, agentKeyId);
     const agent = await this.agents.doc(doc.agent_id).catch(() => null);
     if (!agent?.published) throw forbidden(`agent ${doc.agent_id} is deleted or not published`);
+    await this.agents.assertKeyable(agent);
     const { doc: issued } = await this.decide(actor, doc, 'approve', { capNano: input.spend_cap_nano });
     await this.audit.append({
       enterpriseId: doc.enterprise_id, agentKeyId, agentId: doc.agent_id, action: 'approve', actor, origin,

@@ -31,10 +31,12 @@ export function createAgentServices(p: {
   usage: UsageRecorder; scope: KnowledgeScope; catalogue: () => Catalogue; scopeCacheMs: number;
   /** How long a call may stay in flight on an escrow (its deadline plus the settlement's retries). */
   flightLeaseMs: number; log?: Logger;
+  /** AGENT_DEFAULT_MODEL (the whitelist check at key issuance). */
+  defaultModel?: string;
 }): AgentServices {
   const adb = agentModels(p.db.conn);
   const permissions = new AgentPermissions(p.people);
-  const service = new AgentService(p.db, adb, p.redis, p.accounts, p.scope, permissions, p.catalogue, p.scopeCacheMs);
+  const service = new AgentService(p.db, adb, p.redis, p.accounts, p.scope, permissions, p.catalogue, p.scopeCacheMs, p.defaultModel);
   const audit = new AgentAudit(adb);
   const keys = new AgentKeyService(adb, p.keys, p.people, service, audit, permissions, new Escrow(p.wallet, new EscrowFlights(p.redis, p.flightLeaseMs)), p.log);
   return { service, keys, audit, usage: new AgentUsageReport(p.db, p.usage), permissions };

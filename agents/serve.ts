@@ -13,9 +13,18 @@ import { agentChatCall } from './prelude';
  */
 export async function serveAgentCall(deps: GatewayDeps, ctx: Ctx): Promise<void> {
   const key = ctx.state.auth!.key;
-  const flight = await deps.agents.keys.beginCall(walletOf(key), ctx.state.requestId);
+  // Entering the escrow and the prelude's reads start in the same tick: one Redis round trip for both.
+  const entering = deps.agents.keys.beginCall(walletOf(key), ctx.state.requestId);
+  const preparing = agentChatCall(deps, ctx);
+  let flight: Awaited<typeof entering>;
   try {
-    await runChat(deps, ctx, await agentChatCall(deps, ctx));
+    flight = await entering;
+  } catch (err) {
+    preparing.catch(() => undefined); // refused (revoked): the prelude's outcome does not matter
+    throw err;
+  }
+  try {
+    await runChat(deps, ctx, await preparing);
   } finally {
     if (flight) {
       // A charge still being written in the background (a slow Redis) is awaited before leaving.
