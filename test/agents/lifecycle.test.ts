@@ -59,7 +59,9 @@ test('settings: the whitelist binds agent models; the model falls back to the en
   t.is(r2.json.model, gw.config.AGENT_DEFAULT_MODEL);
 
   // A whitelist that leaves the agent's model out: its keys are refused (403), and no key to it is issued or approved.
-  await adminAs(gw, e.owner, 'PUT', `/accounts/${e.id}/agent-settings`, { model_whitelist: ['gpt-5-mini'] });
+  // (the agent now runs on the platform default: a whitelist without it)
+  t.is((await adminAs(gw, e.owner, 'PUT', `/accounts/${e.id}/agent-settings`, { model_whitelist: ['gpt-5.1'] })).status, 200);
+  t.not(gw.config.AGENT_DEFAULT_MODEL, 'gpt-5.1');
   const r3 = await chat(key);
   t.is(r3.status, 403);
   const denied = await adminAs(gw, e.admin, 'POST', `/agents/${agent.id}/keys`, { name: 'off the list' });
