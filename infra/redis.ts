@@ -126,6 +126,9 @@ export const rkeys = {
   rateWindow: (accountId: string) => `${tag(accountId)}rl:win:${accountId}`,
   rateLeases: (accountId: string) => `${tag(accountId)}rl:conc:${accountId}`,
   keyLastUsed: (accountId: string, keyId: string) => `${tag(accountId)}klast:${keyId}`,
+  /** The calls in flight on an agent key's escrow wallet, and its end marker (agents/escrow-flights.ts). */
+  escrowFlights: (walletId: string) => `${tag(walletId)}eflight:${walletId}`,
+  escrowEnd: (walletId: string) => `${tag(walletId)}eend:${walletId}`,
   /** A key that never exists, in an account's slot (a script slot that has nothing to touch). */
   none: (accountId: string) => `${tag(accountId)}none`,
   /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */

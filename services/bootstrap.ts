@@ -88,7 +88,9 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     channelHealth,
     channels: new ChannelService({ db, config, cache: catalogueCache, health: channelHealth, log }),
     channelTester: new ChannelTester({ config, upstream, mediaHttp, health: channelHealth, catalogue: current, env: catalogueCache.env }),
-    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS }),
+    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS,
+      // A call's deadline, plus the settlement's write-ahead retries (gateway/chat/settle.ts) and a margin.
+      flightLeaseMs: config.CHAT_UPSTREAM_TIMEOUT_MS + 60_000, defaultModel: config.AGENT_DEFAULT_MODEL, log }),
     async close() {
       await catalogueCache.close();
       channelHealth.close();
