@@ -1,4 +1,5 @@
-import { GatewayError } from '../domain/errors';
+import { AUTH_MESSAGES, GatewayError, errors } from '../domain/errors';
+import type { Logger } from '../infra/logger';
 import { newId } from '../infra/ids';
 import { canAdminister } from '../domain/people';
 import { nextState, type AgentKeyAction } from '../domain/agents';
@@ -8,10 +9,12 @@ import type { KeyService } from '../services/keys';
 import type { PeopleService } from '../services/people';
 import type { AgentService } from './agents';
 import type { AgentAudit } from './audit';
-import { Escrow, escrowWalletId } from './escrow';
+import { Escrow, agentKeyOfEscrow, escrowWalletId } from './escrow';
 import { actorId, forbidden, type Actor, type AgentPermissions, type Origin } from './actor';
 
 const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, { status: 404, type: 'invalid_request_error' });
+/** How long a revocation waits for the calls in flight on an escrow before answering with the release pending. */
+const REVOKE_WAIT_MS = 2_000;
 const conflict = (message: string) => new GatewayError('invalid_request', message, { status: 409 });
 
 /** The ApiKey of an agent key has a deterministic id, so resuming an issuance finds the key it made. */
@@ -45,6 +48,7 @@ export class AgentKeyService {
     private readonly audit: AgentAudit,
     private readonly perms: AgentPermissions,
     escrow: Escrow,
+    private readonly log?: Logger,
   ) {
     this.escrow = escrow;
   }
@@ -67,6 +71,7 @@ export class AgentKeyService {
     const agent = await this.agents.doc(agentId);
     await this.perms.requireAdmin(actor, agent.enterprise_id);
     if (!agent.published) throw forbidden(`agent ${agentId} is not published: publish it before issuing keys`);
+    await this.agents.assertKeyable(agent);
     const holder = input.holder_user_id ?? actorId(actor);
     if (holder && !(await this.people.roleIn(agent.enterprise_id, holder))) {
       throw new GatewayError('invalid_request', `user ${holder} is not a member of ${agent.enterprise_id}`, { param: 'holder_user_id' });
@@ -96,6 +101,7 @@ export class AgentKeyService {
     const doc = await this.managed(actor, agentKeyId);
     const agent = await this.agents.doc(doc.agent_id).catch(() => null);
     if (!agent?.published) throw forbidden(`agent ${doc.agent_id} is deleted or not published`);
+    await this.agents.assertKeyable(agent);
     const { doc: issued } = await this.decide(actor, doc, 'approve', { capNano: input.spend_cap_nano });
     await this.audit.append({
       enterpriseId: doc.enterprise_id, agentKeyId, agentId: doc.agent_id, action: 'approve', actor, origin,
@@ -113,40 +119,103 @@ export class AgentKeyService {
 
   /**
    * Revoke (or delete) an issued key: refused from the very next request on every instance, never
-   * restorable; an escrow's rest goes back to the enterprise. Deleting a revoked key only hides it.
+   * restorable; an escrow's rest goes back to the enterprise once the calls in flight on it have settled
+   * (at once when none is; else by the call that settles last, `released_nano` null until then).
+   * Deleting a revoked key only hides it; revoking a revoked escrow key whose release is still pending
+   * completes the release.
    */
   async revoke(actor: Actor, agentKeyId: string, origin: Origin, opts: { delete?: boolean } = {}): Promise<AgentKeyDoc> {
     const doc = await this.managed(actor, agentKeyId);
     const action = opts.delete ? 'delete' : 'revoke';
     if (doc.deleted_at) throw conflict(`agent key ${agentKeyId} is deleted`);
+    let ending = false;
     if (doc.state === 'requested' || doc.state === 'rejected') {
       if (!opts.delete) throw conflict(`agent key ${agentKeyId} is ${doc.state}, not issued: reject a request instead`);
     } else if (doc.state === 'revoked') {
-      if (!opts.delete) throw conflict(`agent key ${agentKeyId} is already revoked`);
+      if (!opts.delete) {
+        if (doc.billing === 'escrow' && doc.released_nano === null) return { ...doc, released_nano: await this.settleEscrow(agentKeyId) };
+        throw conflict(`agent key ${agentKeyId} is already revoked`);
+      }
     } else {
       const claim = await this.claim(`${agentKeyId}:end`, 'revoke', actor, {});
       doc.state = 'revoked';
       doc.revoked_by = claim.by;
       doc.revoked_at = claim.created_at;
-      // The key stops working first; then the escrow's rest is measured and returned.
+      ending = true;
+      // The key stops working first (the next request on every instance reads it disabled).
       if (doc.api_key_id) await this.keys.update(doc.api_key_id, { enabled: false }, { lifecycle: true });
-      if (doc.billing === 'escrow') {
-        const amount = await this.releaseAmount(agentKeyId, actor);
-        await this.escrow.release(doc.enterprise_id, agentKeyId, amount);
-        doc.released_nano = amount;
-      }
     }
     if (opts.delete) {
       doc.deleted_at = new Date();
       if (doc.api_key_id) await this.keys.remove(doc.api_key_id, { lifecycle: true });
     }
-    await this.adb.AgentKey.replaceOne({ _id: agentKeyId }, doc);
+    // Only the fields this step changes: a release finishing meanwhile sets released_nano itself.
+    await this.adb.AgentKey.updateOne(
+      { _id: agentKeyId },
+      { $set: { state: doc.state, revoked_by: doc.revoked_by, revoked_at: doc.revoked_at, deleted_at: doc.deleted_at } },
+    );
+    if (ending && doc.billing === 'escrow') doc.released_nano = await this.settleEscrow(agentKeyId, { waitMs: REVOKE_WAIT_MS });
     await this.audit.append({
       enterpriseId: doc.enterprise_id, agentKeyId, agentId: doc.agent_id, action, actor, origin,
-      detail: { state: doc.state, released_nano: doc.released_nano },
+      detail: { state: doc.state, released_nano: doc.released_nano, ...(ending && doc.billing === 'escrow' && doc.released_nano === null ? { release: 'pending' } : {}) },
     });
     return doc;
   }
+
+  /**
+   * Return a revoked key's escrow rest to the enterprise once no call is in flight on it: closes the
+   * escrow to new calls, and when none is left (waiting up to `waitMs` for them), measures the rest
+   * once (the claim fixes it), moves it and records it. Idempotent: whoever runs it (the revocation,
+   * the call that settles last, a retry) moves the same amount once. Null while calls are in flight;
+   * then it runs again when the last one leaves or its deadline passes.
+   */
+  async settleEscrow(agentKeyId: string, opts: { waitMs?: number } = {}): Promise<number | null> {
+    const doc = await this.adb.AgentKey.findById(agentKeyId).lean<AgentKeyDoc>();
+    if (!doc || doc.billing !== 'escrow' || doc.state !== 'revoked') return null;
+    const walletId = escrowWalletId(agentKeyId);
+    const until = Date.now() + (opts.waitMs ?? 0);
+    let inFlight = await this.escrow.flights.close(walletId);
+    while (inFlight > 0 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+      inFlight = await this.escrow.flights.close(walletId);
+    }
+    if (inFlight > 0) {
+      this.retryEscrowLater(agentKeyId);
+      return null;
+    }
+    const amount = await this.releaseAmount(agentKeyId, null);
+    await this.escrow.release(doc.enterprise_id, agentKeyId, amount);
+    if (doc.released_nano !== amount) await this.adb.AgentKey.updateOne({ _id: agentKeyId }, { $set: { released_nano: amount } });
+    return amount;
+  }
+
+  /**
+   * A call on an agent key enters its escrow's flights before anything else (a key billed to the
+   * enterprise wallet needs none): refused once the escrow is closed. The answer's `leave` runs once
+   * the call's charge is written; the call that leaves a closed escrow last releases its rest.
+   */
+  async beginCall(walletId: string, requestId: string): Promise<{ leave(): Promise<void> } | null> {
+    const agentKeyId = agentKeyOfEscrow(walletId);
+    if (!agentKeyId) return null;
+    if (!(await this.escrow.flights.enter(walletId, requestId))) throw errors.auth(AUTH_MESSAGES.revoked);
+    return {
+      leave: async () => {
+        if (await this.escrow.flights.leave(walletId, requestId)) await this.settleEscrow(agentKeyId);
+      },
+    };
+  }
+
+  /** A flight that never leaves (its gateway died) lapses at its deadline: try again then, in this process. */
+  private retryEscrowLater(agentKeyId: string): void {
+    if (this.pendingReleases.has(agentKeyId)) return;
+    this.pendingReleases.add(agentKeyId);
+    setTimeout(() => {
+      this.pendingReleases.delete(agentKeyId);
+      this.settleEscrow(agentKeyId).catch((err: unknown) => this.log?.warn('escrow release retry failed; the next revoke call or settled call retries it', { agentKeyId, err }));
+    }, this.escrow.flights.leaseMs + 1_000).unref();
+  }
+
+  private readonly pendingReleases = new Set<string>();
 
   /** The plaintext of an issued key, for an owner or admin of its enterprise or its holder; every view is audited. */
   async viewPlaintext(actor: Actor, agentKeyId: string, origin: Origin): Promise<{ doc: AgentKeyDoc; plaintext: string }> {
@@ -248,8 +317,8 @@ export class AgentKeyService {
   }
 
   /** Claim a once-only step; the winning claim (ours or an earlier one) is returned, a different outcome is 409. */
-  private async claim(id: string, outcome: string, actor: Actor, data: Record<string, unknown>): Promise<AgentKeyClaimDoc> {
-    const doc: AgentKeyClaimDoc = { _id: id, outcome, by: actorId(actor), data, created_at: new Date() };
+  private async claim(id: string, outcome: string, actor: Actor | null, data: Record<string, unknown>): Promise<AgentKeyClaimDoc> {
+    const doc: AgentKeyClaimDoc = { _id: id, outcome, by: actor ? actorId(actor) : null, data, created_at: new Date() };
     try {
       await this.adb.AgentKeyClaim.create(doc);
       return doc;
@@ -262,9 +331,9 @@ export class AgentKeyService {
     return won;
   }
 
-  /** The escrow's rest, measured once after the key was disabled; the claim fixes it, so a resumed or concurrent revocation returns the same amount. */
-  private async releaseAmount(agentKeyId: string, actor: Actor): Promise<number> {
-    const measured = Math.max(0, await this.escrow.balance(agentKeyId));
+  /** The escrow's rest, measured once no call is in flight on it (so it moves no more); the claim fixes it, so a resumed or concurrent revocation returns the same amount. */
+  private async releaseAmount(agentKeyId: string, actor: Actor | null): Promise<number> {
+    const measured = await this.escrow.balance(agentKeyId);
     const claim = await this.claim(`${agentKeyId}:release`, 'release', actor, { amountNano: measured });
     return claim.data.amountNano as number;
   }

@@ -1,15 +1,15 @@
 import { GatewayError } from '../domain/errors';
 import { newId } from '../infra/ids';
 import { canAdminister } from '../domain/people';
-import { DEFAULT_AGENT_SETTINGS, whitelistAllows, type AgentRecord, type AgentSettingsRecord } from '../domain/agents';
+import { DEFAULT_AGENT_SETTINGS, effectiveModelId, whitelistAllows, type AgentRecord, type AgentSettingsRecord } from '../domain/agents';
 import type { Catalogue, Model } from '../domain/catalogue';
 import type { Db } from '../infra/mongo';
 import type { AgentDb, AgentDoc, AgentSettingsDoc } from '../infra/mongo-agents';
-import type { RedisClient } from '../infra/redis';
+import { rkeys, type RedisClient } from '../infra/redis';
 import type { AccountService } from '../services/accounts';
 import { SCOPE_VERSION_KEY, type KnowledgeScope } from '../knowledge/scope';
 import type { BaseRef } from '../knowledge/page-store';
-import { actorId, type Actor, type AgentPermissions } from './actor';
+import { actorId, forbidden, type Actor, type AgentPermissions } from './actor';
 import type { AgentUsage, AgentUsageReport } from './usage';
 
 /** Redis records every gateway instance reads on each agent call. */
@@ -45,6 +45,9 @@ export function toAgentRecord(doc: AgentDoc): AgentRecord {
   };
 }
 
+const sameBases = (a: readonly BaseRef[], b: readonly BaseRef[]) =>
+  a.length === b.length && a.every((x, i) => x.account_id === b[i].account_id && x.kb_id === b[i].kb_id);
+
 const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, { status: 404, type: 'invalid_request_error' });
 
 /**
@@ -64,7 +67,23 @@ export class AgentService {
     private readonly perms: AgentPermissions,
     private readonly catalogue: () => Catalogue,
     private readonly scopeCacheMs = 0,
+    /** AGENT_DEFAULT_MODEL: an agent's model when neither it nor its enterprise names one. */
+    private readonly platformDefaultModel = '',
   ) {}
+
+  /**
+   * Agent keys are bound by the enterprise whitelist: issuing or approving a key for an agent whose model
+   * (its own, the enterprise default, the platform default) is outside it is refused with 403, as every
+   * call with that key would be.
+   */
+  async assertKeyable(agent: Pick<AgentDoc, '_id' | 'enterprise_id' | 'model_id'>): Promise<void> {
+    const settings = await this.settingsOf(agent.enterprise_id);
+    const id = effectiveModelId(agent, settings, this.platformDefaultModel);
+    const model = id ? this.catalogue().resolve(id) : undefined;
+    if (model && !whitelistAllows(settings.model_whitelist, model)) {
+      throw forbidden(`the model '${model.id}' of agent ${agent._id} is outside the enterprise's model whitelist: a key to it could not call`);
+    }
+  }
 
   // ---- enterprise settings
 
@@ -219,17 +238,40 @@ export class AgentService {
 
   private readonly scopes = new Map<string, { at: number; version: string; refs: BaseRef[] }>();
 
-  /** The agent, its enterprise's settings and the knowledge scope version for one call: one Redis round trip, Mongo on a miss. */
-  async runtime(agentId: string, enterpriseId: string): Promise<{ agent: AgentRecord | null; settings: AgentSettingsRecord; scopeVersion: string }> {
-    const [agentJson, settingsJson, scopeVersion] = await this.redis.mget(agentRedisKeys.agent(agentId), agentRedisKeys.settings(enterpriseId), SCOPE_VERSION_KEY);
+  /**
+   * The agent, its enterprise's settings, the knowledge scope version and the versions of its attached
+   * bases for one call: one Redis round trip (Mongo on a miss). The bases are those the agent had on its
+   * previous call in this process; when the fresh record still lists the same, their versions (read in
+   * that same round trip) are returned, else `kbVersions` is undefined and the search reads them.
+   */
+  async runtime(agentId: string, enterpriseId: string): Promise<{ agent: AgentRecord | null; settings: AgentSettingsRecord; scopeVersion: string; kbVersions?: number[] }> {
+    const guess = this.lastBases.get(agentId);
+    // GETs, not one MGET: the keys live in different hash slots (a Redis Cluster refuses a cross-slot MGET);
+    // issued in one tick, auto-pipelining sends them in one round trip per node.
+    const [agentJson, settingsJson, scopeVersion, ...versions] = await Promise.all([
+      this.redis.get(agentRedisKeys.agent(agentId)), this.redis.get(agentRedisKeys.settings(enterpriseId)), this.redis.get(SCOPE_VERSION_KEY),
+      ...(guess ?? []).map((b) => this.redis.get(rkeys.kbVersion(b.account_id, b.kb_id))),
+    ]);
     let agent = agentJson ? (JSON.parse(agentJson) as AgentRecord) : null;
     if (!agent) {
       const doc = await this.adb.Agent.findById(agentId).lean<AgentDoc>();
       agent = doc ? await this.publish(doc) : null;
     }
     const settings = settingsJson ? (JSON.parse(settingsJson) as AgentSettingsRecord) : await this.publishSettings(enterpriseId);
-    return { agent, settings, scopeVersion: scopeVersion ?? '0' };
+    let kbVersions: number[] | undefined;
+    if (agent) {
+      const bases = agent.knowledge_bases;
+      if (guess && sameBases(guess, bases)) kbVersions = versions.map((v) => Number(v ?? 0));
+      else {
+        if (this.lastBases.size > 10_000) this.lastBases.clear();
+        this.lastBases.set(agentId, bases);
+      }
+    }
+    return { agent, settings, scopeVersion: scopeVersion ?? '0', kbVersions };
   }
+
+  /** Each agent's attached bases as last seen by `runtime` in this process. */
+  private readonly lastBases = new Map<string, BaseRef[]>();
 
   /** The agent document, published or not (services); a deleted one only with `includeDeleted`. */
   async doc(agentId: string, opts: { includeDeleted?: boolean } = {}): Promise<AgentDoc> {

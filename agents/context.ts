@@ -3,7 +3,7 @@ import type { BaseRef } from '../knowledge/page-store';
 
 /** The retrieval interface every edge uses (knowledge/retrieval.ts). */
 export interface PageSearch {
-  search(bases: BaseRef[], q: string, opts: { limit: number; offset: number }): Promise<{ total: number; hits: Array<{ page: Page; score: number; snippet: string }> }>;
+  search(bases: BaseRef[], q: string, opts: { limit: number; offset: number; versions?: readonly number[]; snippets?: boolean }): Promise<{ total: number; hits: Array<{ page: Page; score: number; snippet: string }> }>;
 }
 
 /** Tokens are estimated as bytes / 4, the same measure as the pre-charge input estimate (spec 1 section 8). */

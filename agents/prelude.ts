@@ -36,7 +36,7 @@ export async function agentChatCall(deps: GatewayDeps, ctx: Ctx): Promise<ChatCa
   const key = ctx.state.auth!.key;
   const agentId = key.agent_id!;
   ctx.state.usageTags = { agent_id: agentId };
-  const { agent, settings, scopeVersion } = await deps.agents.service.runtime(agentId, key.account_id);
+  const { agent, settings, scopeVersion, kbVersions } = await deps.agents.service.runtime(agentId, key.account_id);
   if (!agent || agent.deleted) throw errors.agentForbidden('the agent of this key has been deleted');
   if (agent.enterprise_id !== key.account_id) throw errors.agentForbidden('the agent of this key belongs to another enterprise');
   if (!agent.published) throw errors.agentForbidden('the agent of this key is not published');
@@ -70,7 +70,7 @@ export async function agentChatCall(deps: GatewayDeps, ctx: Ctx): Promise<ChatCa
   if (agent.knowledge_bases.length > 0) {
     const question = latestUserText(clientMessages);
     const searching = question && deps.config.AGENT_CONTEXT_TOKENS > 0
-      ? deps.retrieval.search(agent.knowledge_bases, question, { limit: deps.config.AGENT_CONTEXT_PAGES, offset: 0 })
+      ? deps.retrieval.search(agent.knowledge_bases, question, { limit: deps.config.AGENT_CONTEXT_PAGES, offset: 0, versions: kbVersions, snippets: false })
       : null;
     searching?.catch(() => undefined);
     const readable = await deps.agents.service.readableBy(agent, { version: scopeVersion });
@@ -105,16 +105,23 @@ export async function agentChatCall(deps: GatewayDeps, ctx: Ctx): Promise<ChatCa
   // 5. The agent's temperature when the client gives none.
   if ((call.temperature === undefined || call.temperature === null) && agent.temperature !== null) call.temperature = agent.temperature;
 
+  // The messages (the injected pages are most of the bytes) are serialised once: for the upstream body
+  // and for the pre-charge estimate's byte count.
+  const messagesJson = JSON.stringify(messages);
+  const { messages: _messages, ...rest } = call;
+  const restJson = JSON.stringify(rest);
+  const upstreamBody = Buffer.from(restJson === '{}' ? `{"messages":${messagesJson}}` : `{"messages":${messagesJson},${restJson.slice(1)}`);
   return {
     client: 'chat-completions',
     model,
     body: call,
-    raw: Buffer.from(JSON.stringify(call)),
+    raw: upstreamBody,
     stream,
     includeUsage: body.stream_options?.include_usage === true,
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     // The pre-charge gate counts the persona and the injected pages.
     promptForEstimate: messages,
+    promptBytes: Buffer.byteLength(messagesJson),
     // 7. Stable channel for a conversation; spread otherwise.
     channels: orderByAffinity(channels, affinityKey(ctx, key.id)),
     builtinToolPath: builtins.size > 0,

@@ -23,6 +23,8 @@ export interface GatewayState {
   model?: string;
   /** Extra columns of this request's usage row (agent calls: the agent and the injected page ids). */
   usageTags?: { agent_id?: string | null; kb_page_ids?: string[] };
+  /** The charge being written in the background (settleDurably): resolves once it is applied or given up. */
+  settlement?: Promise<void>;
   /** True once the handler wrote its own terminal usage row. */
   usageRecorded?: boolean;
   /** Parsed JSON body and its raw bytes. */

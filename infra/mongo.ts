@@ -1,6 +1,7 @@
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import type { TaskDocument } from '../domain/media/task';
 import type { CallAttempt } from '../domain/call-attempts';
+import type { Logger } from './logger';
 
 /**
  * MongoDB collections. Written for FerretDB v1 as well as MongoDB: no
@@ -575,9 +576,39 @@ export interface Db {
   KbIdClaim: Model<KbIdClaimDoc>;
 }
 
-export async function connectMongo(url: string): Promise<Db> {
-  const conn = mongoose.createConnection(url, { serverSelectionTimeoutMS: 10_000, maxPoolSize: 20 });
-  await conn.asPromise();
+/** A process that starts while the store restarts waits this long for it (connection and indexes) before giving up. */
+const STARTUP_WAIT_MS = 90_000;
+
+/**
+ * Mongoose builds each model's indexes in the background when the model is
+ * registered and reports a failure as an 'error' event on the model; with no
+ * listener that event is an uncaught exception, so a process that starts
+ * while the store restarts would die. Every model gets a listener (this
+ * plugin runs for every schema compiled on any connection, the agent models
+ * included); connectMongo then builds the indexes again until they hold.
+ */
+mongoose.plugin((schema) => {
+  schema.on('init', (model: Model<unknown>) => {
+    if (model.listenerCount('error') === 0) model.on('error', () => undefined);
+  });
+});
+
+export async function connectMongo(url: string, log?: Logger): Promise<Db> {
+  const deadline = Date.now() + STARTUP_WAIT_MS;
+  let conn: Connection;
+  for (;;) {
+    conn = mongoose.createConnection(url, { serverSelectionTimeoutMS: 10_000, maxPoolSize: 20 });
+    try {
+      await conn.asPromise();
+      break;
+    } catch (err) {
+      await conn.close().catch(() => undefined);
+      if (Date.now() > deadline) throw err;
+      log?.warn('store not reachable at start; trying again', { err });
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  if (log) watchStoreOutages(conn, log);
   const db: Db = {
     conn,
     Account: conn.model('Account', AccountSchema, 'accounts'),
@@ -601,8 +632,48 @@ export async function connectMongo(url: string): Promise<Db> {
     KbBuild: conn.model('KbBuild', KbBuildSchema, 'kb_builds'),
     KbIdClaim: conn.model('KbIdClaim', KbIdClaimSchema, 'kb_id_claims'),
   };
-  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.WalletCheckpoint, db.Usage, db.Task, db.User, db.Membership, db.Page, db.KbBuild].map((m) => m.init()));
+  // Every model's indexes (unique ones are this store's only atomic claims) exist before the process serves.
+  await Promise.all(Object.values(db).filter((m): m is Model<never> => typeof m === 'function').map((m) => buildIndexes(m, deadline, log)));
   return db;
+}
+
+/** The model's background index build; if it failed (the store restarted meanwhile), built again until the deadline. */
+async function buildIndexes(model: Model<never>, deadline: number, log?: Logger): Promise<void> {
+  try {
+    await model.init();
+    return;
+  } catch (err) {
+    log?.warn('store indexes not built; trying again', { model: model.modelName, err });
+  }
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    try {
+      await model.createIndexes();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+  }
+}
+
+/**
+ * One warning when the driver loses the store (a failed heartbeat) and one
+ * line when it is back, with how long it was gone. Operations meanwhile wait
+ * for server selection (serverSelectionTimeoutMS) and then fail on their own.
+ */
+function watchStoreOutages(conn: Connection, log: Logger): void {
+  let downSince: number | null = null;
+  conn.on('disconnected', () => {
+    if (downSince !== null) return;
+    downSince = Date.now();
+    log.warn('store unreachable; operations wait for it, then fail');
+  });
+  conn.on('reconnected', () => {
+    if (downSince === null) return;
+    log.warn('store reachable again', { down_ms: Date.now() - downSince });
+    downSince = null;
+  });
+  conn.on('error', (err) => log.warn('store connection error', { err }));
 }
 
 /** True for a duplicate-key error from a unique index (MongoDB and FerretDB both use 11000). */

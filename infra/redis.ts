@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, Redis } from 'ioredis';
+import { createLogger, type Logger } from './logger';
 
 const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
@@ -31,7 +32,7 @@ export interface RedisTarget {
   clusterNodes?: string;
 }
 
-export function connectRedis(url: string, prefix: string, clusterNodes?: string): RedisClient {
+export function connectRedis(url: string, prefix: string, clusterNodes?: string, log?: Logger): RedisClient {
   if (prefix.includes('{') || prefix.includes('}')) throw new Error('REDIS_PREFIX must not contain { or }: it would change the keys\' hash slots');
   let redis: RedisClient;
   if (clusterNodes) {
@@ -51,11 +52,36 @@ export function connectRedis(url: string, prefix: string, clusterNodes?: string)
   } else {
     redis = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 3, enableAutoPipelining: true }) as RedisClient;
   }
+  watchOutages(redis, log ?? createLogger('warn', { component: 'redis' }));
   redis.defineCommand('walletApply', { numberOfKeys: 5, lua: lua('wallet-apply') });
   redis.defineCommand('walletLoad', { lua: lua('wallet-load') });
   redis.defineCommand('leaseRenew', { numberOfKeys: 1, lua: lua('lease-renew') });
   redis.defineCommand('authGate', { numberOfKeys: 6, lua: lua('auth-gate') });
   return redis;
+}
+
+/**
+ * ioredis emits 'error' on every failed (re)connect while Redis is down; an
+ * emitter with no listener prints "[ioredis] Unhandled error event" on each.
+ * Commands meanwhile fail or queue on their own (maxRetriesPerRequest), so the
+ * events only need a log: one warning when an outage starts and one line when
+ * the client is ready again, with how long it lasted.
+ */
+export function watchOutages(client: Redis | Cluster, log: Logger): void {
+  let downSince: number | null = null;
+  const down = (err: unknown) => {
+    if (downSince !== null) return;
+    downSince = Date.now();
+    log.warn('redis unreachable; commands fail or wait until it is back', { err });
+  };
+  client.on('error', down);
+  // A Cluster reports its nodes' failures as 'node error' as well.
+  if (client instanceof Cluster) client.on('node error', down);
+  client.on('ready', () => {
+    if (downSince === null) return;
+    log.warn('redis reachable again', { down_ms: Date.now() - downSince });
+    downSince = null;
+  });
 }
 
 /**
@@ -100,6 +126,9 @@ export const rkeys = {
   rateWindow: (accountId: string) => `${tag(accountId)}rl:win:${accountId}`,
   rateLeases: (accountId: string) => `${tag(accountId)}rl:conc:${accountId}`,
   keyLastUsed: (accountId: string, keyId: string) => `${tag(accountId)}klast:${keyId}`,
+  /** The calls in flight on an agent key's escrow wallet, and its end marker (agents/escrow-flights.ts). */
+  escrowFlights: (walletId: string) => `${tag(walletId)}eflight:${walletId}`,
+  escrowEnd: (walletId: string) => `${tag(walletId)}eend:${walletId}`,
   /** A key that never exists, in an account's slot (a script slot that has nothing to touch). */
   none: (accountId: string) => `${tag(accountId)}none`,
   /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */

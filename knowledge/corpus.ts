@@ -77,8 +77,9 @@ export class CorpusCache {
     return this.at(ref, version);
   }
 
-  async getMany(refs: readonly BaseRef[]): Promise<Corpus[]> {
-    return Promise.all(refs.map((r) => this.get(r)));
+  /** `versions`: the bases' current versions when the caller already read them (same order as `refs`). */
+  async getMany(refs: readonly BaseRef[], versions?: readonly number[]): Promise<Corpus[]> {
+    return Promise.all(refs.map((r, i) => (versions ? this.at(r, versions[i]) : this.get(r))));
   }
 
   private at(ref: BaseRef, version: number): Promise<Corpus> {

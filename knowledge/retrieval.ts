@@ -36,15 +36,21 @@ export class Retrieval {
 
   constructor(private readonly corpora: CorpusCache, private readonly maxUnions = 64) {}
 
-  async search(bases: BaseRef[], q: string, opts: { limit: number; offset: number }): Promise<RetrievalResult> {
-    const unique = [...new Map(bases.map((b) => [baseKey(b), b])).values()];
+  /**
+   * `versions`: the bases' current versions (same order as `bases`), when the caller read them in its
+   * own round trip (agents/prelude.ts); `snippets: false` when the caller does not show them.
+   */
+  async search(bases: BaseRef[], q: string, opts: SearchOptions): Promise<RetrievalResult> {
+    const unique = new Map<string, { ref: BaseRef; version: number }>();
+    bases.forEach((b, i) => unique.set(baseKey(b), { ref: b, version: opts.versions?.[i] ?? 0 }));
     const queryTerms = [...new Set(tokenize(q))];
-    if (unique.length === 0 || queryTerms.length === 0) return { total: 0, queryTerms, hits: [] };
-    const corpora = await this.corpora.getMany(unique);
+    if (unique.size === 0 || queryTerms.length === 0) return { total: 0, queryTerms, hits: [] };
+    const refs = [...unique.values()];
+    const corpora = await this.corpora.getMany(refs.map((u) => u.ref), opts.versions ? refs.map((u) => u.version) : undefined);
     const offset = Math.max(0, Math.floor(opts.offset));
     const limit = Math.max(0, Math.floor(opts.limit));
     const found = this.indexOf(corpora).search(q, limit, offset);
-    return { total: found.total, queryTerms, hits: found.hits.map(toHit) };
+    return { total: found.total, queryTerms, hits: found.hits.map(opts.snippets === false ? toBareHit : toHit) };
   }
 
   private indexOf(corpora: Corpus[]): PageIndex {
@@ -60,6 +66,17 @@ export class Retrieval {
     this.unions.set(key, index);
     return index;
   }
+}
+
+export interface SearchOptions {
+  limit: number;
+  offset: number;
+  versions?: readonly number[];
+  snippets?: boolean;
+}
+
+function toBareHit(h: IndexedHit): RetrievalHit {
+  return { page: h.page, score: Math.round(h.score * 10_000) / 10_000, snippet: '', terms: h.terms };
 }
 
 function toHit(h: IndexedHit): RetrievalHit {

@@ -3,9 +3,11 @@
  * own (or the ones named by MONGO_URL, REDIS_URL, TEMPORAL_ADDRESS), with its
  * own simulator. Prints the seed, the figures and the failed checks; exits 1
  * on any failure. The same seed replays the same traffic mix and fault schedule.
- *   CHAOS_SEED (random), CHAOS_SECONDS (600), CHAOS_CLIENTS (16),
+ *   CHAOS_SEED (random), CHAOS_SECONDS (600), CHAOS_CLIENTS (24),
  *   CHAOS_KILL_WORKER_S (20), CHAOS_KILL_GATEWAY_S (60),
  *   CHAOS_RESTART_REDIS_S (90), CHAOS_RESTART_STORE_S (120), CHAOS_PAUSE_UPSTREAM_S (45)
+ *   CHAOS_MIN_CHAT_CALLS, CHAOS_MIN_TASKS: the volume the run must reach, by default
+ *   the long run's (20,000 chat calls and 2,000 tasks in 600 s) scaled to CHAOS_SECONDS.
  * Redis and the store are restarted only when this script started them
  * (not when their URLs come from the environment).
  */
@@ -41,22 +43,33 @@ let code = 1;
 try {
   const report = await runChaos({
     seed, seconds, env, simulatorUrl: sim.url,
-    clients: Number(process.env.CHAOS_CLIENTS ?? 16),
+    clients: Number(process.env.CHAOS_CLIENTS ?? 24),
     killWorkerEveryMs: seconds_('CHAOS_KILL_WORKER_S', 20),
     killGatewayEveryMs: seconds_('CHAOS_KILL_GATEWAY_S', 60),
-    restartService: services ? (kind) => services!.restart(kind) : undefined,
+    restartService: services ? (kind, how) => services!.restart(kind, how) : undefined,
     restartRedisEveryMs: seconds_('CHAOS_RESTART_REDIS_S', 90),
     restartStoreEveryMs: seconds_('CHAOS_RESTART_STORE_S', 120),
     pauseUpstream: (ms) => sim.pause(ms),
     pauseUpstreamEveryMs: seconds_('CHAOS_PAUSE_UPSTREAM_S', 45),
   });
-  console.log(`\nchaos seed ${report.seed} (replay: CHAOS_SEED=${report.seed} CHAOS_SECONDS=${report.seconds} npm run chaos)`);
-  for (const [k, v] of Object.entries(report.figures)) console.log(`  ${k.padEnd(34)} ${v}`);
-  if (report.failures.length) {
+  // The volume the long run must reach (issue 14: 20,000 chat calls and 2,000 tasks in 10 minutes), scaled.
+  const minChat = Number(process.env.CHAOS_MIN_CHAT_CALLS ?? Math.ceil((20_000 * seconds) / 600));
+  const minTasks = Number(process.env.CHAOS_MIN_TASKS ?? Math.ceil((2_000 * seconds) / 600));
+  const checks = [
+    ...report.checks.map((c) => ({ check: c.check, value: `${c.value}`, ok: c.ok })),
+    { check: `at least ${minChat} chat calls`, value: `${report.figures.chat_calls}`, ok: report.figures.chat_calls >= minChat },
+    { check: `at least ${minTasks} tasks`, value: `${report.figures.tasks}`, ok: report.figures.tasks >= minTasks },
+  ];
+  const failures = [...report.failures, ...checks.filter((c) => !c.ok && !report.checks.some((r) => r.check === c.check)).map((c) => `${c.check}: ${c.value}`)];
+  console.log(`\nchaos seed ${report.seed}, ${report.seconds} s (replay: CHAOS_SEED=${report.seed} CHAOS_SECONDS=${report.seconds} npm run chaos)`);
+  console.log(figureGrid(report.figures, 3));
+  console.log('\n  check'.padEnd(66) + 'figure  result');
+  for (const c of checks) console.log(`  ${c.check.padEnd(62)}${c.value.padStart(8)}  ${c.ok ? 'ok' : 'FAILED'}`);
+  if (failures.length) {
     console.log('\nFAILED checks:');
-    for (const f of report.failures) console.log(`  ${f}`);
+    for (const f of failures) console.log(`  ${f}`);
   } else {
-    console.log('\nall money checks hold');
+    console.log('\nevery check holds');
     code = 0;
   }
 } finally {
@@ -64,3 +77,11 @@ try {
   fs.rmSync(dataDir, { recursive: true, force: true });
 }
 process.exit(code);
+
+/** The figures as a compact grid, `columns` name/value pairs a line. */
+function figureGrid(figures: Record<string, number>, columns: number): string {
+  const cells = Object.entries(figures).map(([k, v]) => `${k} ${String(v).padStart(Math.max(1, 44 - k.length - 2))}`);
+  const lines: string[] = [];
+  for (let i = 0; i < cells.length; i += columns) lines.push('  ' + cells.slice(i, i + columns).join('   '));
+  return lines.join('\n');
+}

@@ -24,10 +24,13 @@ const KEEP_FAILED_RUNS = 3;
  * Files that run a second time against a local 3-node Redis Cluster (every
  * wallet, auth and limiter script must work there: one hash slot per account;
  * the dedupe file covers the load script too, the 100,000-row checkpoint file
- * runs once, its Redis part being the same).
+ * runs once, its Redis part being the same; the agent escrow and sign-in files
+ * cover keys of several slots read per request).
  * REDIS_CLUSTER_TESTS=0 skips that second run.
  */
-const CLUSTER_SUITE = ['test/foundation/wallet.test.ts', 'test/foundation/auth.test.ts', 'test/foundation/rate-limit.test.ts', 'test/wallet/dedupe.test.ts'];
+const CLUSTER_SUITE = ['test/foundation/wallet.test.ts', 'test/foundation/auth.test.ts', 'test/foundation/rate-limit.test.ts', 'test/wallet/dedupe.test.ts',
+  // agent calls (runtime reads, escrow flights) and the console's sign-in counters
+  'test/agents/escrow.test.ts', 'test/console/sign-in-limits.test.ts'];
 
 const phases: Array<[string, number]> = [];
 async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {

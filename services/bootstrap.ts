@@ -31,7 +31,7 @@ import { temporalClientInterceptors } from '../tracing/temporal-client';
 
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
-  const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_CLUSTER_NODES)];
+  const [db, redis] = [await connectMongo(config.MONGO_URL, log), connectRedis(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_CLUSTER_NODES, log)];
   const wallet = new Wallet(db, redis, log);
   wallet.journal.start();
   const catalogueCache = await CatalogueCache.start({
@@ -88,7 +88,9 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     channelHealth,
     channels: new ChannelService({ db, config, cache: catalogueCache, health: channelHealth, log }),
     channelTester: new ChannelTester({ config, upstream, mediaHttp, health: channelHealth, catalogue: current, env: catalogueCache.env }),
-    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS }),
+    agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS,
+      // A call's deadline, plus the settlement's write-ahead retries (gateway/chat/settle.ts) and a margin.
+      flightLeaseMs: config.CHAT_UPSTREAM_TIMEOUT_MS + 60_000, defaultModel: config.AGENT_DEFAULT_MODEL, log }),
     async close() {
       await catalogueCache.close();
       channelHealth.close();

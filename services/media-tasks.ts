@@ -90,7 +90,7 @@ export class MediaTasks {
 
   /** Usage row (written now, not batched: the settlement replaces it) and the workflow (workflowId = task id: starting twice is refused). */
   private async start(doc: TaskDoc): Promise<void> {
-    await this.deps.usage.replace(usageRowFromTask(doc));
+    await this.deps.usage.insertNew(usageRowFromTask(doc));
     const kind = doc.kind;
     const input: MediaTaskInput = {
       taskId: doc._id,

@@ -45,7 +45,8 @@ export class SignInService {
   }
 
   private async refuseIfLimited(keys: string[]): Promise<void> {
-    const counts = await this.redis.mget(...keys);
+    // One GET per counter (auto-pipelined), not an MGET: the counters are in different hash slots on a Redis Cluster.
+    const counts = await Promise.all(keys.map((k) => this.redis.get(k)));
     const limitOf = (k: string) => (k.includes(':ip:') ? SIGN_IN_MAX_FAILURES_PER_ADDRESS : SIGN_IN_MAX_FAILURES);
     if (counts.some((c, i) => Number(c ?? 0) >= limitOf(keys[i]))) {
       const ttl = Math.max(1, ...(await Promise.all(keys.map((k) => this.redis.ttl(k)))));
@@ -56,8 +57,7 @@ export class SignInService {
   }
 
   private async fail(keys: string[]): Promise<void> {
-    const m = this.redis.multi();
-    for (const k of keys) m.incr(k).expire(k, SIGN_IN_WINDOW_S, 'NX');
-    await m.exec();
+    // One MULTI per counter: a transaction may touch one hash slot only on a Redis Cluster.
+    await Promise.all(keys.map((k) => this.redis.multi().incr(k).expire(k, SIGN_IN_WINDOW_S, 'NX').exec()));
   }
 }

@@ -48,6 +48,17 @@ export class UsageRecorder {
     else if (!this.timer) this.timer = setTimeout(() => void this.writeBuffered(), this.retryMs || this.batchMs);
   }
 
+  /**
+   * Writes a row now unless one with its id exists (kept as it is: a later, final row is never turned
+   * back). An insert uses the unique _id index; a replace (an update) makes FerretDB v1 read the whole
+   * collection, which at tens of thousands of rows costs far more than the call.
+   */
+  async insertNew(row: UsageRow): Promise<void> {
+    await this.db.Usage.collection.insertOne(usageDoc(row) as never).catch((err: unknown) => {
+      if ((err as { code?: number }).code !== 11000) throw err;
+    });
+  }
+
   /** Rows whose id already exists are kept as they are (an in-flight row is replaced with `replace`). */
   async replace(row: UsageRow): Promise<void> {
     await this.db.Usage.replaceOne({ _id: row._id }, { ...DEFAULTS, created_at: new Date(), ...row }, { upsert: true });

@@ -116,7 +116,7 @@ ${mine.map((k) => html`<tr data-key="${k._id}"><td>${k.name}${k.prefix ? html` <
 <td class="num">${k.spend_cap_nano === null ? '—' : formatCredits(k.spend_cap_nano)}</td>
 <td>${k.state === 'issued' ? html`<form method="post" action="/console/agent-keys/${k._id}/view" class="inline-form">${csrfInput(csrf)}<button type="submit">View key</button></form>` : ''}</td></tr>`)}</tbody></table></div>`}</section>` : ''}
 ${admin ? html`<section class="card"><h2>Audit record</h2>${auditRows.rows.length === 0 ? html`<p class="muted">Nothing yet.</p>` : html`<ul class="audit" data-testid="agent-audit">
-${auditRows.rows.map((r) => html`<li>${when(r.created_at)} · <strong>${r.action}</strong> · key <code>${r.agent_key_id ?? ''}</code> by ${r.actor.kind === 'operator' ? 'operator' : r.actor.user_id ? who.get(r.actor.user_id) : ''}</li>`)}</ul>`}</section>` : ''}`);
+${auditRows.rows.map((r) => html`<li>${when(r.created_at)} · <strong>${r.action}</strong> · key <code>${r.agent_key_id ?? ''}</code> by ${r.actor.kind === 'operator' ? 'operator' : r.actor.user_id ? who.get(r.actor.user_id) : ''} · from <span title="${r.user_agent ?? ''}">${r.ip ?? 'unknown address'}</span></li>`)}</ul>`}</section>` : ''}`);
   };
 
   router.get('/console/agents', signedIn, async (ctx) => {
@@ -212,7 +212,9 @@ ${agent.knowledge_bases.length === 0 ? html`<p class="muted">None attached.</p>`
 <label for="f-kb">Attach</label><select id="f-kb" name="kb_id">${bases.filter((b) => !attached.has(b.kb_id)).map((b) => html`<option value="${b.kb_id}">${b.name} (${b.kb_id})</option>`)}</select>
 <button type="submit">Attach</button></form></section>
 <section class="card"><h2>Usage, last 30 days</h2>
-<p data-testid="agent-usage">${usage.totals.requests} requests · ${usage.totals.input_tokens} in / ${usage.totals.output_tokens} out tokens · ${formatCredits(usage.totals.cost_nano)} credits</p></section>
+<p data-testid="agent-usage">${usage.totals.requests} requests · ${usage.totals.input_tokens} in / ${usage.totals.output_tokens} out tokens · ${formatCredits(usage.totals.cost_nano)} credits</p>
+${usage.days.length === 0 ? '' : html`<div class="table-wrap"><table data-testid="agent-usage-days"><thead><tr><th>Day (UTC)</th><th class="num">Requests</th><th class="num">Input tokens</th><th class="num">Output tokens</th><th class="num">Cost</th></tr></thead><tbody>
+${[...usage.days].reverse().map((d) => html`<tr><td>${d.date}</td><td class="num">${d.requests}</td><td class="num">${d.input_tokens}</td><td class="num">${d.output_tokens}</td><td class="num">${formatCredits(d.cost_nano)}</td></tr>`)}</tbody></table></div>`}</section>
 <section class="card"><h2>Keys</h2>
 <div class="table-wrap"><table><thead><tr><th>Key</th><th>Holder</th><th>State</th><th class="num">Cap</th><th></th></tr></thead><tbody>
 ${agentKeys.length === 0 ? html`<tr><td colspan="5" class="muted">No keys.</td></tr>` : agentKeys.map((k) => html`<tr data-key="${k._id}"><td>${k.name}${k.prefix ? html` <code>${k.prefix}…</code>` : ''}</td><td>${k.holder_user_id ? who.get(k.holder_user_id) : html`<span class="muted">admins</span>`}</td><td>${keyState(k)}</td>

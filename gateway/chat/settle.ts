@@ -157,6 +157,7 @@ export function settleDurably(deps: GatewayDeps, ctx: Ctx, model: Model, usage: 
   );
   background.add(p);
   void p.finally(() => background.delete(p));
+  ctx.state.settlement = p; // its end, for what must follow the charge (an escrow's in-flight record, agents/serve.ts)
   if (background.size > MAX_BACKGROUND) return p;
   // The wait's bound is an entry in the shared deadline sweep, not a timer per call.
   return new Promise<void>((resolve) => {

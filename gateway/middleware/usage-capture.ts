@@ -1,7 +1,8 @@
 import { GatewayError } from '../../domain/errors';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import type { UsageRow } from '../../services/usage';
+import { usageDoc, type UsageRow } from '../../services/usage';
+import { walletOf } from '../../domain/api-key';
 import { ClientDisconnected } from './body';
 
 /**
@@ -23,7 +24,7 @@ export function usageCapture(deps: GatewayDeps, endpoint: string): Middleware {
       } else if (!ctx.state.usageRecorded && ctx.state.auth) {
         const e = err instanceof GatewayError ? err : null;
         const status = e && e.status < 500 ? 'rejected' : 'error';
-        recordOutcome(deps, ctx, { status, error_code: e?.code ?? 'internal_error', error_message: e?.message ?? 'internal error' });
+        await recordOutcomeAhead(deps, ctx, { status, error_code: e?.code ?? 'internal_error', error_message: e?.message ?? 'internal error' });
       }
       throw err;
     }
@@ -51,6 +52,19 @@ export function outcomeRow(ctx: Ctx, row: OutcomeRow): UsageRow {
     ...(ctx.state.attempts?.length ? { attempts: ctx.state.attempts } : {}),
     ...row,
   };
+}
+
+/**
+ * The row of a refused or failed call, written ahead to the ledger journal
+ * (one Redis append, drained to Mongo like a charge's row) before the answer
+ * leaves: a gateway killed right after answering no longer loses it with
+ * the in-memory batch (the chaos run found such 402s). If Redis refuses the
+ * append, the row goes to the batch as before.
+ */
+async function recordOutcomeAhead(deps: GatewayDeps, ctx: Ctx, row: OutcomeRow): Promise<void> {
+  ctx.state.usageRecorded = true;
+  const doc = usageDoc(outcomeRow(ctx, row));
+  await deps.wallet.journal.append({ u: doc }, walletOf(ctx.state.auth!.key)).catch(() => deps.usage.record(doc));
 }
 
 export function recordOutcome(deps: GatewayDeps, ctx: Ctx, row: OutcomeRow): void {

@@ -11,7 +11,7 @@ import { resolveModel } from '../model-access';
 import { runChat, type ChatCall } from '../chat/pipeline';
 import type { Model } from '../../domain/catalogue';
 import { applyBuiltinToolRules, builtinToolsOf } from '../chat/builtin-tools';
-import { agentChatCall } from '../../agents/prelude';
+import { serveAgentCall } from '../../agents/serve';
 
 /** Chat request bodies (images inline as base64 included). */
 const CHAT_BODY_LIMIT = 32 * 1024 * 1024;
@@ -46,7 +46,7 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
 
   router.post('/v1/chat/completions', ...chain('chat.completions'), async (ctx: Ctx) => {
     // An agent key: its prelude makes the agent's call, then the same pipeline and billing.
-    if (ctx.state.auth!.key.agent_id) return runChat(deps, ctx, await agentChatCall(deps, ctx));
+    if (ctx.state.auth!.key.agent_id) return serveAgentCall(deps, ctx);
     const body = parseRequest('chat-completions', ctx.state.body) as Body;
     const model = resolveModel(deps, ctx, body.model);
     const stream = body.stream === true;

@@ -58,6 +58,33 @@ export interface Services {
 
 const READY_TIMEOUT_MS = 60_000;
 
+/**
+ * FerretDB's SQLite URL (one database file per Mongo database, all writers of
+ * a database queue on its one write lock):
+ * - WAL with synchronous=NORMAL: readers never wait for the writer; durable
+ *   across process crashes, fsync at checkpoints instead of every commit (only
+ *   a power loss can drop the last commits). About twice the insert rate;
+ *   dev/test store only.
+ * - _txlock=immediate: every transaction takes the write lock at BEGIN, under
+ *   the busy timeout. FerretDB v1 runs an update as a read of the collection
+ *   and a write in one transaction; deferred, two concurrent updates fail with
+ *   "database is locked" (SQLITE_BUSY on the lock upgrade, which the busy
+ *   timeout does not cover): 4 of 400 updates by 40 writers on 5,000 documents
+ *   failed that way, none with immediate (same time). FerretDB opens
+ *   transactions for writes only; reads run outside them.
+ * - busy_timeout 20 s (FerretDB's default is 10 s): a write queued behind a
+ *   burst waits its turn instead of failing, and still answers within the
+ *   20 s a Temporal activity gets.
+ * FerretDB v1 on SQLite reads the whole collection for every update, replace
+ * or delete, even by _id (about 10 µs a document: 100 ms an update at 10,000
+ * documents); only finds and inserts use the indexes. docs/money.md (chaos run)
+ * says what that means for long runs.
+ */
+export function ferretSqliteUrl(dir: string): string {
+  const params = ['_pragma=busy_timeout(20000)', '_pragma=journal_mode(wal)', '_pragma=synchronous(normal)', '_txlock=immediate'];
+  return `file:${dir}/?${params.join('&')}`;
+}
+
 export async function startServices(opts: StartServicesOptions): Promise<Services> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const dataDir = path.resolve(opts.dataDir);
@@ -140,9 +167,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
       fs.mkdirSync(stateDir, { recursive: true });
       const again = () => launch('ferretdb', tools.ferretdb!, [
         '--handler=sqlite',
-        // WAL with synchronous=NORMAL: durable across process crashes, fsync at checkpoints instead of every
-        // commit (only a power loss can drop the last commits). About twice the insert rate; dev/test store only.
-        `--sqlite-url=file:${sqliteDir}/?_pragma=synchronous(normal)`,
+        `--sqlite-url=${ferretSqliteUrl(sqliteDir)}`,
         `--listen-addr=127.0.0.1:${port}`,
         '--telemetry=disable',
         `--state-dir=${stateDir}`,

@@ -57,6 +57,21 @@ test('settings: the whitelist binds agent models; the model falls back to the en
   await adminAs(gw, e.owner, 'PUT', `/accounts/${e.id}/agent-settings`, { default_model: null, model_whitelist: null });
   const r2 = await chat(key);
   t.is(r2.json.model, gw.config.AGENT_DEFAULT_MODEL);
+
+  // A whitelist that leaves the agent's model out: its keys are refused (403), and no key to it is issued or approved.
+  // (the agent now runs on the platform default: a whitelist without it)
+  t.is((await adminAs(gw, e.owner, 'PUT', `/accounts/${e.id}/agent-settings`, { model_whitelist: ['gpt-5.1'] })).status, 200);
+  t.not(gw.config.AGENT_DEFAULT_MODEL, 'gpt-5.1');
+  const r3 = await chat(key);
+  t.is(r3.status, 403);
+  const denied = await adminAs(gw, e.admin, 'POST', `/agents/${agent.id}/keys`, { name: 'off the list' });
+  t.is(denied.status, 403);
+  t.regex(denied.body.error.message, /outside the enterprise's model whitelist/);
+  const asked = await adminAs(gw, e.member, 'POST', `/agents/${agent.id}/key-requests`, { name: 'please' });
+  t.is(asked.status, 201);
+  t.is((await adminAs(gw, e.admin, 'POST', `/agent-keys/${asked.body.id}/approve`, { spend_cap_usd: '1' })).status, 403);
+  await adminAs(gw, e.owner, 'PUT', `/accounts/${e.id}/agent-settings`, { model_whitelist: null });
+  t.is((await adminAs(gw, e.admin, 'POST', `/agent-keys/${asked.body.id}/approve`, { spend_cap_usd: '1' })).status, 200, 'approvable again once the model is allowed');
 });
 
 test('attaching bases: only bases the agent\'s creator may read; detach', async (t) => {

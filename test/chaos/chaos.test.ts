@@ -30,7 +30,7 @@ test('short chaos run: every task final, the ledger, the projection, the usage r
       seed, seconds: Number(process.env.CHAOS_SECONDS ?? 45), simulatorUrl: sim.url, clients: 6,
       env: { ...(services.env as unknown as Record<string, string>), ...(process.env.WORKFLOW_BUNDLE ? { WORKFLOW_BUNDLE: process.env.WORKFLOW_BUNDLE } : {}) },
       killWorkerEveryMs: 12_000, killGatewayEveryMs: 20_000,
-      restartService: (kind) => services.restart(kind), restartRedisEveryMs: 20_000, restartStoreEveryMs: 24_000,
+      restartService: (kind, how) => services.restart(kind, how), restartRedisEveryMs: 20_000, restartStoreEveryMs: 24_000,
       pauseUpstream: (ms) => sim.pause(ms), pauseUpstreamEveryMs: 16_000,
       log: (l) => t.log(l),
     });

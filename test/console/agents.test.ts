@@ -2,6 +2,7 @@ import test from 'ava';
 import type { Browser } from 'playwright-core';
 import type { TestGateway } from '../helpers/stack';
 import { startAgentGateway } from '../agents/helpers';
+import { post, usageRow } from '../chat/helpers';
 import { launchBrowser, newPage, newUser, screenshots, signIn } from './browser';
 
 let gw: TestGateway;
@@ -84,8 +85,21 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   t.regex(row, /\b5(\.0+)?\b/);
   await m.page.click('tr[data-key] form button');
   await m.page.waitForSelector('[data-testid=agent-plaintext]');
-  t.regex((await m.page.textContent('[data-testid=agent-plaintext]')) ?? '', /^\S{20,}$/);
+  const plaintext = ((await m.page.textContent('[data-testid=agent-plaintext]')) ?? '').trim();
+  t.regex(plaintext, /^\S{20,}$/);
   await screenshots(m.page, 'agents-member', t);
+  // The owner's audit record shows the view and where it came from.
+  await o.page.goto(`${gw.url}/console/agents?enterprise=${ent.id}`);
+  const audit = (await o.page.textContent('[data-testid=agent-audit]')) ?? '';
+  t.regex(audit, /view_plaintext/);
+  t.regex(audit, /from (::ffff:)?127\.0\.0\.1/);
+  // A call with the key shows in the agent's usage, by day.
+  const call = await post(gw, '/v1/chat/completions', { model: 'x', messages: [{ role: 'user', content: 'foxes?' }], max_tokens: 5 }, { key: plaintext });
+  t.is(call.status, 200);
+  await usageRow(gw, call.trace);
+  await o.page.goto(agentUrl);
+  t.regex((await o.page.textContent('[data-testid=agent-usage]')) ?? '', /1 requests/);
+  t.regex((await o.page.textContent('[data-testid=agent-usage-days]')) ?? '', new RegExp(new Date().toISOString().slice(0, 10)));
 
   // The owner issues a key directly to the member, then revokes it; the member's list follows.
   await o.page.goto(agentUrl);
