@@ -33,9 +33,50 @@ export const TASK_FILE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** A task still queued with no workflow this long after submission was left by a crashed gateway. */
 export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
 
+/**
+ * What the settlement needs of the task document, read once by the
+ * submission and carried through the workflow (recorded in its history), so
+ * the settlement reads nothing: the task's identity, owner, quote and hold.
+ */
+export type TaskFacts = Omit<TaskDoc, 'input' | 'result' | 'final_body' | 'created_at' | 'started_at' | 'completed_at' | 'updated_at'> & {
+  /** Unix ms (payloads carry JSON: no Date). */
+  created_at: number;
+};
+
+/** How a synchronous upstream answered, written with the settlement (one write instead of two). */
+export interface SyncAnswer {
+  channel: string;
+  attempts: number;
+  /** Unix ms when the upstream answered. */
+  answeredAt: number;
+}
+
 export type SubmitOutcome =
-  | { kind: 'done'; outcome: ProviderOutcome }
-  | { kind: 'task'; channelId: string; upstreamTaskId: string };
+  | { kind: 'done'; outcome: ProviderOutcome; task?: TaskFacts; sync?: SyncAnswer }
+  | { kind: 'task'; channelId: string; upstreamTaskId: string; task?: TaskFacts };
+
+export interface SettleInput {
+  taskId: string;
+  outcome: ProviderOutcome;
+  /** From the submission; absent (histories of older workers, direct calls): the task document is read. */
+  task?: TaskFacts;
+  sync?: SyncAnswer;
+  /** The last progress a poll reported (null: none). */
+  progress?: number | null;
+}
+
+function factsOf(task: TaskDoc): TaskFacts {
+  const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, ...rest } = task;
+  return { ...rest, created_at: created_at.getTime() };
+}
+
+/** The task document as the settlement sees it when it was given the facts (nothing read). */
+function taskOfFacts(f: TaskFacts, progress: number | null): TaskDoc {
+  return {
+    ...f, progress, input: {}, result: null, final_body: null, created_at: new Date(f.created_at),
+    started_at: null, completed_at: null, updated_at: new Date(),
+  };
+}
 
 export interface PollOutcome {
   state: TaskState;
@@ -100,13 +141,14 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
     async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
       const task = await loadTask(input.taskId);
-      if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id };
+      const facts = factsOf(task);
+      if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
       // Local activities cannot heartbeat; regular ones report liveness during long vendor calls.
       const ctx = Context.current();
       const beat = setInterval(() => { if (!ctx.info.isLocal) ctx.heartbeat(); }, 2000);
       try {
         const entries = callFor(task);
-        if (entries.length === 0) return { kind: 'done', outcome: failed('upstream_unreachable', 'no channel is available for this model', 503) };
+        if (entries.length === 0) return { kind: 'done', outcome: failed('upstream_unreachable', 'no channel is available for this model', 503), task: facts };
         // The whole ladder has a budget where the family has one (images: 280 s, each hop up to 240 s).
         const base = MAX_RUN_MS[task.kind];
         const budget = base === null ? null : (deps.config.MEDIA_MAX_RUN_MS ?? base);
@@ -120,15 +162,17 @@ export function createMediaActivities(deps: MediaActivityDeps) {
             return r;
           }, deadline);
         } catch (err) {
-          return { kind: 'done', outcome: outcomeOfFailure(err) };
+          return { kind: 'done', outcome: outcomeOfFailure(err), task: facts };
         }
         const { value: r, channel: { call }, attempts } = climbed;
         if (r.kind === 'task') {
-          await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts } });
-          return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId };
+          // Recorded before returning: a retry after a crash polls this upstream task instead of submitting again.
+          const upstream = { channel: call.channel.id, task_id: r.upstreamTaskId, attempts };
+          await patchTask(task._id, { upstream });
+          return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId, task: { ...facts, upstream } };
         }
-        await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: null, attempts }, started_at: new Date() });
-        return { kind: 'done', outcome: r.outcome };
+        // A synchronous answer: nothing to record now (a retry submits again either way); the settlement writes it.
+        return { kind: 'done', outcome: r.outcome, task: facts, sync: { channel: call.channel.id, attempts, answeredAt: Date.now() } };
       } finally {
         clearInterval(beat);
       }
@@ -152,28 +196,33 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     /**
      * Settle on the actual output and refund the surplus (all of it on failure,
      * expiry or cancellation); then the task and its usage row turn final.
-     * The wallet op `{taskId}:settle` is applied once however often this runs.
+     * The wallet op `{taskId}:settle` is applied once however often this runs;
+     * it is written ahead (Redis projection and ledger journal in one step,
+     * drained to the ledger in batches). Given the submission's facts, nothing
+     * is read: one Redis call and two Mongo writes.
      */
-    async settleMediaTask(input: { taskId: string; outcome: ProviderOutcome }): Promise<{ costNano: number }> {
-      const task = await loadTask(input.taskId);
+    async settleMediaTask(input: SettleInput): Promise<{ costNano: number }> {
+      const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(input.taskId);
       const o = input.outcome;
       const cost = o.state === 'succeeded' ? settlementNano(task.quote, o.units) : 0;
       const refund = task.reserved_nano - cost;
-      await deps.wallet.apply({
+      await deps.wallet.applyAhead({
         opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
         amountNano: refund, keySpendNano: -refund, ref: task._id,
       });
       failpoint('media.settle.after-wallet');
       const now = new Date();
       const completedAt = FINAL_STATES.has(task.state) && task.completed_at ? task.completed_at : now;
+      const upstream = input.sync ? { channel: input.sync.channel, task_id: null, attempts: input.sync.attempts } : task.upstream;
       // The usage row turns final before the task does: a client that sees the task settled finds its row settled.
       const units = o.state === 'succeeded' ? o.units : 0;
       const expiresAt = o.expiresAt ? new Date(o.expiresAt) : null;
-      await deps.usage.replace(usageRowFromTask(task, {
+      await deps.usage.replace(usageRowFromTask({ ...task, upstream }, {
         status: o.state === 'succeeded' ? 'success' : 'error', costNano: cost, units, errorCode: o.errorCode ?? null,
         errorMessage: o.errorMessage ?? null, completedAt, urls: o.urls, expiresAt,
       }));
       await patchTask(task._id, {
+        ...(input.sync ? { upstream, started_at: new Date(input.sync.answeredAt) } : {}),
         state: o.state, cost_nano: cost, unit_count: units, completed_at: completedAt,
         progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
         result: o.state === 'succeeded'

@@ -11,7 +11,7 @@ import type { Config } from '../infra/config';
 import type { Db, TaskDoc } from '../infra/mongo';
 import type { Logger } from '../infra/logger';
 import type { Wallet } from './wallet';
-import type { UsageRecorder } from './usage';
+import { usageDoc, type UsageRecorder } from './usage';
 import { usageRowFromTask } from './task-usage';
 import { mediaTaskWorkflow, type MediaTaskInput } from '../workflows/media-task';
 import pRetry from 'p-retry';
@@ -64,8 +64,7 @@ export class MediaTasks {
       await this.deps.db.Task.deleteOne({ _id: taskId });
       throw errors.quota();
     }
-    // 3. In-flight usage row and the workflow.
-    // A slow store (usage row) or Temporal frontend fails a start now and then: both steps are idempotent, so retry.
+    // 3. The workflow. A busy Temporal frontend fails a start now and then: starting is idempotent, so retry.
     try {
       await pRetry(() => this.start(doc), START_RETRY);
     } catch (err) {
@@ -75,19 +74,26 @@ export class MediaTasks {
     return doc;
   }
 
+  /**
+   * The hold, written ahead with the task's in-flight usage row: one Redis
+   * script moves the projection (refusing what does not fit) and appends both
+   * to the ledger journal, drained to Mongo in batches. The in-flight row is
+   * inserted only if the task has no row yet, so a settled row written
+   * before the drain gets there stays as it is.
+   */
   private reserve(doc: TaskDoc, capNano: number | null) {
-    return this.deps.wallet.apply(
+    return this.deps.wallet.applyAhead(
       {
         opId: `${doc._id}:reserve`, accountId: doc.account_id, keyId: doc.key_id, kind: 'reserve',
         amountNano: -doc.reserved_nano, keySpendNano: doc.reserved_nano, ref: doc._id,
       },
+      usageDoc(usageRowFromTask(doc)),
       { capNano },
     );
   }
 
-  /** Usage row (written now, not batched: the settlement replaces it) and the workflow (workflowId = task id: starting twice is refused). */
+  /** The workflow (workflowId = task id: starting twice is refused). */
   private async start(doc: TaskDoc): Promise<void> {
-    await this.deps.usage.replace(usageRowFromTask(doc));
     const kind = doc.kind;
     const input: MediaTaskInput = {
       taskId: doc._id,

@@ -50,11 +50,12 @@ export class Wallet {
    * An ungated op written ahead: the projection moves and the op (with the
    * usage row of its call, when given) enters the journal in one atomic
    * script, so once this resolves the op survives this process. A replay of
-   * the op id changes nothing and appends nothing.
+   * the op id changes nothing and appends nothing. With a gate (media
+   * reservations) the op is refused, and nothing appended, when it does not fit.
    */
-  async applyAhead(op: LedgerOp, usage?: UsageDoc): Promise<ApplyResult> {
+  async applyAhead(op: LedgerOp, usage?: UsageDoc, gate?: { capNano: number | null }): Promise<ApplyResult> {
     const entry = this.journal.entry({ l: ledgerDoc(op), u: usage });
-    const res = await this.project(op, false, null, entry);
+    const res = await this.project(op, !!gate, gate?.capNano ?? null, entry);
     if (res.status === 'applied') this.journal.kick();
     return res;
   }

@@ -1,5 +1,5 @@
 import { ApplicationFailure, CancellationScope, isCancellation, proxyLocalActivities, sleep } from '@temporalio/workflow';
-import type { MediaActivities } from '../activities/media';
+import type { MediaActivities, SettleInput, SyncAnswer, TaskFacts } from '../activities/media';
 import type { ProviderOutcome } from '../domain/media/task';
 import { mediaErrorJson } from '../domain/error-bodies';
 
@@ -61,11 +61,17 @@ function ended(state: 'failed' | 'expired' | 'cancelled', code: string, message:
 export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTaskResult> {
   const startedAt = Date.now();
   let outcome: ProviderOutcome | undefined;
+  // What the submission learnt, handed to the settlement so it reads nothing back (see SettleInput).
+  let task: TaskFacts | undefined;
+  let sync: SyncAnswer | undefined;
+  let progress: number | null = null;
   try {
     await CancellationScope.cancellable(async () => {
       const sub = await submitMediaTask({ taskId: input.taskId });
+      task = sub.task;
       if (sub.kind === 'done') {
         outcome = sub.outcome;
+        sync = sub.sync;
         return;
       }
       for (;;) {
@@ -79,6 +85,7 @@ export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTas
           outcome = p.outcome;
           return;
         }
+        progress = p.progress;
       }
     });
   } catch (err) {
@@ -86,7 +93,7 @@ export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTas
     else outcome = ended('failed', 'upstream_error', `the task failed: ${(err as Error).message}`, 502);
   }
   if (!outcome) throw ApplicationFailure.nonRetryable('task ended without an outcome');
-  const final = outcome;
-  const { costNano } = await CancellationScope.nonCancellable(() => settleMediaTask({ taskId: input.taskId, outcome: final }));
-  return { state: final.state, costNano };
+  const settle: SettleInput = { taskId: input.taskId, outcome, task, sync, progress };
+  const { costNano } = await CancellationScope.nonCancellable(() => settleMediaTask(settle));
+  return { state: outcome.state, costNano };
 }

@@ -31,6 +31,8 @@ export interface StartServicesOptions {
   portFallback?: boolean;
   /** Database name put in MONGO_URL when FerretDB is started here. */
   mongoDb?: string;
+  /** Prometheus `/metrics` of the services started here on these ports (benchmarks count store and Temporal calls). */
+  metricsPorts?: { temporal: number; ferretdb: number };
 }
 
 export interface ServiceEnv {
@@ -119,7 +121,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
         `--listen-addr=127.0.0.1:${port}`,
         '--telemetry=disable',
         `--state-dir=${stateDir}`,
-        '--debug-addr=-',
+        opts.metricsPorts ? `--debug-addr=127.0.0.1:${opts.metricsPorts.ferretdb}` : '--debug-addr=-',
         '--log-level=ERROR', // WARN logs every driver's endSessions as unsupported
       ]);
       env.MONGO_URL = `mongodb://127.0.0.1:${port}/${opts.mongoDb ?? 'model_gateway'}`;
@@ -151,6 +153,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
         // No ~/.config lookups: the dev server's behaviour depends only on these flags.
         '--disable-config-file',
         '--disable-config-env',
+        ...(opts.metricsPorts ? ['--metrics-port', String(opts.metricsPorts.temporal)] : []),
         ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
       ]);
       env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;
