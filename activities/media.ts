@@ -5,6 +5,7 @@ import { MAX_RUN_MS } from '../domain/media/cadence';
 import { settlementNano } from '../domain/media/pricing';
 import type { Db, TaskDoc } from '../infra/mongo';
 import { failpoint } from '../infra/failpoints';
+import { rkeys, type RedisClient } from '../infra/redis';
 import type { Client } from '@temporalio/client';
 import { upstreamApiKey, type Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
@@ -18,6 +19,7 @@ import { mediaErrorJson } from '../domain/error-bodies';
 
 export interface MediaActivityDeps {
   db: Db;
+  redis: RedisClient;
   wallet: Wallet;
   usage: UsageRecorder;
   catalogue: () => Catalogue;
@@ -189,6 +191,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       const progress = r.progress ?? null;
       if (!r.outcome && (state !== task.state || progress !== task.progress)) {
         await patchTask(task._id, { state, progress, ...(state === 'running' && !task.started_at ? { started_at: new Date() } : {}) });
+        // The marker shows the task as submitted: once it changed, polls read the document.
+        if (task.kind === 'image') await deps.redis.del(rkeys.taskPending(task._id));
       }
       return { state: r.outcome ? r.outcome.state : state, progress, outcome: r.outcome };
     },
@@ -231,6 +235,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
         error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
       });
+      // Polls read the final document from now on (services/media-tasks.ts, the pending marker).
+      if (task.kind === 'image') await deps.redis.del(rkeys.taskPending(task._id));
       failpoint('media.settle.before-report');
       return { costNano: cost };
     },

@@ -33,8 +33,10 @@ const env = {
 };
 const sim = await startProcess('simulator', 'simulator/server.ts', { ...env, SIMULATOR_PORT: String(simPort), SIM_MEDIA_DELAY_MS: '0' }, simPort);
 await runOnce('scripts/seed.ts', env);
-const gw = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort);
-const worker = await startProcess('worker', 'workers/main.ts', env);
+// BENCH_PROFILE=1: CPU profiles of the gateway and the worker in .data/profiles (open in Chrome DevTools or speedscope).
+const prof = (name: string) => (process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=.data/profiles', `--cpu-prof-name=media-${name}-${Date.now()}.cpuprofile`] : []);
+const gw = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, prof('gateway'));
+const worker = await startProcess('worker', 'workers/main.ts', env, undefined, prof('worker'));
 
 const redisPort = new URL(services.env.REDIS_URL).port;
 const procs = processSet({

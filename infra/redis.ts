@@ -38,6 +38,8 @@ export const rkeys = {
   rateWindow: (accountId: string) => `rl:win:${accountId}`,
   rateLeases: (accountId: string) => `rl:conc:${accountId}`,
   keyLastUsed: (keyId: string) => `klast:${keyId}`,
+  /** An async image task still in flight as submitted (services/media-tasks.ts): polls answer 202 from it. */
+  taskPending: (taskId: string) => `taskpend:${taskId}`,
   /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */
   kbVersion: (accountId: string, kbId: string) => `kbver:${accountId}/${kbId}`,
 };
