@@ -86,7 +86,9 @@ class Model {
       }
       case 'hold': {
         const task = `${acct}_task${a.task}`;
-        return { op: { opId: `${task}:reserve`, accountId: acct, keyId: this.keyId(a.key), kind: 'reserve', amountNano: -a.amount, keySpendNano: a.amount, ref: task }, gate: { capNano: a.cap }, ahead: false };
+        // Media holds and settlements are written ahead (services/media-tasks.ts, activities/media.ts); the
+        // orphan and not-started paths record first: even task numbers take the first way, odd ones the second.
+        return { op: { opId: `${task}:reserve`, accountId: acct, keyId: this.keyId(a.key), kind: 'reserve', amountNano: -a.amount, keySpendNano: a.amount, ref: task }, gate: { capNano: a.cap }, ahead: a.task % 2 === 0 };
       }
       case 'settle': {
         // Settle what a held task really cost (0: a refund in full); only a task whose hold went through settles.
@@ -95,7 +97,7 @@ class Model {
         if (!held) return null;
         const reserved = -held.amountNano;
         const refund = reserved - Math.floor((reserved * a.permille) / 1000);
-        return { op: { opId: `${task}:settle`, accountId: acct, keyId: held.keyId, kind: 'settle', amountNano: refund, keySpendNano: -refund, ref: task }, gate: null, ahead: false };
+        return { op: { opId: `${task}:settle`, accountId: acct, keyId: held.keyId, kind: 'settle', amountNano: refund, keySpendNano: -refund, ref: task }, gate: null, ahead: a.task % 2 === 0 };
       }
       case 'replay':
         return this.history.length ? this.history[this.history.length - 1 - (a.back % this.history.length)] : null;
@@ -124,7 +126,7 @@ const stats = { sequences: 0, ops: 0, concurrentBatches: 0, replays: 0, refused:
 
 async function run(c: Concrete): Promise<ApplyResult> {
   stats.ops++;
-  return c.ahead ? gw.deps.wallet.applyAhead(c.op) : gw.deps.wallet.apply(c.op, c.gate ?? undefined);
+  return c.ahead ? gw.deps.wallet.applyAhead(c.op, undefined, c.gate ?? undefined) : gw.deps.wallet.apply(c.op, c.gate ?? undefined);
 }
 
 async function projection(m: Model) {
