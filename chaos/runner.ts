@@ -27,6 +27,13 @@ export interface ChaosOptions {
   clients?: number;
   killWorkerEveryMs?: number;
   killGatewayEveryMs?: number;
+  /** Restarts Redis or the Mongo-wire store (scripts/lib/services.ts `restart`); without it those faults are off. */
+  restartService?: (kind: 'redis' | 'mongo') => Promise<void>;
+  restartRedisEveryMs?: number;
+  restartStoreEveryMs?: number;
+  /** Freezes the upstream for that long (chaos/simulator-process.ts); without it that fault is off. */
+  pauseUpstream?: (ms: number) => Promise<void>;
+  pauseUpstreamEveryMs?: number;
   log?: (line: string) => void;
 }
 
@@ -44,6 +51,23 @@ const CHAT: Array<{ path: (stream: boolean) => string; body: (stream: boolean, t
   { path: () => '/v1/messages', headers: { 'anthropic-version': '2023-06-01' }, body: (stream, text) => ({ model: 'claude-sonnet-4-5', max_tokens: 12, stream, messages: [{ role: 'user', content: text }] }), channels: ['anthropic-a', 'anthropic-b'] },
   { path: () => '/v1/responses', body: (stream, text) => ({ model: 'gpt-5.1', max_output_tokens: 12, stream, input: text }), channels: ['openai-resp-a', 'openai-resp-b'] },
   { path: (stream) => (stream ? '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse' : '/v1beta/models/gemini-2.5-flash:generateContent'), body: (_s, text) => ({ contents: [{ role: 'user', parts: [{ text }] }], generationConfig: { maxOutputTokens: 12 } }), channels: ['gemini-a', 'gemini-b'] },
+];
+
+/** One async submission per media family; each body is a pure function of its prompt, so a replay sends the same body. */
+const MEDIA: Array<{ family: string; path: string; body: (prompt: string) => unknown; channels: string[] }> = [
+  { family: 'image', path: '/v1/images/generations', body: (prompt) => ({ model: 'gpt-image-1', prompt, async: true }), channels: ['openai-images-a', 'openai-images-b'] },
+  { family: 'video', path: '/v1/videos/generations', body: (prompt) => ({ model: 'seedance-1-0-pro', content: [{ type: 'text', text: prompt }], duration: 5 }), channels: ['ark-video-a', 'ark-video-b'] },
+  { family: 'music', path: '/v1/music/generations', body: (prompt) => ({ model: 'suno-v4-5', prompt: `[Verse]\n${prompt}`, title: 'Chaos', tags: 'lofi' }), channels: ['suno-a', 'suno-b'] },
+  { family: 'speech', path: '/v1/audio/speech', body: (prompt) => ({ model: 'speech-2-5-hd', text: prompt, voice_id: 'male-qn-qingse', async: true }), channels: ['minimax-a', 'minimax-b'] },
+];
+
+/** Media upstream faults (simulator/media/faults.ts): a task that fails or expires upstream, polls that fail, a refused submission. */
+const MEDIA_FAULTS = [
+  { type: 'fail' },
+  { type: 'expire' },
+  { type: 'poll_fail', count: 2 },
+  { type: 'submit_status', status: 500 },
+  { type: 'submit_reset' },
 ];
 
 const FAULTS = [
@@ -78,8 +102,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const logDir = path.resolve(`.data/chaos-${run}`);
   const figures: Record<string, number> = {
     chat_calls: 0, chat_streams: 0, chat_aborted: 0, chat_ok: 0, chat_lost_connection: 0, tasks_submitted: 0, idempotent_replays: 0,
-    topups: 0, sim_faults: 0, worker_kills: 0, gateway_kills: 0, http_5xx_from_gateway: 0,
+    topups: 0, sim_faults: 0, media_faults: 0, worker_kills: 0, gateway_kills: 0, http_5xx_from_gateway: 0,
+    redis_restarts: 0, store_restarts: 0, upstream_pauses: 0, key_disables: 0, key_enables: 0, spend_cap_changes: 0,
+    calls_refused_401: 0, calls_refused_402: 0,
   };
+  for (const m of MEDIA) figures[`tasks_submitted_${m.family}`] = 0;
   const failures: string[] = [];
 
   let seq = 0;
@@ -102,7 +129,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const serve = () => {
     const g = pick(rnd, live());
     const started = Date.now();
-    return { url: `http://127.0.0.1:${g.port}`, diedDuring: () => g.killedAt !== undefined && g.killedAt >= started };
+    return { url: `http://127.0.0.1:${g.port}`, started, diedDuring: () => g.killedAt !== undefined && g.killedAt >= started };
   };
 
   const admin = async (method: string, p: string, body?: unknown) => {
@@ -116,15 +143,50 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       }
     }
   };
-  const accounts: Array<{ id: string; key: string; keyId: string }> = [];
+  const accounts: ChaosAccount[] = [];
   for (let i = 0; i < 3; i++) {
     const a = (await admin('POST', '/accounts', { name: `chaos-${i}` })).body;
     await admin('POST', `/accounts/${a.id}/topups`, { amount_usd: '1000' });
     const k = (await admin('POST', `/accounts/${a.id}/keys`, { name: 'chaos' })).body;
-    accounts.push({ id: a.id, key: k.key, keyId: k.id });
+    // A second key with a small spend cap, disabled and enabled again on the schedule (spec 1 §1.3).
+    const l = (await admin('POST', `/accounts/${a.id}/keys`, { name: 'chaos-limited', spend_cap_usd: '0.003' })).body;
+    accounts.push({ id: a.id, keys: [{ id: k.id, key: k.key, disabledSince: null }, { id: l.id, key: l.key, disabledSince: null }] });
   }
+  /** Service outages (Redis or store restarts, upstream pauses): a refusal then may rightly have no usage row. */
+  const outages: Array<{ from: number; to: number }> = [];
+  const inOutage = (from: number, to: number) => outages.some((o) => from <= o.to + 2_000 && to >= o.from);
+  /** Calls served (2xx) with a key that was disabled for the whole call: each should have been a 401. */
+  let disabledServed = 0;
 
   const traces = new Set<string>();
+  /** Answered calls that may rightly have no usage row: a 401 (no account to log it against) or a refusal during an outage. */
+  const rowOptional = new Set<string>();
+  const answered = (trace: string, status: number, started: number, _key: ChaosKey) => {
+    traces.add(trace);
+    if (status === 401) figures.calls_refused_401++;
+    if (status === 402) figures.calls_refused_402++;
+    if (status === 401 || (status >= 500 && inOutage(started, Date.now()))) rowOptional.add(trace);
+  };
+  /** Disable or enable the limited key, or move its spend cap (the money checks cover its spend). */
+  const keyAction = async (r: () => number, acct: ChaosAccount) => {
+    const limited = acct.keys[1];
+    const roll = r();
+    if (roll < 0.5) {
+      // A call counts as made while disabled only between the disable's answer and the enable's request.
+      const enable = limited.disabledSince !== null;
+      if (enable) limited.disabledSince = null;
+      const res = await admin('PATCH', `/keys/${limited.id}`, { enabled: enable });
+      if (res.status !== 200) return;
+      if (enable) figures.key_enables++;
+      else {
+        limited.disabledSince = Date.now();
+        figures.key_disables++;
+      }
+    } else {
+      const cap = pick(r, ['0.001', '0.003', '0.01', '1']);
+      if ((await admin('PATCH', `/keys/${limited.id}`, { spend_cap_usd: cap })).status === 200) figures.spend_cap_changes++;
+    }
+  };
   /** Calls whose gateway was SIGKILLed while they ran: a row may rightly be missing (nothing was settled). */
   const diedWithGateway = new Set<string>();
   const idem = new Map<string, Set<string>>();
@@ -134,9 +196,14 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const r = mulberry32(opts.seed + ix * 7919);
     while (Date.now() < stopAt) {
       const acct = pick(r, accounts);
+      const key = r() < 0.8 ? acct.keys[0] : acct.keys[1];
       const roll = r();
       try {
-        if (roll < 0.08) {
+        if (roll < 0.04) {
+          const m = pick(r, MEDIA);
+          await fetch(`${opts.simulatorUrl}/_control/media/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: pick(r, m.channels), fault: pick(r, MEDIA_FAULTS), times: 1 }) });
+          figures.media_faults++;
+        } else if (roll < 0.08) {
           const ch = pick(r, CHAT);
           await fetch(`${opts.simulatorUrl}/_control/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: pick(r, ch.channels), fault: pick(r, FAULTS), times: 1 }) });
           figures.sim_faults++;
@@ -149,15 +216,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           const ac = new AbortController();
           if (abort) setTimeout(() => ac.abort(), Math.floor(r() * 30));
           const gwc = serve();
+          const disabledBefore = key.disabledSince;
           let trace: string | null = null;
+          let status = 0;
           try {
             const res = await fetch(gwc.url + ch.path(stream), {
               method: 'POST', signal: ac.signal,
-              headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json', ...ch.headers },
+              headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', ...ch.headers },
               body: JSON.stringify(ch.body(stream, `chaos ${ix} ${figures.chat_calls}`)),
             });
+            status = res.status;
             trace = res.headers.get('x-gateway-trace');
-            if (trace) traces.add(trace);
             if (res.status >= 500 && res.status !== 502 && res.status !== 503 && res.status !== 504) figures.http_5xx_from_gateway++;
             await res.text();
             if (res.status === 200) figures.chat_ok++;
@@ -165,27 +234,37 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
             if (ac.signal.aborted) figures.chat_aborted++;
             else figures.chat_lost_connection++;
           }
+          if (trace) answered(trace, status, gwc.started, key);
+          if (status >= 200 && status < 300 && disabledBefore !== null && key.disabledSince === disabledBefore) disabledServed++;
           if (trace && gwc.diedDuring()) diedWithGateway.add(trace);
-        } else if (roll < 0.97) {
+        } else if (roll < 0.95) {
+          // Idempotency keys are per account and per key (the main key only, so a replay is never refused as disabled).
           const replay = r() < 0.3 && idem.size > 0;
-          const keyName = replay ? pick(r, [...idem.keys()].filter((k) => k.startsWith(acct.id))) : `${acct.id}:idem-${ix}-${figures.tasks_submitted}`;
+          const keyName = replay ? pick(r, [...idem.keys()].filter((k) => k.startsWith(acct.id))) : `${acct.id}:${pick(r, MEDIA).family}:idem-${ix}-${figures.tasks_submitted}`;
           if (!keyName) continue;
-          const body = { model: 'gpt-image-1', prompt: `chaos ${keyName}`, async: true };
+          const media = MEDIA.find((m) => m.family === keyName.split(':')[1])!;
+          const body = media.body(`chaos ${keyName}`);
           if (replay) figures.idempotent_replays++;
-          else figures.tasks_submitted++;
+          else {
+            figures.tasks_submitted++;
+            figures[`tasks_submitted_${media.family}`]++;
+          }
           const gwc = serve();
-          const res = await fetch(`${gwc.url}/v1/images/generations`, {
-            method: 'POST', headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json', 'Idempotency-Key': keyName.split(':')[1] }, body: JSON.stringify(body),
+          const res = await fetch(`${gwc.url}${media.path}`, {
+            method: 'POST', headers: { authorization: `Bearer ${acct.keys[0].key}`, 'content-type': 'application/json', 'Idempotency-Key': keyName.split(':')[2] }, body: JSON.stringify(body),
           });
           const trace = res.headers.get('x-gateway-trace');
+          if (res.status >= 500 && res.status !== 502 && res.status !== 503 && res.status !== 504) figures.http_5xx_from_gateway++;
           // A replay answers the first call's result and is not a call of its own (no row of its own).
-          if (trace && !replay) traces.add(trace);
+          if (trace && !replay) answered(trace, res.status, gwc.started, acct.keys[0]);
           if (trace && !replay && gwc.diedDuring()) diedWithGateway.add(trace);
           const j = (await res.json().catch(() => null)) as { id?: string } | null;
           if (res.status === 200 && j?.id) {
             if (!idem.has(keyName)) idem.set(keyName, new Set());
             idem.get(keyName)!.add(j.id);
           }
+        } else if (roll < 0.97) {
+          await keyAction(r, acct);
         } else {
           figures.topups++;
           await admin('POST', `/accounts/${acct.id}/topups`, { amount_usd: '200', reference: `chaos-${ix}-${figures.topups}` });
@@ -201,8 +280,38 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const everyGateway = opts.killGatewayEveryMs ?? 60_000;
     let nextWorker = Date.now() + everyWorker * (0.5 + schedule());
     let nextGateway = Date.now() + everyGateway * (0.5 + schedule());
+    const first = (every: number | undefined, on: unknown) => (on && every ? Date.now() + every * (0.5 + schedule()) : Infinity);
+    let nextRedis = first(opts.restartRedisEveryMs, opts.restartService);
+    let nextStore = first(opts.restartStoreEveryMs, opts.restartService);
+    let nextPause = first(opts.pauseUpstreamEveryMs, opts.pauseUpstream);
+    /** Runs one outage-making fault and remembers its window. */
+    const outage = async (what: string, run: () => Promise<void>) => {
+      const from = Date.now();
+      log(`  fault: ${what}`);
+      try {
+        await run();
+      } finally {
+        outages.push({ from, to: Date.now() });
+      }
+    };
     while (Date.now() < stopAt) {
       await new Promise((r) => setTimeout(r, 200));
+      if (Date.now() >= nextRedis) {
+        await outage('restart Redis', () => opts.restartService!('redis'));
+        figures.redis_restarts++;
+        nextRedis = Date.now() + opts.restartRedisEveryMs!;
+      }
+      if (Date.now() >= nextStore) {
+        await outage('SIGKILL and restart the store', () => opts.restartService!('mongo'));
+        figures.store_restarts++;
+        nextStore = Date.now() + opts.restartStoreEveryMs!;
+      }
+      if (Date.now() >= nextPause) {
+        const ms = 2_000 + Math.floor(schedule() * 3_000);
+        await outage(`pause the upstream for ${ms} ms`, () => opts.pauseUpstream!(ms));
+        figures.upstream_pauses++;
+        nextPause = Date.now() + opts.pauseUpstreamEveryMs!;
+      }
       if (Date.now() >= nextWorker) {
         const i = Math.floor(schedule() * workers.length);
         log(`  fault: SIGKILL ${workers[i].name}`);
@@ -229,6 +338,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   log(`chaos: seed ${opts.seed}, ${opts.seconds} s, 2 gateways + 2 workers, logs in ${logDir}`);
   await Promise.all([faults(), ...Array.from({ length: opts.clients ?? 8 }, (_, i) => client(i))]);
   await fetch(`${opts.simulatorUrl}/_control/faults`, { method: 'DELETE' }).catch(() => undefined);
+  await fetch(`${opts.simulatorUrl}/_control/media/faults`, { method: 'DELETE' }).catch(() => undefined);
+  figures.disabled_key_served = disabledServed;
+  if (disabledServed) failures.push(`${disabledServed} call(s) with a disabled key were served`);
 
   // Every task final (a killed worker's activities are retried by the survivors).
   // Up to 4 minutes: a task whose gateway died before its workflow started is resumed by the sweep (2 min + 1 min).
@@ -243,14 +355,14 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   if (open) failures.push(`${open} task(s) not final after 240 s`);
   // Gateways and workers stop cleanly (pending settlements drained), then the books are checked.
   for (const p of [...gateways, ...workers]) await p.managed.stop(20_000);
-  await check({ db, env, accounts, traces, diedWithGateway, idem, figures, failures });
+  await check({ db, env, accounts, traces, rowOptional, diedWithGateway, idem, figures, failures });
   await db.conn.dropDatabase().catch(() => undefined);
   await db.conn.close();
   return { seed: opts.seed, seconds: opts.seconds, figures, failures };
 }
 
 async function check(s: {
-  db: Db; env: Record<string, string>; accounts: Array<{ id: string; keyId: string }>; traces: Set<string>; diedWithGateway: Set<string>;
+  db: Db; env: Record<string, string>; accounts: ChaosAccount[]; traces: Set<string>; rowOptional: Set<string>; diedWithGateway: Set<string>;
   idem: Map<string, Set<string>>; figures: Record<string, number>; failures: string[];
 }): Promise<void> {
   const { db, figures, failures } = s;
@@ -286,9 +398,11 @@ async function check(s: {
       if (ledger !== projected) failures.push(`${a.id}: ledger ${ledger} != projection ${projected}`);
       if (ledger !== grants - charges - held) failures.push(`${a.id}: balance ${ledger} != grants ${grants} - charges ${charges} - held ${held}`);
       if (openHolds.length) failures.push(`${a.id}: ${openHolds.length} open hold(s) left`);
-      const keySpend = rows.filter((r) => r.key_id === a.keyId).reduce((t, r) => t + r.key_spend_nano, 0);
-      const projectedSpend = Number((await redis.get(rkeys.keySpend(a.keyId))) ?? 0);
-      if (keySpend !== projectedSpend) failures.push(`${a.id}: key spend in ledger ${keySpend} != projection ${projectedSpend}`);
+      for (const k of a.keys) {
+        const keySpend = rows.filter((r) => r.key_id === k.id).reduce((t, r) => t + r.key_spend_nano, 0);
+        const projectedSpend = Number((await redis.get(rkeys.keySpend(k.id))) ?? 0);
+        if (keySpend !== projectedSpend) failures.push(`${a.id}: key ${k.id} spend in ledger ${keySpend} != projection ${projectedSpend}`);
+      }
       figures.ledger_rows = (figures.ledger_rows ?? 0) + rows.length;
       figures.charges_nano = (figures.charges_nano ?? 0) + charges;
       figures.open_holds = (figures.open_holds ?? 0) + openHolds.length;
@@ -302,11 +416,14 @@ async function check(s: {
     figures.usage_rows = usage.length;
     let missing = 0;
     let lostWithGateway = 0;
+    let refusedWithoutRow = 0;
     for (const t of s.traces) {
       if (byRequest.has(t)) continue;
       if (s.diedWithGateway.has(t)) lostWithGateway++;
+      else if (s.rowOptional.has(t)) refusedWithoutRow++;
       else missing++;
     }
+    figures.calls_refused_without_row = refusedWithoutRow;
     figures.calls_answered = s.traces.size;
     figures.calls_cut_by_gateway_kill_without_row = lostWithGateway;
     figures.calls_without_usage_row = missing;
@@ -341,3 +458,6 @@ async function check(s: {
     redis.disconnect();
   }
 }
+
+interface ChaosKey { id: string; key: string; disabledSince: number | null }
+interface ChaosAccount { id: string; keys: [ChaosKey, ChaosKey] }

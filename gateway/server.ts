@@ -3,9 +3,11 @@ import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
+import { guardProcess } from '../infra/process-guards';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
+guardProcess(log);
 const deps = await buildDeps(config, log);
 const app = createApp(deps);
 const server = app.listen(config.PORT, config.HOST, () => {

@@ -63,6 +63,16 @@ export class PeopleService {
     return doc;
   }
 
+  /** How each of these users is shown to people (email, or the id of a user since removed), in one query. */
+  async labelsOf(ids: Iterable<string | null | undefined>): Promise<Map<string, string>> {
+    const wanted = [...new Set([...ids].filter((id): id is string => !!id))];
+    const labels = new Map(wanted.map((id) => [id, id]));
+    if (wanted.length === 0) return labels;
+    const docs = await this.db.User.find({ _id: { $in: wanted } }, { _id: 1, email: 1 }).lean<Array<{ _id: string; email: string }>>();
+    for (const d of docs) labels.set(d._id, d.email);
+    return labels;
+  }
+
   async findByEmail(email: string): Promise<UserDoc | null> {
     return this.db.User.findOne({ email: email.trim().toLowerCase() }).lean<UserDoc>();
   }

@@ -15,15 +15,24 @@ export function usageDoc(row: UsageRow): UsageDoc {
   return { ...DEFAULTS, created_at: new Date(), ...row } as UsageDoc;
 }
 
+/** Rows kept for a retry while the store is down; past this the oldest are logged and dropped. */
+const MAX_PENDING = 50_000;
+const RETRY_MIN_MS = 500;
+const RETRY_MAX_MS = 10_000;
+
 /**
  * One usage row per terminal outcome of a public call. Rows are buffered and
  * written in batches off the request path; `flush()` drains the buffer
- * (tests and shutdown call it).
+ * (readers of rows, tests and shutdown call it). A batch the store refuses
+ * (an outage, a restart) stays buffered and is retried with backoff, so a
+ * store outage of seconds loses no row; writing in the background never
+ * throws (an unhandled rejection would take the process down).
  */
 export class UsageRecorder {
   private buffer: UsageDoc[] = [];
   private timer: NodeJS.Timeout | null = null;
   private inflight: Promise<void> = Promise.resolve();
+  private retryMs = 0;
 
   /** `alsoFlush`: rows written ahead elsewhere (the ledger journal) that a reader of rows must see too. */
   constructor(
@@ -35,8 +44,8 @@ export class UsageRecorder {
 
   record(row: UsageRow): void {
     this.buffer.push(usageDoc(row));
-    if (this.buffer.length >= 500) void this.flush();
-    else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.batchMs);
+    if (this.buffer.length >= 500 && !this.retryMs) void this.writeBuffered();
+    else if (!this.timer) this.timer = setTimeout(() => void this.writeBuffered(), this.retryMs || this.batchMs);
   }
 
   /** Rows whose id already exists are kept as they are (an in-flight row is replaced with `replace`). */
@@ -45,34 +54,60 @@ export class UsageRecorder {
   }
 
   /**
-   * FerretDB stops an unordered batch at its first duplicate (MongoDB goes on),
-   * so after a duplicate the rest of the batch is written one by one.
+   * Writes the rows; returns those the store did not take (not a duplicate:
+   * an outage). FerretDB stops an unordered batch at its first duplicate
+   * (MongoDB goes on), so after a duplicate the rest is written one by one.
    */
-  private async insertAll(rows: UsageDoc[]): Promise<void> {
+  private async insertAll(rows: UsageDoc[]): Promise<UsageDoc[]> {
     try {
       await this.db.Usage.collection.insertMany(rows as never, { ordered: false });
-      return;
+      return [];
     } catch (err) {
-      if ((err as { code?: number }).code !== 11000) {
-        this.log.error('usage rows not written', { err, rows: rows.length });
-        return;
-      }
+      if ((err as { code?: number }).code !== 11000) return rows;
     }
+    const left: UsageDoc[] = [];
     for (const row of rows) {
       await this.db.Usage.collection.insertOne(row as never).catch((err: unknown) => {
-        if ((err as { code?: number }).code !== 11000) this.log.error('usage row not written', { err, id: row._id });
+        if ((err as { code?: number }).code !== 11000) left.push(row);
       });
     }
+    return left;
   }
 
-  async flush(): Promise<void> {
+  /** One write of everything buffered, after the previous one; rows refused are put back and retried later. */
+  private writeBuffered(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const rows = this.buffer;
     this.buffer = [];
-    const write = rows.length ? this.insertAll(rows) : Promise.resolve();
-    this.inflight = this.inflight.then(() => write);
-    await this.inflight;
+    this.inflight = this.inflight.then(async () => {
+      if (rows.length === 0) return;
+      const left = await this.insertAll(rows).catch(() => rows);
+      if (left.length === 0) {
+        if (this.retryMs) this.log.info('usage rows written again after a store outage');
+        this.retryMs = 0;
+        return;
+      }
+      this.buffer = left.concat(this.buffer);
+      if (this.buffer.length > MAX_PENDING) {
+        const dropped = this.buffer.splice(0, this.buffer.length - MAX_PENDING);
+        this.log.error('usage rows dropped: the store has refused writes for too long', { dropped: dropped.length, ids: dropped.slice(0, 20).map((r) => r._id) });
+      }
+      if (!this.retryMs) this.log.warn('usage rows not written; retrying', { rows: left.length });
+      this.retryMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, this.retryMs * 2));
+      if (!this.timer) this.timer = setTimeout(() => void this.writeBuffered(), this.retryMs);
+    });
+    return this.inflight;
+  }
+
+  /** Writes what is buffered now (kept for a retry if refused), then drains the journal (which throws while the store refuses). */
+  async flush(): Promise<void> {
+    await this.writeBuffered();
     await this.alsoFlush?.();
+  }
+
+  /** Rows waiting for the store (metrics, shutdown). */
+  pending(): number {
+    return this.buffer.length;
   }
 }

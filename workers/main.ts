@@ -1,10 +1,12 @@
 import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logger';
+import { guardProcess } from '../infra/process-guards';
 import { buildDeps } from '../services/bootstrap';
 import { createWorker, ensureLinkSweeper } from './worker';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' });
+guardProcess(log);
 const deps = await buildDeps(config, log);
 const { worker, connection } = await createWorker(config, deps);
 await ensureLinkSweeper(deps.temporal, config.TEMPORAL_TASK_QUEUE, log);

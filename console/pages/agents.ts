@@ -90,6 +90,7 @@ ${field({ name: 'temperature', label: 'Temperature (optional)', value: one(f.tem
       admin ? audit.list(ent.id, { limit: 30 }) : Promise.resolve({ rows: [], nextCursor: null }),
     ]);
     const names = new Map(agents.map((a) => [a.id, a.name]));
+    const who = await svc.deps.people.labelsOf([...pending.map((k) => k.requested_by), ...auditRows.rows.map((r) => (r.actor.kind === 'operator' ? null : r.actor.user_id))]);
     const csrf = csrfOf(ctx);
     return page(ctx, 'Agents', html`
 ${list.length > 1 ? html`<form method="get" class="filters"><label for="f-enterprise">Enterprise</label><select id="f-enterprise" name="enterprise" data-autosubmit>
@@ -104,7 +105,7 @@ ${opts.shown ? html`<section class="card reveal" role="status"><p>The key (this 
 ${admin ? createForm(ctx, ent, opts.form?.f, opts.form?.errors) : ''}
 ${admin ? html`<section class="card" data-testid="pending"><h2>Key requests awaiting approval</h2>
 ${pending.length === 0 ? html`<p class="muted">None.</p>` : html`<div class="table-wrap"><table><thead><tr><th>Key</th><th>Agent</th><th>Requested by</th><th>Note</th><th></th></tr></thead><tbody>
-${pending.map((k) => html`<tr data-request="${k._id}"><td>${k.name}</td><td>${names.get(k.agent_id) ?? k.agent_id}</td><td><code>${k.requested_by ?? ''}</code></td><td>${k.note ?? ''}</td>
+${pending.map((k) => html`<tr data-request="${k._id}"><td>${k.name}</td><td>${names.get(k.agent_id) ?? k.agent_id}</td><td>${k.requested_by ? who.get(k.requested_by) : ''}</td><td>${k.note ?? ''}</td>
 <td><form method="post" action="/console/agent-keys/${k._id}/approve" class="inline-form" novalidate>${csrfInput(csrf)}
 <label for="cap-${k._id}">Spend cap</label><input id="cap-${k._id}" name="spend_cap_usd" inputmode="decimal" placeholder="e.g. 20"${opts.approveErrors?.[k._id]?.spend_cap_usd ? html` aria-invalid="true"` : ''}>
 <button type="submit" class="primary">Approve</button>${errorFor(opts.approveErrors?.[k._id], 'spend_cap_usd')}${formError(opts.approveErrors?.[k._id])}</form>
@@ -115,7 +116,7 @@ ${mine.map((k) => html`<tr data-key="${k._id}"><td>${k.name}${k.prefix ? html` <
 <td class="num">${k.spend_cap_nano === null ? '—' : formatCredits(k.spend_cap_nano)}</td>
 <td>${k.state === 'issued' ? html`<form method="post" action="/console/agent-keys/${k._id}/view" class="inline-form">${csrfInput(csrf)}<button type="submit">View key</button></form>` : ''}</td></tr>`)}</tbody></table></div>`}</section>` : ''}
 ${admin ? html`<section class="card"><h2>Audit record</h2>${auditRows.rows.length === 0 ? html`<p class="muted">Nothing yet.</p>` : html`<ul class="audit" data-testid="agent-audit">
-${auditRows.rows.map((r) => html`<li>${when(r.created_at)} · <strong>${r.action}</strong> · key <code>${r.agent_key_id ?? ''}</code> by ${r.actor.kind === 'operator' ? 'operator' : r.actor.user_id ?? ''}</li>`)}</ul>`}</section>` : ''}`);
+${auditRows.rows.map((r) => html`<li>${when(r.created_at)} · <strong>${r.action}</strong> · key <code>${r.agent_key_id ?? ''}</code> by ${r.actor.kind === 'operator' ? 'operator' : r.actor.user_id ? who.get(r.actor.user_id) : ''}</li>`)}</ul>`}</section>` : ''}`);
   };
 
   router.get('/console/agents', signedIn, async (ctx) => {
@@ -194,6 +195,7 @@ ${auditRows.rows.map((r) => html`<li>${when(r.created_at)} · <strong>${r.action
       svc.deps.kbBases.list(agent.enterprise_id),
       svc.deps.people.membersOf(agent.enterprise_id),
     ]);
+    const who = await svc.deps.people.labelsOf([...agentKeys.map((k) => k.holder_user_id), ...members.map((m) => m.user_id)]);
     const csrf = csrfOf(ctx);
     const attached = new Set(agent.knowledge_bases.map((b) => b.kb_id));
     return page(ctx, `Agent ${agent.name}`, html`
@@ -213,12 +215,12 @@ ${agent.knowledge_bases.length === 0 ? html`<p class="muted">None attached.</p>`
 <p data-testid="agent-usage">${usage.totals.requests} requests · ${usage.totals.input_tokens} in / ${usage.totals.output_tokens} out tokens · ${formatCredits(usage.totals.cost_nano)} credits</p></section>
 <section class="card"><h2>Keys</h2>
 <div class="table-wrap"><table><thead><tr><th>Key</th><th>Holder</th><th>State</th><th class="num">Cap</th><th></th></tr></thead><tbody>
-${agentKeys.length === 0 ? html`<tr><td colspan="5" class="muted">No keys.</td></tr>` : agentKeys.map((k) => html`<tr data-key="${k._id}"><td>${k.name}${k.prefix ? html` <code>${k.prefix}…</code>` : ''}</td><td><code>${k.holder_user_id ?? ''}</code></td><td>${keyState(k)}</td>
+${agentKeys.length === 0 ? html`<tr><td colspan="5" class="muted">No keys.</td></tr>` : agentKeys.map((k) => html`<tr data-key="${k._id}"><td>${k.name}${k.prefix ? html` <code>${k.prefix}…</code>` : ''}</td><td>${k.holder_user_id ? who.get(k.holder_user_id) : html`<span class="muted">admins</span>`}</td><td>${keyState(k)}</td>
 <td class="num">${k.spend_cap_nano === null ? '—' : formatCredits(k.spend_cap_nano)}</td>
 <td>${k.state === 'issued' ? html`<form method="post" action="/console/agent-keys/${k._id}/revoke" data-confirm="Revoke this key? It cannot be restored.">${csrfInput(csrf)}<button type="submit" class="danger">Revoke</button></form>` : ''}</td></tr>`)}</tbody></table></div>
 <form method="post" action="${agentPath(agent.id)}/keys" class="card" novalidate>${csrfInput(csrf)}<h2>Issue a key directly</h2>${formError(opts.issueErrors)}
 ${field({ name: 'name', label: 'Name', required: true, errors: opts.issueErrors })}
-<div class="field"><label for="f-holder">Holder</label><select id="f-holder" name="holder_user_id"><option value="">nobody (kept by admins)</option>${members.map((m) => html`<option value="${m.user_id}">${m.user_id} (${m.role})</option>`)}</select>${errorFor(opts.issueErrors, 'holder_user_id')}</div>
+<div class="field"><label for="f-holder">Holder</label><select id="f-holder" name="holder_user_id"><option value="">nobody (kept by admins)</option>${members.map((m) => html`<option value="${m.user_id}">${who.get(m.user_id)} (${m.role})</option>`)}</select>${errorFor(opts.issueErrors, 'holder_user_id')}</div>
 ${field({ name: 'spend_cap_usd', label: 'Spend cap (optional)', errors: opts.issueErrors, attrs: html`inputmode="decimal"` })}
 <button type="submit" class="primary">Issue key</button></form></section>
 <p><a href="/console/agents?enterprise=${agent.enterprise_id}">All agents</a></p>`);

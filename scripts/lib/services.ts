@@ -33,6 +33,8 @@ export interface StartServicesOptions {
   mongoDb?: string;
   /** Prometheus `/metrics` of the services started here on these ports (benchmarks count store and Temporal calls). */
   metricsPorts?: { temporal: number; ferretdb: number };
+  /** Start these even when their URL is in the environment (the chaos run restarts its own Redis and store). */
+  own?: Array<'mongo' | 'redis'>;
 }
 
 export interface ServiceEnv {
@@ -43,9 +45,17 @@ export interface ServiceEnv {
   TEMPORAL_UI_URL: string;
 }
 
+export type RestartableService = 'redis' | 'mongo';
+
 export interface Services {
   env: ServiceEnv;
   stop(): Promise<void>;
+  /**
+   * Stops a service started here and starts it again on the same port and data
+   * (chaos runs). `kill` sends SIGKILL (a crash); otherwise SIGTERM (a clean
+   * restart: Redis writes its append-only file first). Resolves once it answers.
+   */
+  restart(kind: RestartableService, how?: 'term' | 'kill', downMs?: number): Promise<void>;
 }
 
 const READY_TIMEOUT_MS = 60_000;
@@ -54,9 +64,10 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
   const log = opts.log ?? ((line: string) => console.log(line));
   const dataDir = path.resolve(opts.dataDir);
   const logDir = path.join(dataDir, 'logs');
+  const own = new Set(opts.own ?? []);
   const given = {
-    mongo: process.env.MONGO_URL || '',
-    redis: process.env.REDIS_URL || '',
+    mongo: own.has('mongo') ? '' : process.env.MONGO_URL || '',
+    redis: own.has('redis') ? '' : process.env.REDIS_URL || '',
     temporal: process.env.TEMPORAL_ADDRESS || '',
   };
   const tools = await ensureTools({
@@ -75,6 +86,19 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
     started.push(m);
     return m;
   };
+  /** How to start each restartable service again, and how to tell it is back. */
+  const relaunch = new Map<RestartableService, { current: Managed; again: () => Managed; probe: () => Promise<void> }>();
+  const restart: Services['restart'] = async (kind, how = 'term', downMs = 0) => {
+    const r = relaunch.get(kind);
+    if (!r) throw new Error(`${kind} was not started here, so it cannot be restarted`);
+    if (how === 'kill') r.current.child.kill('SIGKILL');
+    else r.current.child.kill('SIGTERM');
+    await r.current.exited;
+    started.splice(started.indexOf(r.current), 1);
+    if (downMs) await sleep(downMs);
+    r.current = r.again();
+    await waitReady(kind, r.current, r.probe);
+  };
 
   try {
     const env: ServiceEnv = { MONGO_URL: '', REDIS_URL: '', TEMPORAL_ADDRESS: '', TEMPORAL_UI_URL: '' };
@@ -89,7 +113,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
       const port = await pickPort(opts.ports.redis, 'redis', !!opts.portFallback);
       const dir = path.join(dataDir, 'redis');
       fs.mkdirSync(dir, { recursive: true });
-      const m = launch('redis', tools.redisServer!, [
+      const again = () => launch('redis', tools.redisServer!, [
         '--bind', '127.0.0.1',
         '--port', String(port),
         '--dir', dir,
@@ -98,8 +122,11 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
         '--daemonize', 'no',
         '--protected-mode', 'yes',
       ]);
+      const m = again();
       env.REDIS_URL = `redis://127.0.0.1:${port}`;
-      waits.push(waitReady('redis', m, () => pingRedis(env.REDIS_URL)));
+      const probe = () => pingRedis(env.REDIS_URL);
+      relaunch.set('redis', { current: m, again, probe });
+      waits.push(waitReady('redis', m, probe));
     }
 
     // FerretDB ------------------------------------------------------------
@@ -113,7 +140,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
       const stateDir = path.join(dataDir, 'ferretdb-state');
       fs.mkdirSync(sqliteDir, { recursive: true });
       fs.mkdirSync(stateDir, { recursive: true });
-      const m = launch('ferretdb', tools.ferretdb!, [
+      const again = () => launch('ferretdb', tools.ferretdb!, [
         '--handler=sqlite',
         // WAL with synchronous=NORMAL: durable across process crashes, fsync at checkpoints instead of every
         // commit (only a power loss can drop the last commits). About twice the insert rate; dev/test store only.
@@ -124,8 +151,11 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
         opts.metricsPorts ? `--debug-addr=127.0.0.1:${opts.metricsPorts.ferretdb}` : '--debug-addr=-',
         '--log-level=ERROR', // WARN logs every driver's endSessions as unsupported
       ]);
+      const m = again();
       env.MONGO_URL = `mongodb://127.0.0.1:${port}/${opts.mongoDb ?? 'model_gateway'}`;
-      waits.push(waitReady('ferretdb', m, () => pingMongo(env.MONGO_URL)));
+      const probe = () => pingMongo(env.MONGO_URL);
+      relaunch.set('mongo', { current: m, again, probe });
+      waits.push(waitReady('ferretdb', m, probe));
     }
 
     // Temporal ------------------------------------------------------------
@@ -164,7 +194,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
     const t0 = Date.now();
     await Promise.all(waits);
     log(`  services ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (logs in ${path.relative(process.cwd(), logDir) || logDir})`);
-    return { env, stop };
+    return { env, stop, restart };
   } catch (err) {
     await stop();
     throw err;

@@ -96,6 +96,7 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   await o.page.waitForSelector('[data-testid=agent-plaintext]');
   const direct = o.page.locator('tr[data-key]', { hasText: 'issued directly' });
   t.regex((await direct.textContent()) ?? '', /issued/);
+  t.true(((await direct.textContent()) ?? '').includes(member.email), 'the holder is shown by email, not by user id');
   await Promise.all([o.page.waitForURL(/\/console\/agents\/[^/?]+$/), direct.locator('button.danger').click()]);
   t.regex((await o.page.locator('tr[data-key]', { hasText: 'issued directly' }).textContent()) ?? '', /revoked/);
   await m.page.goto(`${gw.url}/console/agents`);
