@@ -1,6 +1,7 @@
 # One image for every project process; the command picks which:
 #   docker run IMAGE gateway | worker | seed | simulator
-# TypeScript runs through tsx (a runtime dependency), as in dev and test.
+# The gateway and the worker run compiled JavaScript (scripts/build.ts -> dist/);
+# seed and simulator run their TypeScript through tsx (a runtime dependency).
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
@@ -16,6 +17,8 @@ ENV NODE_ENV=production \
     DO_NOT_TRACK=1
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
+# The gateway and worker entry points as plain JavaScript (no TypeScript loader at run time).
+RUN npx tsx scripts/build.ts
 # Workers load this prebuilt bundle instead of running webpack at every start.
 RUN npx tsx scripts/bundle-workflows.ts /app/dist/workflow-bundle.js
 ENV WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js

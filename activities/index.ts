@@ -1,6 +1,7 @@
 import { createWalletActivities, type WalletActivityDeps } from './wallet';
 import { createMediaActivities, type MediaActivityDeps } from './media';
 import { createKnowledgeActivities, type KnowledgeActivityDeps } from './knowledge';
+import { createWebhookActivities } from '../webhooks/activities';
 
 export type ActivityDeps = WalletActivityDeps & MediaActivityDeps & KnowledgeActivityDeps;
 
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWalletActivities(deps),
     ...createMediaActivities(deps),
     ...createKnowledgeActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

@@ -6,9 +6,11 @@ import type { Logger } from '../infra/logger';
 import type { UpstreamPools } from '../infra/upstream';
 import type { PageStore } from '../knowledge/page-store';
 import type { FileStore } from '../knowledge/storage/file-store';
-import { BuildRefused, compileBuild, failBuild, publishBuild } from '../knowledge/publish';
+import { BuildRefused, compileBuild, failBuild, publishBuild, sweepDeletedBase } from '../knowledge/publish';
 import { LlmCompiler, RulesCompiler, type Compiler } from '../knowledge/compiler';
 import { askModelVia } from '../knowledge/llm-chat';
+import { CompileBilling } from '../knowledge/compile-billing';
+import type { Wallet } from '../services/wallet';
 
 export interface KnowledgeActivityDeps {
   db: Db;
@@ -18,6 +20,7 @@ export interface KnowledgeActivityDeps {
   kbFiles: FileStore;
   catalogue: () => Catalogue;
   upstream: UpstreamPools;
+  wallet: Wallet;
 }
 
 /** A refusal is final (not retried); anything else (Mongo, Redis, a crash) is retried by the workflow's policy. */
@@ -29,7 +32,9 @@ function classify(err: unknown): never {
 /** The steps of a knowledge-base build (knowledge/publish.ts), each idempotent by the build id. */
 export function createKnowledgeActivities(deps: KnowledgeActivityDeps) {
   const rules = new RulesCompiler();
-  const compilerFor = (b: KbBuildDoc): Compiler => (b.compiler === 'llm' ? new LlmCompiler(b.model, askModelVia(deps, b.model)) : rules);
+  // LLM compiler calls are charged to the base's account (knowledge/compile-billing.ts).
+  const compilerFor = (b: KbBuildDoc): Compiler =>
+    b.compiler === 'llm' ? new LlmCompiler(b.model, askModelVia(deps, b.model, new CompileBilling(deps, b.account_id, b._id))) : rules;
   return {
     async compileKbBuild(input: { buildId: string }): Promise<{ pages: number; done: boolean }> {
       const ctx = Context.current();
@@ -45,6 +50,9 @@ export function createKnowledgeActivities(deps: KnowledgeActivityDeps) {
     },
     async failKbBuild(input: { buildId: string; code: string; message: string }): Promise<void> {
       await failBuild(deps, input.buildId, { code: input.code, message: input.message });
+    },
+    async sweepKbBase(input: { accountId: string; kbId: string }): Promise<{ pages: number; files: number }> {
+      return sweepDeletedBase(deps, { account_id: input.accountId, kb_id: input.kbId });
     },
   };
 }

@@ -15,7 +15,10 @@ import type { Wallet } from '../services/wallet';
 import type { UsageRecorder } from '../services/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
+import { countTaskFinished } from '../metrics/index';
 import { mediaErrorJson } from '../domain/error-bodies';
+import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
+import type { ChannelHealth } from '../services/channel-health';
 
 export interface MediaActivityDeps {
   db: Db;
@@ -27,6 +30,8 @@ export interface MediaActivityDeps {
   temporal: Client;
   config: Config;
   log: Logger;
+  /** The process's channel breakers (services/channel-health.ts); absent, the ladder ignores health. */
+  channelHealth?: ChannelHealth;
 }
 
 /** Uploads and large answers outlive the idempotency retention (7 days), then go. */
@@ -49,6 +54,8 @@ export type TaskFacts = Omit<TaskDoc, 'input' | 'result' | 'final_body' | 'creat
 export interface SyncAnswer {
   channel: string;
   attempts: number;
+  /** The ladder's attempts (the call log). */
+  attemptsLog: CallAttempt[];
   /** Unix ms when the upstream answered. */
   answeredAt: number;
 }
@@ -67,7 +74,8 @@ export interface SettleInput {
   progress?: number | null;
 }
 
-function factsOf(task: TaskDoc): TaskFacts {
+/** What the settlement needs of a task (tests build a settlement input from a task document with it). */
+export function factsOf(task: TaskDoc): TaskFacts {
   const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, ...rest } = task;
   return { ...rest, created_at: created_at.getTime() };
 }
@@ -124,7 +132,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
   const callFor = (task: TaskDoc, channelId?: string): { call: ProviderCall; provider: (typeof mediaProviders)[string] }[] => {
     const model = deps.catalogue().resolve(task.model);
     if (!model) throw ApplicationFailure.nonRetryable(`model ${task.model} left the catalogue`, 'ModelGone');
-    const channels = deps.catalogue().channels(model, 'task').filter((c) => !channelId || c.id === channelId);
+    // A poll goes to the channel that accepted the task, even if it left the ladder since.
+    const found = channelId ? deps.catalogue().channel(model, 'task', channelId) : undefined;
+    const channels = channelId ? (found ? [found] : []) : deps.catalogue().channels(model, 'task');
     return channels.map((channel) => {
       const provider = mediaProviders[channel.upstream];
       if (!provider) throw ApplicationFailure.nonRetryable(`no media provider ${channel.upstream}`, 'NoProvider');
@@ -156,25 +166,28 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         const budget = base === null ? null : (deps.config.MEDIA_MAX_RUN_MS ?? base);
         const deadline = budget === null ? {} : { deadline: task.created_at.getTime() + budget, deadlineMessage: `no channel answered within ${budget / 1000} s` };
         let climbed;
+        const tried: CallAttempt[] = [];
         try {
-          climbed = await climbLadder(entries, MEDIA_LADDER, async ({ provider, call }) => {
+          climbed = await climbLadder(entries, MEDIA_LADDER, loggedAttempt(tried, (e) => e.call.channel.id, async ({ provider, call }) => {
             failpoint('media.submit.before-upstream');
             const r = await provider.submit(call);
             failpoint('media.submit.after-upstream');
             return r;
-          }, deadline);
+          }), { ...deadline, breaker: deps.channelHealth?.forLadder((e: (typeof entries)[number]) => e.call.channel.id) });
         } catch (err) {
-          return { kind: 'done', outcome: outcomeOfFailure(err), task: facts };
+          const outcome = outcomeOfFailure(err);
+          await patchTask(task._id, { attempts_log: tried });
+          return { kind: 'done', outcome, task: { ...facts, attempts_log: tried } };
         }
         const { value: r, channel: { call }, attempts } = climbed;
         if (r.kind === 'task') {
           // Recorded before returning: a retry after a crash polls this upstream task instead of submitting again.
           const upstream = { channel: call.channel.id, task_id: r.upstreamTaskId, attempts };
-          await patchTask(task._id, { upstream });
-          return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId, task: { ...facts, upstream } };
+          await patchTask(task._id, { upstream, attempts_log: tried });
+          return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId, task: { ...facts, upstream, attempts_log: tried } };
         }
         // A synchronous answer: nothing to record now (a retry submits again either way); the settlement writes it.
-        return { kind: 'done', outcome: r.outcome, task: facts, sync: { channel: call.channel.id, attempts, answeredAt: Date.now() } };
+        return { kind: 'done', outcome: r.outcome, task: facts, sync: { channel: call.channel.id, attempts, attemptsLog: tried, answeredAt: Date.now() } };
       } finally {
         clearInterval(beat);
       }
@@ -200,17 +213,20 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     /**
      * Settle on the actual output and refund the surplus (all of it on failure,
      * expiry or cancellation); then the task and its usage row turn final.
-     * The wallet op `{taskId}:settle` is applied once however often this runs;
-     * it is written ahead (Redis projection and ledger journal in one step,
-     * drained to the ledger in batches). Given the submission's facts, nothing
-     * is read: one Redis call and two Mongo writes.
+     * The wallet op `{taskId}:settle` is applied once however often and on
+     * whichever worker this runs (a retry, a replay after a worker died):
+     * `applyMarkedAhead` reads the ledger for its row, then the script
+     * checks the op's marker, moves the projection and writes the op ahead
+     * to the journal (drained to the ledger in batches). Given the
+     * submission's facts, the task is not read: one ledger existence read
+     * (batched with concurrent settlements), one Redis script, two writes.
      */
     async settleMediaTask(input: SettleInput): Promise<{ costNano: number }> {
       const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(input.taskId);
       const o = input.outcome;
       const cost = o.state === 'succeeded' ? settlementNano(task.quote, o.units) : 0;
       const refund = task.reserved_nano - cost;
-      await deps.wallet.applyAhead({
+      await deps.wallet.applyMarkedAhead({
         opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
         amountNano: refund, keySpendNano: -refund, ref: task._id,
       });
@@ -226,7 +242,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         errorMessage: o.errorMessage ?? null, completedAt, urls: o.urls, expiresAt,
       }));
       await patchTask(task._id, {
-        ...(input.sync ? { upstream, started_at: new Date(input.sync.answeredAt) } : {}),
+        ...(input.sync ? { upstream, attempts_log: input.sync.attemptsLog, started_at: new Date(input.sync.answeredAt) } : {}),
         state: o.state, cost_nano: cost, unit_count: units, completed_at: completedAt,
         progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
         result: o.state === 'succeeded'
@@ -235,6 +251,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
         error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
       });
+      if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
       // Polls read the final document from now on (services/media-tasks.ts, the pending marker).
       if (task.kind === 'image') await deps.redis.del(rkeys.taskPending(task._id));
       failpoint('media.settle.before-report');

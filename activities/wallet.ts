@@ -1,5 +1,6 @@
 import { isDuplicateKey, type Db } from '../infra/mongo';
 import type { Wallet } from '../services/wallet';
+import { countWalletAudit } from '../metrics/index';
 
 export interface WalletActivityDeps {
   db: Db;
@@ -33,10 +34,11 @@ export function createWalletActivities(deps: WalletActivityDeps) {
       const drift = projected - totals.balanceNano;
       const repaired = input.repair && drift !== 0;
       if (repaired) await deps.wallet.rebuild(input.accountId, [...totals.keySpend.keys()]);
+      countWalletAudit(drift, repaired);
       try {
         await deps.db.WalletAudit.create({
           _id: input.auditId, account_id: input.accountId, ledger_balance_nano: totals.balanceNano,
-          projected_balance_nano: projected, drift_nano: drift, repaired, entries: totals.recentOps.length, created_at: new Date(),
+          projected_balance_nano: projected, drift_nano: drift, repaired, entries: totals.rows, created_at: new Date(),
         });
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;

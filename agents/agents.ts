@@ -7,7 +7,7 @@ import type { Db } from '../infra/mongo';
 import type { AgentDb, AgentDoc, AgentSettingsDoc } from '../infra/mongo-agents';
 import type { RedisClient } from '../infra/redis';
 import type { AccountService } from '../services/accounts';
-import type { KnowledgeScope } from '../knowledge/scope';
+import { SCOPE_VERSION_KEY, type KnowledgeScope } from '../knowledge/scope';
 import type { BaseRef } from '../knowledge/page-store';
 import { actorId, type Actor, type AgentPermissions } from './actor';
 import type { AgentUsage, AgentUsageReport } from './usage';
@@ -199,34 +199,36 @@ export class AgentService {
 
   /**
    * The bases an agent's calls may search: what its creator may read (the enterprise's own bases when
-   * the operator made it). Agent calls read it through a short per-process cache (`scopeCacheMs`), so a
-   * change of membership or readers reaches them within that time without three store reads per call.
+   * the operator made it). Agent calls pass the scope version read with the agent (`runtime`): a cached
+   * scope is reused only while that version is unchanged (every change of membership or readers bumps
+   * it, knowledge/scope.ts), so such a change reaches the very next call on every instance, and at most
+   * `scopeCacheMs` old, so even a change made behind the services' back is seen within that time.
    */
-  async readableBy(agent: Pick<AgentRecord, 'created_by' | 'enterprise_id'>, opts: { cached?: boolean } = {}): Promise<BaseRef[]> {
+  async readableBy(agent: Pick<AgentRecord, 'created_by' | 'enterprise_id'>, opts: { version?: string } = {}): Promise<BaseRef[]> {
     const id = agent.created_by ? `user:${agent.created_by}` : `acct:${agent.enterprise_id}`;
     const now = performance.now();
-    if (opts.cached && this.scopeCacheMs > 0) {
+    if (opts.version !== undefined && this.scopeCacheMs > 0) {
       const hit = this.scopes.get(id);
-      if (hit && now - hit.at < this.scopeCacheMs) return hit.refs;
+      if (hit && hit.version === opts.version && now - hit.at < this.scopeCacheMs) return hit.refs;
     }
     const refs = agent.created_by ? await this.scope.forUser(agent.created_by) : await this.scope.forAccount(agent.enterprise_id);
     if (this.scopes.size > 10_000) this.scopes.clear();
-    this.scopes.set(id, { at: now, refs });
+    if (opts.version !== undefined) this.scopes.set(id, { at: now, version: opts.version, refs });
     return refs;
   }
 
-  private readonly scopes = new Map<string, { at: number; refs: BaseRef[] }>();
+  private readonly scopes = new Map<string, { at: number; version: string; refs: BaseRef[] }>();
 
-  /** The agent and its enterprise's settings for one call: one Redis round trip, Mongo on a miss. */
-  async runtime(agentId: string, enterpriseId: string): Promise<{ agent: AgentRecord | null; settings: AgentSettingsRecord }> {
-    const [agentJson, settingsJson] = await this.redis.mget(agentRedisKeys.agent(agentId), agentRedisKeys.settings(enterpriseId));
+  /** The agent, its enterprise's settings and the knowledge scope version for one call: one Redis round trip, Mongo on a miss. */
+  async runtime(agentId: string, enterpriseId: string): Promise<{ agent: AgentRecord | null; settings: AgentSettingsRecord; scopeVersion: string }> {
+    const [agentJson, settingsJson, scopeVersion] = await this.redis.mget(agentRedisKeys.agent(agentId), agentRedisKeys.settings(enterpriseId), SCOPE_VERSION_KEY);
     let agent = agentJson ? (JSON.parse(agentJson) as AgentRecord) : null;
     if (!agent) {
       const doc = await this.adb.Agent.findById(agentId).lean<AgentDoc>();
       agent = doc ? await this.publish(doc) : null;
     }
     const settings = settingsJson ? (JSON.parse(settingsJson) as AgentSettingsRecord) : await this.publishSettings(enterpriseId);
-    return { agent, settings };
+    return { agent, settings, scopeVersion: scopeVersion ?? '0' };
   }
 
   /** The agent document, published or not (services); a deleted one only with `includeDeleted`. */

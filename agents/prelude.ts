@@ -36,7 +36,7 @@ export async function agentChatCall(deps: GatewayDeps, ctx: Ctx): Promise<ChatCa
   const key = ctx.state.auth!.key;
   const agentId = key.agent_id!;
   ctx.state.usageTags = { agent_id: agentId };
-  const { agent, settings } = await deps.agents.service.runtime(agentId, key.account_id);
+  const { agent, settings, scopeVersion } = await deps.agents.service.runtime(agentId, key.account_id);
   if (!agent || agent.deleted) throw errors.agentForbidden('the agent of this key has been deleted');
   if (agent.enterprise_id !== key.account_id) throw errors.agentForbidden('the agent of this key belongs to another enterprise');
   if (!agent.published) throw errors.agentForbidden('the agent of this key is not published');
@@ -73,7 +73,7 @@ export async function agentChatCall(deps: GatewayDeps, ctx: Ctx): Promise<ChatCa
       ? deps.retrieval.search(agent.knowledge_bases, question, { limit: deps.config.AGENT_CONTEXT_PAGES, offset: 0 })
       : null;
     searching?.catch(() => undefined);
-    const readable = await deps.agents.service.readableBy(agent, { cached: true });
+    const readable = await deps.agents.service.readableBy(agent, { version: scopeVersion });
     const lost = agent.knowledge_bases.find((b) => !readable.some((r) => r.account_id === b.account_id && r.kb_id === b.kb_id));
     if (lost) throw errors.agentForbidden(`the agent's knowledge base '${lost.kb_id}' is no longer readable by its creator`);
     const found = await searching;

@@ -7,12 +7,16 @@
  * are separate processes; the account has rate limits on (high enough never
  * to refuse), so auth, limits and billing all run on every request.
  *   npx tsx bench/chat.ts      (starts its own services on free ports)
- * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/).
+ * The gateway runs as production runs it, compiled (scripts/build.ts, dist/gateway.mjs);
+ * BENCH_TSX=1 runs its TypeScript through tsx instead (as dev and tests do).
+ * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
-import { freePort, stopAll } from '../scripts/lib/proc';
+import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../scripts/lib/proc';
+import { buildAll } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { fmt, runLoad, type LoadResult } from './lib/load';
 
@@ -20,6 +24,7 @@ const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
 const SEQ_MS = Math.max(3000, DURATION_MS / 2);
 const OPEN_STREAMS = Number(process.env.BENCH_STREAMS ?? 2000);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const TSX = process.env.BENCH_TSX === '1';
 
 const { services, secrets } = await benchServices('chat');
 const simPort = await freePort();
@@ -29,7 +34,17 @@ const env = { ...services.env, ...secrets, LOG_LEVEL: 'warn', SIMULATOR_URL: sim
 await runOnce('scripts/seed.ts', env);
 const gwPort = await freePort();
 const profDir = path.resolve('.data/bench-prof');
-const gateway = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+const profArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+let gateway: Managed;
+if (TSX) gateway = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, profArgs);
+else {
+  await buildAll();
+  gateway = spawnManaged({
+    name: 'gateway', cmd: process.execPath, args: [...profArgs, 'dist/gateway.mjs'],
+    env: { ...process.env, ...env, PORT: String(gwPort) }, logFile: path.resolve('.data/bench-logs/gateway.log'),
+  });
+  await waitForPort(gwPort, gateway, 120_000);
+}
 const gwUrl = `http://127.0.0.1:${gwPort}`;
 
 const admin = async (method: string, p: string, body: unknown) => {
@@ -62,7 +77,9 @@ const mb = (kb: string) => `${(parseInt(kb, 10) / 1024).toFixed(1)} MB`;
 const pid = gateway.child.pid!;
 
 // ---------------------------------------------------------------- warm-up
-console.log(`warming up (gateway pid ${pid})...`);
+await new Promise((r) => setTimeout(r, 2000));
+const fresh = status(pid);
+console.log(`warming up (gateway pid ${pid}, ${TSX ? 'tsx' : 'compiled'})...`);
 for (const target of [direct, through]) {
   await runLoad({ ...target, method: 'POST', body: jsonBody, connections: 64, durationMs: 2000 });
   await runLoad({ ...target, method: 'POST', body: streamBody, connections: 64, durationMs: 1000, firstChunk: true });
@@ -114,16 +131,25 @@ await simControl('/latency', { ttft_ms: 0, token_delay_ms: 0 });
 const streamReport = [
   `${OPEN_STREAMS} concurrent streams (20 tokens at 1/s each) through the gateway:`,
   `  first byte on all streams after ${allFirst ? (allFirst / 1000).toFixed(2) + ' s' : `never (${firstBytes} of ${OPEN_STREAMS})`}; completed ${completed}, failed ${failed}${failed ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`,
-  `  gateway RSS idle ${mb(idle.VmRSS)}, during ${mb(sample.VmRSS)}, peak (VmHWM) ${mb(afterStreams.VmHWM)}`,
+  `  gateway RSS idle ${mb(fresh.VmRSS)} (after start), ${mb(idle.VmRSS)} (after warm-up), during ${mb(sample.VmRSS)}, peak (VmHWM) ${mb(afterStreams.VmHWM)}`,
 ];
 
 // ---------------------------------------------------------------- throughput and latency
 const rows: [string, LoadResult, LoadResult][] = [];
+const cpuPerRequest: string[] = [];
+/** utime + stime of the gateway, in clock ticks (100 per second). */
+const cpuTicks = (p: number) => {
+  const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
 for (const [label, body, firstChunk] of [['non-streaming', jsonBody, false], ['streaming (TTFT)', streamBody, true]] as const) {
   for (const connections of [1, 64]) {
     const ms = connections === 1 ? SEQ_MS : DURATION_MS;
     const d = await runLoad({ ...direct, method: 'POST', body, connections, durationMs: ms, firstChunk });
+    const before = cpuTicks(pid);
     const g = await runLoad({ ...through, method: 'POST', body, connections, durationMs: ms, firstChunk });
+    cpuPerRequest.push(`${label}, ${connections} client${connections > 1 ? 's' : ''}: ${(((cpuTicks(pid) - before) * 10) / g.requests).toFixed(3)} ms`);
     rows.push([`${label}, ${connections} client${connections > 1 ? 's' : ''}`, d, g]);
   }
 }
@@ -138,11 +164,14 @@ for (const [label, d, g] of rows) {
 const seq = rows[0];
 const par = rows[1];
 console.log('');
-console.log(`added latency p50, sequential non-streaming: ${(seq[2].p50ms - seq[1].p50ms).toFixed(3)} ms (target < 0.5 ms)`);
+console.log(`added latency p50, sequential non-streaming: ${(seq[2].p50ms - seq[1].p50ms).toFixed(3)} ms (target < 0.4 ms)`);
+console.log(`added time to first byte p50, sequential streaming: ${(rows[2][2].p50ms - rows[2][1].p50ms).toFixed(3)} ms (target < 0.5 ms)`);
 console.log(`throughput ratio at 64 clients, non-streaming: ${(par[2].rps / par[1].rps).toFixed(2)} (target >= 0.25)`);
 console.log(`throughput ratio at 64 clients, streaming: ${(rows[3][2].rps / rows[3][1].rps).toFixed(2)}`);
+console.log(`gateway CPU per request: ${cpuPerRequest.join('; ')}`);
 console.log('');
 for (const line of streamReport) console.log(line);
+console.log(`  targets: idle under 150 MB, peak under 250 MB, every first byte within 1 s; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 if (CPU_PROF) console.log(`cpu profile of the gateway: ${profDir} (written on exit)`);
 
 await stopAll();

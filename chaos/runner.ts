@@ -366,14 +366,14 @@ async function check(s: {
   idem: Map<string, Set<string>>; figures: Record<string, number>; failures: string[];
 }): Promise<void> {
   const { db, figures, failures } = s;
-  const redis = connectRedis(s.env.REDIS_URL, s.env.REDIS_PREFIX);
+  const redis = connectRedis(s.env.REDIS_URL, s.env.REDIS_PREFIX, s.env.REDIS_CLUSTER_NODES);
   const wallet = new Wallet(db, redis, createLogger('warn'));
   try {
     // The journal: everything written ahead reaches the ledger (entries a killed gateway held are taken over).
     const until = Date.now() + 60_000;
     for (;;) {
       await wallet.journal.flush();
-      const left = await redis.xlen(wallet.journal.key);
+      const left = await wallet.journal.pending();
       if (left === 0 || Date.now() > until) {
         figures.journal_left = left;
         if (left) failures.push(`${left} journal entries never reached the ledger`);
@@ -400,7 +400,7 @@ async function check(s: {
       if (openHolds.length) failures.push(`${a.id}: ${openHolds.length} open hold(s) left`);
       for (const k of a.keys) {
         const keySpend = rows.filter((r) => r.key_id === k.id).reduce((t, r) => t + r.key_spend_nano, 0);
-        const projectedSpend = Number((await redis.get(rkeys.keySpend(k.id))) ?? 0);
+        const projectedSpend = Number((await redis.get(rkeys.keySpend(a.id, k.id))) ?? 0);
         if (keySpend !== projectedSpend) failures.push(`${a.id}: key ${k.id} spend in ledger ${keySpend} != projection ${projectedSpend}`);
       }
       figures.ledger_rows = (figures.ledger_rows ?? 0) + rows.length;

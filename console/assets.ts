@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
 import type { ConsoleState } from './context';
+import { sendStaticAsset, staticAsset, type StaticAsset } from '../gateway/static-asset';
 
 const require = createRequire(import.meta.url);
 const here = (f: string) => fileURLToPath(new URL(`./public/${f}`, import.meta.url));
@@ -22,17 +21,15 @@ const FILES: Record<string, { path: string; type: string }> = {
   'uPlot.min.css': { path: require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
 };
 
-interface Asset { type: string; body: Buffer; gz: Buffer; etag: string }
-
 export function assetRoutes(router: Router<ConsoleState>): void {
-  const cache = new Map<string, Asset>();
-  const load = (name: string): Asset | undefined => {
+  const cache = new Map<string, StaticAsset>();
+  const load = (name: string): StaticAsset | undefined => {
     const f = FILES[name];
     if (!f) return undefined;
     let a = cache.get(name);
     if (!a) {
       const body = readFileSync(f.path);
-      a = { type: f.type, body, gz: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` };
+      a = staticAsset(f.type, body);
       cache.set(name, a);
     }
     return a;
@@ -40,19 +37,6 @@ export function assetRoutes(router: Router<ConsoleState>): void {
   router.get('/console/assets/:name', (ctx) => {
     const a = load(ctx.params.name);
     if (!a) return; // 404 from the console's handler
-    ctx.set('cache-control', 'public, max-age=3600');
-    ctx.set('etag', a.etag);
-    ctx.vary('accept-encoding');
-    if (ctx.get('if-none-match') === a.etag) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.type = a.type;
-    if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
-      ctx.set('content-encoding', 'gzip');
-      ctx.body = a.gz;
-    } else {
-      ctx.body = a.body;
-    }
+    sendStaticAsset(ctx, a, 'public, max-age=3600');
   });
 }

@@ -42,7 +42,7 @@ export function page(ctx: CCtx, title: string, content: Html, opts: { extraHead?
   const managed = ctx.state.managed ?? [];
   const current = ctx.state.current;
   const who = s.principal.kind === 'operator' ? 'operator' : (ctx.state.userEmail ?? 'user');
-  const nav = s.principal.kind === 'operator' ? [...NAV, { path: '/console/accounts', label: 'Accounts' }] : NAV;
+  const nav = s.principal.kind === 'operator' ? [...NAV, { path: '/console/accounts', label: 'Accounts' }, { path: '/console/channels', label: 'Channels' }] : NAV;
   return html`${head(title, opts.extraHead)}
 <body hx-headers='{"x-csrf-token":"${s.csrf}"}'>
 <header class="top">

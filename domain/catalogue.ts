@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import {
+  ChannelAdapter, ChannelId, ChannelProtocol, ChannelSeedSchema, EnvKeyName, ServeMode, type ChannelSeed, type ResolvedChannel,
+} from './channels';
 
 /**
  * The model registry. Data lives in data/catalogue.json (seeded into Mongo);
@@ -18,25 +21,29 @@ export const EndpointType = z.enum([
 ]);
 export type EndpointType = z.infer<typeof EndpointType>;
 
-/** How a protocol cell of the model-by-protocol matrix is served (spec 1 section 4.10). */
-export const ChannelKind = z.enum(['native', 'translated', 'upstream-converted']);
+/**
+ * One rung of a model's ladder on one protocol, resolved from the channel
+ * objects (domain/channels.ts): `kind` says how the cell is served, `upstream`
+ * which adapter calls the channel.
+ */
+export type Channel = ResolvedChannel;
 
-export const ChannelSchema = z.object({
-  id: z.string(),
-  kind: ChannelKind,
-  /** The wire protocol the upstream speaks on this channel (for media: the provider adapter name). */
-  upstream: z.string(),
+/**
+ * The pre-channels form: channels written inside each model, per protocol.
+ * Still read from catalogue files (lifted into `channels[]` by `liftInlineChannels`).
+ */
+export const InlineChannelSchema = z.object({
+  id: ChannelId,
+  kind: ServeMode,
+  upstream: ChannelAdapter,
   base_url: z.string(),
-  /** Env var holding the upstream API key; the simulator accepts any. */
-  api_key_env: z.string().optional(),
-  /** Lower is tried first; channels of equal priority are ordered by weight. */
+  api_key_env: EnvKeyName.optional(),
   priority: z.number().int().default(0),
   weight: z.number().int().positive().default(1),
-  /** Upstream model id when it differs from the public id. */
   upstream_model: z.string().optional(),
   web_search: z.boolean().default(false),
 });
-export type Channel = z.infer<typeof ChannelSchema>;
+export type InlineChannel = z.infer<typeof InlineChannelSchema>;
 
 /** Prices in credits (decimal), converted to nano by domain/pricing. */
 export const PriceSchema = z
@@ -71,10 +78,11 @@ export const ModelSchema = z.object({
   pricing: PriceSchema,
   /** Media models: free-form per-model rules read by the media validators (grid size, lite tier, ...). */
   media: z.record(z.string(), z.unknown()).optional(),
-  /** Chat: channels per client protocol; media: channels under `task`. A missing or empty list = no channel. */
-  channels: z.record(z.string(), z.array(ChannelSchema)).default({}),
 });
-export type Model = z.infer<typeof ModelSchema>;
+/** A model as stored (without channels). */
+export type ModelDef = z.infer<typeof ModelSchema>;
+/** A model with its ladders. Chat: channels per client protocol; media: channels under `task`. A missing or empty list = no channel. */
+export type Model = ModelDef & { channels: Record<string, Channel[]> };
 
 export const PricingRulesSchema = z.object({
   /** Cache writes (cache_creation_input_tokens) cost input x multiplier for these families. */
@@ -88,18 +96,37 @@ export const PricingRulesSchema = z.object({
 });
 export type PricingRules = z.infer<typeof PricingRulesSchema>;
 
+/** The catalogue file: pricing rules, channels declared once, models. A model may still carry inline `channels` (the older form). */
 export const CatalogueFileSchema = z.object({
   pricing_rules: PricingRulesSchema,
-  models: z.array(ModelSchema),
+  channels: z.array(ChannelSeedSchema).default([]),
+  models: z.array(ModelSchema.extend({ channels: z.partialRecord(ChannelProtocol, z.array(InlineChannelSchema)).optional() })),
 });
-export type CatalogueFile = z.infer<typeof CatalogueFileSchema>;
+/** A catalogue as seeded: every channel declared once, models without inline channels. */
+export interface CatalogueFile {
+  pricing_rules: PricingRules;
+  channels: ChannelSeed[];
+  models: ModelDef[];
+}
 
 export class Catalogue {
   private readonly byId = new Map<string, Model>();
+  readonly models: Model[];
 
-  constructor(readonly models: Model[], readonly pricingRules: PricingRules) {
-    for (const m of models) this.byId.set(m.id, m);
-    for (const m of models) for (const alias of m.aliases) if (!this.byId.has(alias)) this.byId.set(alias, m);
+  /**
+   * `ladders`: each model's channels per protocol (domain/channels.ts `resolveChannels`); absent: no channels.
+   * `offLadder`: the same for disabled or deleted channels, which serve no new request but still finish
+   * the tasks they accepted (`channel`).
+   */
+  constructor(
+    models: ModelDef[],
+    readonly pricingRules: PricingRules,
+    ladders: ReadonlyMap<string, Record<string, Channel[]>> = new Map(),
+    private readonly offLadder: ReadonlyMap<string, Record<string, Channel[]>> = new Map(),
+  ) {
+    this.models = models.map((m) => ({ ...m, channels: ladders.get(m.id) ?? {} }));
+    for (const m of this.models) this.byId.set(m.id, m);
+    for (const m of this.models) for (const alias of m.aliases) if (!this.byId.has(alias)) this.byId.set(alias, m);
   }
 
   /** Resolve an id or an older alias to the current model. */
@@ -107,22 +134,59 @@ export class Catalogue {
     return this.byId.get(id);
   }
 
+  /** The model's ladder on one protocol, in order (priority, then weight). */
   channels(model: Model, protocol: string): Channel[] {
-    const list = model.channels[protocol] ?? [];
-    return [...list].sort((a, b) => a.priority - b.priority || b.weight - a.weight);
+    return model.channels[protocol] ?? [];
+  }
+
+  /** One channel of the model by id, on its ladder or off it (disabled, deleted): a task polls the channel that accepted it. */
+  channel(model: Model, protocol: string, id: string): Channel | undefined {
+    return this.channels(model, protocol).find((c) => c.id === id) ?? this.offLadder.get(model.id)?.[protocol]?.find((c) => c.id === id);
   }
 }
 
-/** Replace ${VAR} in channel URLs with values from the environment/config. */
-export function substituteUrls(file: CatalogueFile, vars: Record<string, string>): CatalogueFile {
-  const sub = (s: string) => s.replace(/\$\{([A-Z0-9_]+)\}/g, (_, name: string) => vars[name] ?? '');
+/** Replace ${VAR} in a channel URL with values from the config. */
+export function substituteUrl(url: string, vars: Record<string, string>): string {
+  return url.replace(/\$\{([A-Z0-9_]+)\}/g, (_, name: string) => vars[name] ?? '');
+}
+
+/**
+ * The catalogue of a parsed file: inline model channels (the older form) are
+ * lifted into channel objects, one per id, each listing the models it serves
+ * with the protocols, adapter and upstream name of each. A channel declared in
+ * `channels[]` wins over an inline one of the same id.
+ */
+export function liftInlineChannels(file: z.output<typeof CatalogueFileSchema>): CatalogueFile {
+  const declared = new Set(file.channels.map((c) => c.id));
+  const lifted = new Map<string, ChannelSeed>();
+  for (const m of file.models) {
+    for (const [protocol, list] of Object.entries(m.channels ?? {})) {
+      for (const c of list) {
+        if (declared.has(c.id)) continue;
+        let ch = lifted.get(c.id);
+        if (!ch) {
+          ch = {
+            id: c.id, vendor: 'upstream', adapter: c.upstream, base_url: c.base_url,
+            credentials: c.api_key_env ? { env: c.api_key_env } : { none: true },
+            priority: c.priority, weight: c.weight, capabilities: {}, models: [], enabled: true,
+          };
+          lifted.set(c.id, ch);
+        }
+        let entry = ch.models.find((e) => e.model === m.id);
+        if (!entry) ch.models.push((entry = { model: m.id, protocols: {} }));
+        entry.protocols![protocol as ChannelProtocol] = c.kind;
+        if (c.upstream !== ch.adapter) entry.adapter = c.upstream;
+        if (c.upstream_model) entry.upstream_model = c.upstream_model;
+        if (c.web_search) {
+          const caps = (ch.capabilities[protocol as ChannelProtocol] ??= []);
+          if (!caps.includes('web_search')) caps.push('web_search');
+        }
+      }
+    }
+  }
   return {
-    ...file,
-    models: file.models.map((m) => ({
-      ...m,
-      channels: Object.fromEntries(
-        Object.entries(m.channels).map(([p, list]) => [p, list.map((c) => ({ ...c, base_url: sub(c.base_url) }))]),
-      ),
-    })),
+    pricing_rules: file.pricing_rules,
+    channels: [...file.channels, ...lifted.values()],
+    models: file.models.map(({ channels: _inline, ...m }) => m),
   };
 }

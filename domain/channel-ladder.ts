@@ -1,4 +1,5 @@
 import { MAX_CHANNEL_ATTEMPTS } from './catalogue';
+import type { AttemptVerdict } from './channel-breaker';
 
 /**
  * The channel ladder (spec 1 section 1, spec 2): a request or task tries its
@@ -57,7 +58,23 @@ export function movesOn(policy: LadderPolicy, err: unknown): boolean {
   return false;
 }
 
-export interface LadderOptions {
+/** What an attempt's failure says about the channel's health (domain/channel-breaker.ts). */
+export function verdictOf(err: unknown): AttemptVerdict {
+  if (err instanceof UpstreamHttpError) return err.status >= 500 ? 'failed' : err.status === 429 ? 'neutral' : 'ok';
+  if (err instanceof UpstreamTransportError) return 'failed';
+  return 'neutral';
+}
+
+/** Per-channel circuit breakers as the ladder sees them (services/channel-health.ts). */
+export interface LadderBreaker<C> {
+  /** False while the channel's breaker is open (or its half-open probe is taken). */
+  admit(channel: C): boolean;
+  record(channel: C, verdict: AttemptVerdict, reason?: string): void;
+}
+
+export interface LadderOptions<C = unknown> {
+  /** Channels whose breaker is open go behind every admitted one: tried only when the healthy ones failed. */
+  breaker?: LadderBreaker<C>;
   /** Unix ms by which the whole climb must be over (media families with a budget); the pending attempt is given up then. */
   deadline?: number;
   /** Why the climb stopped at the deadline (an UpstreamTransportError 'timeout' with this message). */
@@ -75,22 +92,76 @@ export async function climbLadder<C, T>(
   channels: readonly C[],
   policy: LadderPolicy,
   attempt: (channel: C, n: number) => Promise<T>,
-  opts: LadderOptions = {},
+  opts: LadderOptions<NoInfer<C>> = {},
 ): Promise<{ value: T; channel: C; attempts: number }> {
   const deadline = opts.deadline ?? Infinity;
-  let last: unknown = new UpstreamTransportError('connect', 'no upstream channel is available');
+  const { breaker } = opts;
+  // The error is made only when no channel answered: an Error captures a stack, which costs on every call.
+  let last: unknown;
   let n = 0;
-  for (const channel of channels.slice(0, policy.maxChannels)) {
+  for (const channel of breakerOrder(channels, policy.maxChannels, breaker)) {
     if (Date.now() >= deadline) throw new UpstreamTransportError('timeout', opts.deadlineMessage ?? 'the channel ladder ran out of time');
     n++;
     try {
-      return { value: await withDeadline(attempt(channel, n), deadline), channel, attempts: n };
+      const value = await withDeadline(watchers.length ? watched(channel, n, () => attempt(channel, n)) : attempt(channel, n), deadline);
+      breaker?.record(channel, 'ok');
+      return { value, channel, attempts: n };
     } catch (err) {
+      breaker?.record(channel, verdictOf(err), err instanceof Error ? err.message.slice(0, 200) : undefined);
       if (!movesOn(policy, err)) throw err;
       last = err;
     }
   }
-  throw last;
+  throw n === 0 ? new UpstreamTransportError('connect', 'no upstream channel is available') : last;
+}
+
+/**
+ * The channels to try, at most `max`: the admitted ones in ladder order, then
+ * the ones whose breaker is open (a breaker never refuses a request that has
+ * no healthy channel left; it only keeps the others from being tried first).
+ * `admit` is asked lazily, so a half-open probe is only claimed by a request
+ * that will try the channel.
+ */
+function* breakerOrder<C>(channels: readonly C[], max: number, breaker: LadderBreaker<C> | undefined): Generator<C> {
+  if (!breaker) {
+    yield* channels.slice(0, max);
+    return;
+  }
+  const held: C[] = [];
+  let given = 0;
+  for (const c of channels) {
+    if (given >= max) return;
+    if (breaker.admit(c)) {
+      given++;
+      yield c;
+    } else held.push(c);
+  }
+  for (const c of held) {
+    if (given >= max) return;
+    given++;
+    yield c;
+  }
+}
+
+/**
+ * Something that watches every attempt of every climb in this process
+ * (metrics/, tracing/): it wraps the attempt and sees its answer or failure.
+ * Installed once at start; with none installed an attempt runs bare.
+ */
+export type AttemptWatcher = <T>(channel: unknown, n: number, run: () => Promise<T>) => Promise<T>;
+const watchers: AttemptWatcher[] = [];
+
+export function watchAttempts(watcher: AttemptWatcher): void {
+  if (!watchers.includes(watcher)) watchers.push(watcher);
+}
+
+function watched<T>(channel: unknown, n: number, run: () => Promise<T>): Promise<T> {
+  let wrapped = run;
+  for (const watch of watchers) {
+    const inner = wrapped;
+    wrapped = () => watch(channel, n, inner);
+  }
+  return wrapped();
 }
 
 /** The attempt, or a transport timeout once the ladder's budget is spent (the hop's own timeout still bounds the call). */

@@ -10,7 +10,29 @@ export const NANO_PER_CREDIT = 1_000_000_000;
 const NANO_BIG = 1_000_000_000n;
 
 /** Parse a decimal credit amount ("40.44", 134.8, "0.000000001") into nano exactly. */
+/**
+ * Catalogue prices are a small set of strings parsed on every chat charge: their values are
+ * memoised (bounded; the parse is pure, so a cache is safe in workflows too).
+ */
+const PARSED_CREDITS = new Map<string, Nano>();
+const PARSED_RATIOS = new Map<string, Ratio>();
+const MEMO_LIMIT = 4096;
+
+function memo<T>(cache: Map<string, T>, key: string, compute: () => T): T {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = compute();
+    if (cache.size >= MEMO_LIMIT) cache.clear();
+    cache.set(key, v);
+  }
+  return v;
+}
+
 export function parseCredits(value: string | number): Nano {
+  return typeof value === 'string' ? memo(PARSED_CREDITS, value, () => parseCreditsNow(value)) : parseCreditsNow(value);
+}
+
+function parseCreditsNow(value: string | number): Nano {
   const text = typeof value === 'number' ? numberToPlainString(value) : value.trim();
   const m = /^(-)?(\d+)(?:\.(\d{1,9}))?$/.exec(text);
   if (!m) throw new RangeError(`not a credit amount with at most 9 decimals: ${String(value)}`);
@@ -51,6 +73,10 @@ export const ONE: Ratio = { num: 1n, den: 1n };
 
 export function ratio(value: number | string): Ratio {
   const text = typeof value === 'number' ? String(value) : value;
+  return memo(PARSED_RATIOS, text, () => Object.freeze(ratioNow(text)));
+}
+
+function ratioNow(text: string): Ratio {
   const m = /^(\d+)(?:\.(\d{1,9}))?$/.exec(text);
   if (!m) throw new RangeError(`not a non-negative decimal multiplier: ${text}`);
   const decimals = (m[2] ?? '').length;

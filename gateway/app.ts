@@ -1,9 +1,11 @@
 import Koa from 'koa';
+import Router from '@koa/router';
 import type { GatewayDeps } from './deps';
 import type { GatewayState } from './context';
 import { errorHandler } from './middleware/error-handler';
 import { trace } from './middleware/trace';
 import { wellFormedPath } from './middleware/url-policy';
+import { setBodyTimeouts } from './middleware/body';
 import { modelRoutes } from './routes/models';
 import { balanceRoutes } from './routes/balance';
 import { embeddingRoutes } from './routes/embeddings';
@@ -24,23 +26,39 @@ import { consoleMiddleware } from '../console/index';
 import { paymentRoutes } from '../payments/routes';
 import { kbFileRoutes } from './routes/kb-files';
 import { adminKbRoutes } from './routes/admin-kb';
+import { channelRoutes } from './routes/admin-channels';
 import { wikiRoutes } from './routes/wiki';
 import { mcpRoutes } from '../mcp/http';
 import { difyRoutes } from './routes/dify';
+import { webhookRoutes } from '../webhooks/routes';
+import { callLogRoutes } from '../calllog/routes';
+import { currentMetrics } from '../metrics/index';
+import { httpMetrics } from '../metrics/http';
+import { currentTracing } from '../tracing/sdk';
+import { traceLink } from '../tracing/koa';
+import { openApiRoutes } from '../openapi/http';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = false;
   app.silent = true;
+  setBodyTimeouts(app, { idleMs: deps.config.BODY_IDLE_TIMEOUT_MS, totalMs: deps.config.BODY_READ_TIMEOUT_MS });
   // The access log wraps the error handler, so it records the status the client got.
   app.use(trace(deps.log));
+  if (currentTracing()) app.use(traceLink());
+  const metrics = currentMetrics();
+  if (metrics) app.use(httpMetrics(deps, metrics));
   app.use(errorHandler(deps.log));
   app.use(wellFormedPath());
   app.use(consoleMiddleware(deps));
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), paymentRoutes(deps)]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
+  // One router holding every family's routes: a request is matched once, and one allowedMethods
+  // answers 405/501, instead of passing through a routes() and an allowedMethods() per family.
+  const root = new Router<GatewayState>();
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), channelRoutes(deps), paymentRoutes(deps), webhookRoutes(deps), callLogRoutes(deps), openApiRoutes()]) {
+    root.use(router.routes());
   }
+  app.use(root.routes());
+  app.use(root.allowedMethods());
   return app;
 }

@@ -1,7 +1,9 @@
 import type { ParameterizedContext, Next } from 'koa';
 import type { AuthState } from '../domain/api-key';
+import type { CallAttempt } from '../domain/call-attempts';
 import type { RateDecision } from '../services/auth-lookup';
 import type { IdempotencyHandle } from './middleware/idempotency';
+import type { HeldLease } from './middleware/rate-limit';
 
 export type { AuthState };
 
@@ -14,6 +16,8 @@ export interface GatewayState {
   auth?: AuthState;
   /** The account limiter's verdict, taken during authentication. */
   rate?: RateDecision;
+  /** The concurrency slot this request holds, when the account has a concurrency limit. */
+  lease?: HeldLease;
   /** Set by routes that produce a usage row, so a refusal can be logged with the model. */
   usageEndpoint?: string;
   model?: string;
@@ -24,11 +28,19 @@ export interface GatewayState {
   /** Parsed JSON body and its raw bytes. */
   body?: unknown;
   rawBody?: Buffer;
+  /** Bytes of each top-level member's value in the raw body (routes that ask jsonBody to measure). */
+  bodyMemberBytes?: Map<string, number>;
   /**
    * Avatar and digital-human endpoints report 401 authentication_error, 403 model_not_allowed,
    * 404 model_not_found and 400 invalid_request_error (spec 2 section 7.4).
    */
   errorDialect?: 'digital-human';
+  /** An async submission's checked `callback_url` (webhooks/submission.ts). */
+  callbackUrl?: string;
+  /** The upstream attempts of this call, for its usage row and the call log (domain/call-attempts.ts). */
+  attempts?: CallAttempt[];
+  /** Who reads the call log (calllog/routes.ts). */
+  logReader?: { kind: 'account'; accountId: string } | { kind: 'operator' };
   /** Present on charging POSTs sent with an Idempotency-Key. */
   idempotency?: IdempotencyHandle;
 }

@@ -3,16 +3,21 @@ import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
+import { startMetrics } from '../metrics/start';
+import { currentTracing } from '../tracing/sdk';
+import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../infra/process-guards';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
 guardProcess(log);
 const deps = await buildDeps(config, log);
+await startMetrics(config, 'gateway', log);
 const app = createApp(deps);
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
 });
+answerClientErrors(server, log);
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;
 server.requestTimeout = 0; // long streams and the 90 s keep-alive image rule manage their own time
@@ -26,6 +31,7 @@ async function shutdown(signal: string) {
   server.closeAllConnections();
   await drainSettlements();
   await deps.close();
+  await currentTracing()?.shutdown().catch(() => undefined);
   process.exit(0);
 }
 process.once('SIGINT', () => void shutdown('SIGINT'));

@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger as Pino } from 'pino';
+import { trace } from '@opentelemetry/api';
 
 /**
  * Structured JSON logs (pino), one line per event, with the trace id when
@@ -55,10 +56,20 @@ export function createLogger(level: LogLevel = 'info', base: Record<string, unkn
         log: (obj) => scrubValue(obj, 0) as Record<string, unknown>,
       },
       redact: { paths: REDACT_PATHS, censor: REDACTED },
+      mixin: traceIds,
     },
     destination ?? pino.destination({ dest: 1, sync: true }),
   );
   return wrap(root);
+}
+
+/** The OpenTelemetry trace and span of the line, when tracing is on and a span is active (tracing/): logs and traces join on trace_id. */
+function traceIds(): Record<string, string> {
+  const span = trace.getActiveSpan();
+  // pino merges the line's fields into the returned object: a fresh one each time.
+  if (!span) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
 }
 
 function wrap(p: Pino): Logger {

@@ -1,5 +1,6 @@
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
 import type { TaskDocument } from '../domain/media/task';
+import type { CallAttempt } from '../domain/call-attempts';
 
 /**
  * MongoDB collections. Written for FerretDB v1 as well as MongoDB: no
@@ -181,6 +182,27 @@ export interface LedgerDoc {
   key_spend_nano: number;
   ref: string | null;
   created_at: Date;
+  /** When the row was written to the ledger (stamped by the inserting process): wallet checkpoints cut on it. */
+  recorded_at?: Date;
+  /** A chat charge written straight to the ledger while Redis was out: its writer and sequence number (services/wallet.ts). */
+  writer?: string | null;
+  seq?: number | null;
+}
+
+/**
+ * A wallet's balance and key spends summed over every ledger row recorded up
+ * to `upto`: a projection rebuild starts here and reads only later rows.
+ */
+export interface WalletCheckpointDoc {
+  /** `{walletId}:{upto ms}` */
+  _id: string;
+  account_id: string;
+  upto: Date;
+  balance_nano: number;
+  key_spend: Array<{ key_id: string; nano: number }>;
+  /** Ledger rows folded in, all checkpoints so far. */
+  rows: number;
+  created_at: Date;
 }
 
 export interface UsageDoc {
@@ -211,6 +233,8 @@ export interface UsageDoc {
   result_expires_at: Date | null;
   /** Billed on the character estimate: the upstream's usage was missing, zero or implausibly low (or the turn was cut). */
   usage_estimated?: boolean;
+  /** The upstream attempts (channel, status, latency), at most three; never the prompt (docs/call-log.md). */
+  attempts?: CallAttempt[];
   /** Agent-key calls: the agent, and the knowledge-base pages injected as context (ids). */
   agent_id?: string | null;
   kb_page_ids?: string[];
@@ -289,6 +313,21 @@ export interface CatalogueModelDoc {
 export interface CatalogueRulesDoc {
   _id: string;
   doc: unknown;
+  updated_at: Date;
+}
+
+/**
+ * A channel (domain/channels.ts ChannelRecord, in `doc`). `origin` says who
+ * wrote it last: the catalogue seed rewrites its own channels and leaves the
+ * ones an operator created or edited alone; a deleted channel stays as a
+ * tombstone so a later seed does not bring it back.
+ */
+export interface ChannelDoc {
+  _id: string;
+  doc: unknown;
+  origin: 'seed' | 'api';
+  deleted_at: Date | null;
+  created_at: Date;
   updated_at: Date;
 }
 
@@ -388,10 +427,28 @@ const LedgerSchema = new Schema<LedgerDoc>(
     key_spend_nano: { type: Number, default: 0 },
     ref: { type: String, default: null },
     created_at: Date,
+    recorded_at: Date,
+    writer: { type: String, default: undefined },
+    seq: { type: Number, default: undefined },
   },
   opts,
 );
 LedgerSchema.index({ account_id: 1, created_at: -1 });
+LedgerSchema.index({ account_id: 1, recorded_at: 1 });
+
+const WalletCheckpointSchema = new Schema<WalletCheckpointDoc>(
+  {
+    _id: String,
+    account_id: String,
+    upto: Date,
+    balance_nano: Number,
+    key_spend: [{ _id: false, key_id: String, nano: Number }],
+    rows: Number,
+    created_at: Date,
+  },
+  opts,
+);
+WalletCheckpointSchema.index({ account_id: 1, upto: -1 });
 
 const UsageSchema = new Schema<UsageDoc>(
   {
@@ -421,6 +478,7 @@ const UsageSchema = new Schema<UsageDoc>(
     attempts_count: { type: Number, default: 1 },
     result_urls: { type: [String], default: [] },
     result_expires_at: { type: Date, default: null },
+    attempts: { type: [Schema.Types.Mixed], default: undefined },
     agent_id: { type: String, default: null },
     kb_page_ids: { type: [String], default: undefined },
     created_at: Date,
@@ -447,11 +505,14 @@ const TaskSchema = new Schema<TaskDoc>(
     upstream: { type: Schema.Types.Mixed, default: null }, result: { type: Schema.Types.Mixed, default: null },
     final_body: { type: String, default: null }, final_status: { type: Number, default: null },
     error_code: { type: String, default: null }, error_message: { type: String, default: null }, request_id: String,
+    callback_url: { type: String, default: undefined }, attempts_log: { type: [Schema.Types.Mixed], default: undefined },
     created_at: Date, started_at: { type: Date, default: null }, completed_at: { type: Date, default: null }, updated_at: Date,
   },
   { ...opts, minimize: false },
 );
 TaskSchema.index({ account_id: 1, endpoint: 1, created_at: -1 });
+/** The call log finds a task by its submission's request id (calllog/service.ts). */
+TaskSchema.index({ request_id: 1 });
 
 const IdempotencySchema = new Schema<IdempotencyDoc>(
   {
@@ -484,6 +545,11 @@ const KbFileSchema = new Schema<KbFileDoc>(
 
 const CatalogueModelSchema = new Schema<CatalogueModelDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
 const CatalogueRulesSchema = new Schema<CatalogueRulesDoc>({ _id: String, doc: Schema.Types.Mixed, updated_at: Date }, opts);
+const ChannelSchema = new Schema<ChannelDoc>(
+  { _id: String, doc: Schema.Types.Mixed, origin: String, deleted_at: { type: Date, default: null }, created_at: Date, updated_at: Date },
+  // Keep empty objects (`capabilities: {}`): the record is read back as written.
+  { ...opts, minimize: false },
+);
 
 export interface Db {
   conn: Connection;
@@ -492,11 +558,13 @@ export interface Db {
   Ledger: Model<LedgerDoc>;
   Usage: Model<UsageDoc>;
   WalletAudit: Model<WalletAuditDoc>;
+  WalletCheckpoint: Model<WalletCheckpointDoc>;
   Task: Model<TaskDoc>;
   Idempotency: Model<IdempotencyDoc>;
   TaskFile: Model<TaskFileDoc>;
   CatalogueModel: Model<CatalogueModelDoc>;
   CatalogueRules: Model<CatalogueRulesDoc>;
+  Channel: Model<ChannelDoc>;
   User: Model<UserDoc>;
   Membership: Model<MembershipDoc>;
   Kb: Model<KbDoc>;
@@ -517,11 +585,13 @@ export async function connectMongo(url: string): Promise<Db> {
     Ledger: conn.model('Ledger', LedgerSchema, 'ledger'),
     Usage: conn.model('Usage', UsageSchema, 'usage'),
     WalletAudit: conn.model('WalletAudit', WalletAuditSchema, 'wallet_audits'),
+    WalletCheckpoint: conn.model('WalletCheckpoint', WalletCheckpointSchema, 'wallet_checkpoints'),
     Task: conn.model('Task', TaskSchema, 'tasks'),
     Idempotency: conn.model('Idempotency', IdempotencySchema, 'idempotency'),
     TaskFile: conn.model('TaskFile', TaskFileSchema, 'task_files'),
     CatalogueModel: conn.model('CatalogueModel', CatalogueModelSchema, 'catalogue_models'),
     CatalogueRules: conn.model('CatalogueRules', CatalogueRulesSchema, 'catalogue_rules'),
+    Channel: conn.model('Channel', ChannelSchema, 'channels'),
     User: conn.model('User', UserSchema, 'users'),
     Membership: conn.model('Membership', MembershipSchema, 'memberships'),
     Kb: conn.model('Kb', KbSchema, 'kbs'),
@@ -531,7 +601,7 @@ export async function connectMongo(url: string): Promise<Db> {
     KbBuild: conn.model('KbBuild', KbBuildSchema, 'kb_builds'),
     KbIdClaim: conn.model('KbIdClaim', KbIdClaimSchema, 'kb_id_claims'),
   };
-  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.Usage, db.Task, db.User, db.Membership, db.Page, db.KbBuild].map((m) => m.init()));
+  await Promise.all([db.Account, db.ApiKey, db.Ledger, db.WalletCheckpoint, db.Usage, db.Task, db.User, db.Membership, db.Page, db.KbBuild].map((m) => m.init()));
   return db;
 }
 

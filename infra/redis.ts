@@ -1,14 +1,20 @@
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 
 const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
-/** Redis with the project's Lua scripts registered as commands. Every key gets `prefix`. */
+/**
+ * Redis with the project's Lua scripts registered as commands. Every key gets
+ * `prefix`. The same interface over one Redis or a Redis Cluster: every
+ * script's keys share one hash slot (see `rkeys`), so each runs on the node
+ * that owns its account's shard.
+ */
 export interface RedisClient extends Redis {
   walletApply(
-    balanceKey: string, opKey: string, spendKey: string, journalKey: string,
-    delta: number, keyDelta: number, gate: 0 | 1, cap: number, ttl: number, entry: string,
-  ): Promise<[number, number, number]>;
+    balanceKey: string, spendKey: string, dedupeKey: string, journalKey: string, leaseKey: string,
+    delta: number, keyDelta: number, gate: 0 | 1, cap: number,
+    mode: 'm' | 's', markerTtlOrSeq: number, floor: number, seqTtlMs: number, entry: string, marked: '0' | '1', leaseMember: string,
+  ): Promise<[number, number, number, string]>;
   walletLoad(...args: Array<string | number>): Promise<number>;
   leaseRenew(leaseKey: string, member: string, leaseMs: number): Promise<number>;
   authGate(
@@ -17,29 +23,100 @@ export interface RedisClient extends Redis {
   ): Promise<[string | null, string | null, string | null, string | null, number, number, string, number, number, number, number, number]>;
 }
 
-export function connectRedis(url: string, prefix: string): RedisClient {
-  const redis = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 3, enableAutoPipelining: true }) as RedisClient;
-  redis.defineCommand('walletApply', { numberOfKeys: 4, lua: lua('wallet-apply') });
+export interface RedisTarget {
+  /** Single Redis (ignored when `clusterNodes` is set). */
+  url: string;
+  prefix: string;
+  /** `host:port,host:port`: seed nodes of a Redis Cluster. */
+  clusterNodes?: string;
+}
+
+export function connectRedis(url: string, prefix: string, clusterNodes?: string): RedisClient {
+  if (prefix.includes('{') || prefix.includes('}')) throw new Error('REDIS_PREFIX must not contain { or }: it would change the keys\' hash slots');
+  let redis: RedisClient;
+  if (clusterNodes) {
+    const nodes = clusterNodes.split(',').map((n) => n.trim()).filter(Boolean).map((n) => {
+      const [host, port] = n.replace(/^redis:\/\//, '').split(':');
+      return { host, port: Number(port) };
+    });
+    redis = new Cluster(nodes, {
+      keyPrefix: prefix,
+      enableAutoPipelining: true,
+      // Auto-pipelines group commands by the slot of their first argument: commands whose first argument is
+      // not a key (script text, XREADGROUP's GROUP, the load script's key count) go out on their own.
+      autoPipeliningIgnoredCommands: ['eval', 'evalsha', 'xreadgroup', 'xread', 'xgroup', 'xinfo', 'walletLoad'],
+      slotsRefreshTimeout: 10_000,
+      redisOptions: { maxRetriesPerRequest: 3 },
+    }) as unknown as RedisClient;
+  } else {
+    redis = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 3, enableAutoPipelining: true }) as RedisClient;
+  }
+  redis.defineCommand('walletApply', { numberOfKeys: 5, lua: lua('wallet-apply') });
   redis.defineCommand('walletLoad', { lua: lua('wallet-load') });
   redis.defineCommand('leaseRenew', { numberOfKeys: 1, lua: lua('lease-renew') });
   redis.defineCommand('authGate', { numberOfKeys: 6, lua: lua('auth-gate') });
   return redis;
 }
 
-/** Key names in one place. */
+/**
+ * Accounts are spread over this many wallet shards; each shard is one hash
+ * tag `{wsN}`, so one Redis Cluster slot. Everything a script touches for one
+ * account (balance, key spends, dedupe state, limits, key state) and the
+ * shard's settlement journal share it. Fixed for a deployment: changing it
+ * moves every account's keys (drain the journals first; projections then
+ * reload from the ledger).
+ */
+export const WALLET_SHARDS = 32;
+
+/** FNV-1a: a stable spread of account ids over the shards. */
+export function shardOf(accountId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < accountId.length; i++) {
+    h ^= accountId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % WALLET_SHARDS;
+}
+
+const tag = (accountId: string) => `{ws${shardOf(accountId)}}`;
+
+/** Key names in one place. `walletId` is the account a key's calls are charged to (domain/api-key `walletOf`). */
 export const rkeys = {
-  balance: (accountId: string) => `bal:${accountId}`,
-  keySpend: (keyId: string) => `kspend:${keyId}`,
-  op: (opId: string) => `op:${opId}`,
-  /** Write-ahead stream of ledger ops and usage rows, drained to Mongo in batches (services/ledger-journal.ts). */
-  ledgerJournal: () => 'journal:ledger',
-  keyRecord: (hash: string) => `key:${hash}`,
-  account: (accountId: string) => `acct:${accountId}`,
-  rateWindow: (accountId: string) => `rl:win:${accountId}`,
-  rateLeases: (accountId: string) => `rl:conc:${accountId}`,
-  keyLastUsed: (keyId: string) => `klast:${keyId}`,
+  balance: (walletId: string) => `${tag(walletId)}bal:${walletId}`,
+  /** A key's spend lives with the wallet it charges, so one script moves both. */
+  keySpend: (walletId: string, keyId: string) => `${tag(walletId)}kspend:${keyId}`,
+  /** Dedupe marker of a non-chat op, held while its ledger row may be missing (services/wallet.ts). */
+  op: (walletId: string, opId: string) => `${tag(walletId)}op:${opId}`,
+  /** A gateway's sequence-number window for its chat charges on one wallet (services/wallet.ts). */
+  chatSeq: (walletId: string, writer: string) => `${tag(walletId)}cseq:${walletId}:${writer}`,
+  /** Write-ahead stream of ledger ops and usage rows of one shard, drained to Mongo in batches (services/ledger-journal.ts). */
+  journal: (shard: number) => `{ws${shard}}journal`,
+  journalOf: (walletId: string) => `${tag(walletId)}journal`,
+  /** Immutable: key hash -> key id, account, wallet (cacheable forever in process). */
+  keyHash: (hash: string) => `khash:${hash}`,
+  /** Mutable key state (enabled, expiry, spend cap, ...) under its account's shard. */
+  keyRecord: (accountId: string, keyId: string) => `${tag(accountId)}key:${keyId}`,
+  account: (accountId: string) => `${tag(accountId)}acct:${accountId}`,
+  rateWindow: (accountId: string) => `${tag(accountId)}rl:win:${accountId}`,
+  rateLeases: (accountId: string) => `${tag(accountId)}rl:conc:${accountId}`,
+  keyLastUsed: (accountId: string, keyId: string) => `${tag(accountId)}klast:${keyId}`,
+  /** A key that never exists, in an account's slot (a script slot that has nothing to touch). */
+  none: (accountId: string) => `${tag(accountId)}none`,
   /** An async image task still in flight as submitted (services/media-tasks.ts): polls answer 202 from it. */
   taskPending: (taskId: string) => `taskpend:${taskId}`,
   /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */
   kbVersion: (accountId: string, kbId: string) => `kbver:${accountId}/${kbId}`,
+  /** Bumped on every channel change: each process's catalogue cache reloads when it moves (services/catalogue-cache.ts). */
+  catalogueVersion: () => 'catalogue:version',
+  /** Each process's last reported circuit-breaker state of a channel, by process id (services/channel-health.ts). */
+  channelHealth: (channelId: string) => `chan:health:${channelId}`,
 };
+
+/** Pub/sub channel names are not keys: ioredis does not prefix them, so the deployment prefix is added here. */
+export const rchannels = {
+  catalogueChanged: (prefix: string) => `${prefix}catalogue:changed`,
+};
+
+export function sameShard(a: string, b: string): boolean {
+  return a === b || shardOf(a) === shardOf(b);
+}

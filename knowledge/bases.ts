@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { GatewayError, errors } from '../domain/errors';
 import { DEFAULT_KB_ID, type KbReaders } from '../domain/knowledge/page';
 import type { Catalogue } from '../domain/catalogue';
@@ -46,7 +47,9 @@ export function baseView(doc: KbDoc): BaseView {
 
 export class KbBases {
   constructor(
-    private readonly deps: { db: Db; accounts: AccountService; pages: PageStore; kbScope: KnowledgeScope; catalogue: () => Catalogue },
+    private readonly deps: {
+      db: Db; accounts: AccountService; pages: PageStore; kbScope: KnowledgeScope; catalogue: () => Catalogue; temporal: Client; taskQueue: string;
+    },
   ) {}
 
   /** A team base of an enterprise account. */
@@ -69,6 +72,7 @@ export class KbBases {
       compiler, compiler_model, deleted_at: null, created_at: new Date(),
     };
     await this.deps.db.Kb.create(doc);
+    await this.deps.kbScope.changed();
     return doc;
   }
 
@@ -104,15 +108,40 @@ export class KbBases {
     }
     // The personal base has no record until it is first changed.
     await this.deps.db.Kb.updateOne({ _id: doc._id }, { $set: set, $setOnInsert: { account_id: accountId, kb_id: kbId, kind: doc.kind, created_at: doc.created_at, deleted_at: null, ...(doc.kind === 'personal' ? { name: doc.name, readers: 'all' } : {}) } }, { upsert: true });
+    if (set.readers !== undefined) await this.deps.kbScope.changed();
     return this.get(accountId, kbId);
   }
 
-  /** A team base goes away with its pages (readers get 404 at once); its id stays claimed. */
+  /**
+   * A team base goes away (readers get 404 at once; its id stays claimed),
+   * then a workflow removes its documents, pages and files
+   * (`kbSweepWorkflow`, knowledge/publish.ts `sweepDeletedBase`). Deleting it
+   * again is a 404 that makes sure the sweep was started.
+   */
   async remove(accountId: string, kbId: string): Promise<void> {
+    await this.deps.accounts.get(accountId);
+    const stored = await this.deps.db.Kb.findById(`${accountId}/${kbId}`).lean<KbDoc>();
+    if (stored?.deleted_at) {
+      await this.startSweep(accountId, kbId);
+      throw notFoundBase(kbId);
+    }
     const doc = await this.get(accountId, kbId);
     if (doc.kind === 'personal') throw errors.invalidRequest('the personal base `default` cannot be deleted; delete its documents instead');
     await this.deps.db.Kb.updateOne({ _id: doc._id }, { $set: { deleted_at: new Date() } });
     await this.deps.pages.bumpVersion({ account_id: accountId, kb_id: kbId });
+    await this.deps.kbScope.changed();
+    await this.startSweep(accountId, kbId);
+  }
+
+  /** One sweep per base ever (its id is never reused): starting it twice is a no-op. */
+  private async startSweep(accountId: string, kbId: string): Promise<void> {
+    try {
+      await this.deps.temporal.workflow.start('kbSweepWorkflow', {
+        taskQueue: this.deps.taskQueue, workflowId: `kb-sweep:${accountId}/${kbId}`, args: [{ accountId, kbId }],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
   }
 
   private async checkReaders(accountId: string, readers: KbReaders): Promise<KbReaders> {

@@ -9,12 +9,25 @@ export class Corpus {
   private tagCounts: Map<string, number> | null = null;
   private backlinkMap: Map<string, Page[]> | null = null;
 
-  constructor(readonly ref: BaseRef, readonly version: number, readonly pages: readonly Page[]) {
+  /**
+   * `reusable`: the latest index built for an older version of the base; the
+   * new index takes over its analyses of unchanged pages and then lets it go.
+   */
+  constructor(readonly ref: BaseRef, readonly version: number, readonly pages: readonly Page[], private reusable: PageIndex | null = null) {
     this.byId = new Map(pages.map((p) => [p.id, p]));
   }
 
+  /** The index a later version of the base may reuse: this one's, or the one it would have reused. */
+  get latestIndex(): PageIndex | null {
+    return this.index ?? this.reusable;
+  }
+
   get searchIndex(): PageIndex {
-    return (this.index ??= new PageIndex(this.pages));
+    if (!this.index) {
+      this.index = new PageIndex(this.pages, this.reusable ? [this.reusable] : []);
+      this.reusable = null;
+    }
+    return this.index;
   }
 
   /** Tag -> number of pages carrying it. */
@@ -82,8 +95,8 @@ export class CorpusCache {
     if (pending) return pending;
     const load = this.store.livePages(ref).then((docs) => {
       const pages = docs.map(toPage).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      const corpus = new Corpus(ref, version, pages);
       const current = this.cache.get(key);
+      const corpus = new Corpus(ref, version, pages, current && current.version < version ? current.latestIndex : null);
       // A slower load of an older version never replaces a newer one.
       if (!current || current.version <= version) {
         this.cache.delete(key);

@@ -12,7 +12,7 @@ import type { FileStore } from './storage/file-store';
 import { ACCEPTED, CONTENT_TYPE_OF, formatOf, looksLike } from './extract/formats';
 import { RULES_MODEL } from './compiler/rules';
 import { withLock } from './lock';
-import { cleanupDocument, relinkBase } from './publish';
+import { cleanupDocument, relinkAfter } from './publish';
 
 /**
  * Loading a base: the rules of upload, build and delete, for the operator
@@ -199,7 +199,7 @@ export class KbIngestion {
     });
     const ref = { account_id: accountId, kb_id: kbId };
     await this.deps.pages.bumpVersion(ref);
-    await relinkBase(this.deps, ref);
+    await relinkAfter(this.deps, ref, documentId);
     await cleanupDocument(this.deps, documentId);
   }
 

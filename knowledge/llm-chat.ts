@@ -4,14 +4,19 @@ import { MAX_CHANNEL_ATTEMPTS } from '../domain/catalogue';
 import type { UpstreamPools } from '../infra/upstream';
 import { chatProviders } from '../providers';
 import { getTranslator, type Protocol } from '../protocols';
+import { chatUsage } from '../protocols/usage/chat-completions';
 import { pageFieldsPrompt, RECORD_PAGE_TOOL, type AskModel } from './compiler/llm';
+import type { CompileBilling } from './compile-billing';
 
 /**
  * The LLM compiler's model call, sent the way a client's chat request is:
  * the model's chat-completions channels from the catalogue, in order, at
  * most three (a 5xx or a connection failure moves to the next), translated
  * when a channel speaks another protocol, through the same upstream pools.
- * The answer is a forced `record_page` function call (or JSON text).
+ * The answer is a forced `record_page` function call (or JSON text). With
+ * `billing`, each call passes the account's pre-charge gate first and every
+ * answered call is charged to the account with its usage row
+ * (knowledge/compile-billing.ts).
  */
 export interface LlmChatDeps {
   catalogue: () => Catalogue;
@@ -21,7 +26,7 @@ export interface LlmChatDeps {
 /** One model call may take this long (a compile calls once per page). */
 const CALL_TIMEOUT_MS = 60_000;
 
-export function askModelVia(deps: LlmChatDeps, modelId: string): AskModel {
+export function askModelVia(deps: LlmChatDeps, modelId: string, billing?: CompileBilling): AskModel {
   return async (req) => {
     const model = deps.catalogue().resolve(modelId);
     if (!model) throw new GatewayError('model_not_found', `the compiler model '${modelId}' is not in the catalogue`);
@@ -39,6 +44,8 @@ export function askModelVia(deps: LlmChatDeps, modelId: string): AskModel {
       max_tokens: 800,
       temperature: 0,
     };
+    const promptBytes = Buffer.byteLength(JSON.stringify(request.messages)) + Buffer.byteLength(JSON.stringify(request.tools));
+    await billing?.gate(model, promptBytes, request.max_tokens);
     let last: Error | undefined;
     for (const channel of channels) {
       const upstreamModel = channel.upstream_model ?? model.id;
@@ -52,6 +59,7 @@ export function askModelVia(deps: LlmChatDeps, modelId: string): AskModel {
       const target = provider.call(channel, {
         model: upstreamModel, stream: false, apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway', clientHeaders: {},
       });
+      const started = performance.now();
       try {
         const res = await deps.upstream.request(target.url, {
           method: 'POST', headers: target.headers, body: JSON.stringify(body), signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
@@ -64,6 +72,11 @@ export function askModelVia(deps: LlmChatDeps, modelId: string): AskModel {
         if (res.statusCode >= 300) throw new Error(`the model refused the request (${res.statusCode}): ${text.slice(0, 200)}`);
         const json = JSON.parse(text) as unknown;
         const chat = (translation ? translation.response(json, { model: model.id }) : json) as ChatAnswer;
+        // Answered: the call is billed whether or not its fields turn out usable.
+        await billing?.charge({
+          pageId: req.pageId, model, reported: chatUsage(chat.usage) ?? null, promptBytes, outputChars: outputCharsOf(chat),
+          latencyMs: performance.now() - started,
+        });
         return fieldsOf(chat);
       } catch (err) {
         if ((err as Error).message.startsWith('the model refused')) throw err;
@@ -75,7 +88,13 @@ export function askModelVia(deps: LlmChatDeps, modelId: string): AskModel {
 }
 
 interface ChatAnswer {
+  usage?: unknown;
   choices?: Array<{ message?: { content?: string | null; tool_calls?: Array<{ function?: { name?: string; arguments?: string } }> } }>;
+}
+
+function outputCharsOf(chat: ChatAnswer): number {
+  const msg = chat.choices?.[0]?.message;
+  return (msg?.content ?? '').length + (msg?.tool_calls ?? []).reduce((n, c) => n + (c.function?.name ?? '').length + (c.function?.arguments ?? '').length, 0);
 }
 
 function fieldsOf(chat: ChatAnswer): unknown {

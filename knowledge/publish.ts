@@ -1,4 +1,4 @@
-import type { Db, KbBuildDoc, KbDocumentDoc, PageDoc } from '../infra/mongo';
+import type { Db, KbBuildDoc, KbDoc, KbDocumentDoc, PageDoc } from '../infra/mongo';
 import type { RedisClient } from '../infra/redis';
 import type { Logger } from '../infra/logger';
 import { failpoint } from '../infra/failpoints';
@@ -6,7 +6,8 @@ import type { BaseRef, PageStore } from './page-store';
 import { baseKey } from './page-store';
 import type { FileStore } from './storage/file-store';
 import { withLock } from './lock';
-import { LinkIndex, resolveLinks, resolvedIds, type LinkTarget } from './compiler/links';
+import { LinkIndex, mentionable, resolveLinks, resolvedIds, type LinkTarget } from './compiler/links';
+import { fold } from './compiler/text';
 import type { CompiledPage, Compiler } from './compiler/types';
 import { extract, UnreadableDocument } from './extract';
 
@@ -19,8 +20,8 @@ import { extract, UnreadableDocument } from './extract';
  *    readers, since the build is not live).
  * 2. publishBuild: under the document's lock, flip `live_build_id` to this
  *    build when it is newer than the live one and the document was not
- *    deleted after it; then bump the base's version, re-resolve the base's
- *    links (links to this document's pages resolve in both directions) and
+ *    deleted after it; then bump the base's version, re-resolve the links
+ *    this document's change can affect (relinkAfter: both directions) and
  *    drop the pages and files of older builds.
  */
 export interface BuildDeps {
@@ -114,7 +115,7 @@ export async function publishBuild(deps: BuildDeps, buildId: string): Promise<{ 
   if (verdict === null) {
     await deps.pages.bumpVersion(ref);
     failpoint('kb.publish.after-flip');
-    await relinkBase(deps, ref);
+    await relinkAfter(deps, ref, build.document_id);
     await cleanupDocument(deps, build.document_id);
     // Final only once everything above is done: a retry after a crash redoes the idempotent steps.
     await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'succeeded', finished_at: new Date(), updated_at: new Date() } });
@@ -150,32 +151,107 @@ export async function cleanupDocument(deps: BuildDeps, documentId: string): Prom
 }
 
 /**
- * Resolve the links of every visible page of the base again, writing only
- * the pages whose links changed. Serialised per base, so the last run always
- * sees the last flip: a link to a page that arrived later resolves, one to a
- * page that went away turns unresolved.
+ * After one document's pages changed (a build went live, or the document was
+ * deleted), resolve again the links that this can change, not the whole
+ * base's. Serialised per base, so the last run always sees the last flip. A
+ * page is resolved again when:
+ * - it belongs to the document (its links were resolved at compile time,
+ *   against the base as it was then);
+ * - it has a resolved link to the document's pages or to a page that is no
+ *   longer there (a target went away: the link turns unresolved or moves to
+ *   another page of that name);
+ * - it asks by `[[name]]` or by file link for a name or file the document's
+ *   pages now provide;
+ * - its body may mention a title or alias of the document's pages (a
+ *   case-insensitive search in the store for those names, words joined by
+ *   any non-letters: a superset of the mention rule, which resolution then
+ *   applies exactly).
+ * Everything but the last is decided on the pages' titles, aliases and link
+ * fields (no bodies read); bodies are read only for the pages to resolve.
+ * Only pages whose links changed are written. Returns their number.
  */
-export async function relinkBase(deps: BuildDeps, ref: BaseRef): Promise<number> {
+export async function relinkAfter(deps: BuildDeps, ref: BaseRef, documentId: string): Promise<number> {
   return withLock(deps.redis, `relink:${baseKey(ref)}`, async () => {
-    const pages = await deps.pages.livePages(ref);
-    const index = new LinkIndex(pages.map(targetOf));
-    let changed = 0;
-    for (const p of pages) {
+    const live = await deps.pages.liveBuilds(ref);
+    if (live.size === 0) return 0;
+    const builds = [...new Set(live.values())];
+    const scope = { account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: builds } };
+    const light = (await deps.db.Page.find(scope).select({ body: 0 }).lean<Omit<PageDoc, 'body'>[]>())
+      .filter((p) => live.get(p.document_id) === p.build_id);
+    const index = new LinkIndex(light.map(targetOf));
+    const present = new Set(light.map((p) => p.page_id));
+    const mine = light.filter((p) => p.document_id === documentId);
+    const mineIds = new Set(mine.map((p) => p.page_id));
+    const mineIndex = new LinkIndex(mine.map(targetOf));
+    const redo = new Set<string>();
+    for (const p of light) {
       if (!p.link_requests) continue;
-      const outgoing = resolveLinks(baseKey(ref), { page_id: p.page_id, body: p.body, link_requests: p.link_requests }, index);
-      if (JSON.stringify(outgoing) === JSON.stringify(p.outgoing_links)) continue;
-      await deps.db.Page.updateOne({ _id: p._id }, { $set: { outgoing_links: outgoing, links: resolvedIds(outgoing) } });
-      changed++;
+      const touched =
+        p.document_id === documentId ||
+        p.outgoing_links.some((l) => l.resolved && (mineIds.has(l.id) || !present.has(l.id))) ||
+        p.link_requests.wiki.some((name) => mineIndex.byTitle(name)) ||
+        p.link_requests.files.some((f) => mineIndex.byDocument(f.file, f.anchor));
+      if (touched) redo.add(p._id);
+    }
+    const names = [...new Set(mine.flatMap((p) => [p.title, ...p.aliases].map(fold)).filter((n) => n && mentionable(n)))];
+    if (names.length) {
+      const pattern = names.map((n) => n.split(' ').map(escapeRegex).join('[^\\p{L}\\p{N}]+')).join('|');
+      const mentioning = await deps.db.Page.find({ ...scope, body: { $regex: pattern, $options: 'i' } }).select({ _id: 1, document_id: 1, build_id: 1 }).lean<Pick<PageDoc, '_id' | 'document_id' | 'build_id'>[]>();
+      for (const p of mentioning) if (live.get(p.document_id) === p.build_id) redo.add(p._id);
+    }
+    let changed = 0;
+    const ids = [...redo];
+    for (let i = 0; i < ids.length; i += 200) {
+      const pages = await deps.db.Page.find({ _id: { $in: ids.slice(i, i + 200) } }).lean<PageDoc[]>();
+      for (const p of pages) {
+        if (!p.link_requests) continue;
+        const outgoing = resolveLinks(baseKey(ref), { page_id: p.page_id, body: p.body, link_requests: p.link_requests }, index);
+        if (JSON.stringify(outgoing) === JSON.stringify(p.outgoing_links)) continue;
+        await deps.db.Page.updateOne({ _id: p._id }, { $set: { outgoing_links: outgoing, links: resolvedIds(outgoing) } });
+        changed++;
+      }
     }
     if (changed) await deps.pages.bumpVersion(ref);
     return changed;
   });
 }
 
-function targetOf(p: PageDoc): LinkTarget {
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function targetOf(p: Omit<PageDoc, 'body'>): LinkTarget {
   return { page_id: p.page_id, document_id: p.document_id, filename: p.source.filename, title: p.title, aliases: p.aliases, anchor: p.anchor ?? '', ordinal: p.ordinal ?? 0 };
 }
 
 function compiledTarget(p: CompiledPage, b: KbBuildDoc, i: number): LinkTarget {
   return { page_id: p.page_id, document_id: b.document_id, filename: b.filename, title: p.title, aliases: p.aliases, anchor: p.anchor, ordinal: i };
+}
+
+/**
+ * A deleted team base goes away whole: every document is marked deleted
+ * (under its lock, past its latest build, so a build still running can never
+ * go live: its publish fails `kb_deleted` and cleans up after itself), and
+ * every page and stored file of the base is removed. Idempotent: a re-run
+ * after a crash finishes the job. Refuses a base that is not deleted.
+ * Returns the pages and files removed.
+ */
+export async function sweepDeletedBase(deps: BuildDeps, ref: BaseRef): Promise<{ pages: number; files: number }> {
+  const base = await deps.db.Kb.findById(baseKey(ref)).lean<KbDoc>();
+  if (!base?.deleted_at) return { pages: 0, files: 0 };
+  const docs = await deps.db.KbDocument.find({ account_id: ref.account_id, kb_id: ref.kb_id }).lean<KbDocumentDoc[]>();
+  for (const doc of docs) {
+    if (doc.deleted_at && doc.live_build_id === null) continue;
+    await withLock(deps.redis, `doc:${doc._id}`, async () => {
+      const latest = await deps.db.KbBuild.findOne({ document_id: doc._id }).sort({ seq: -1 }).select({ seq: 1 }).lean<KbBuildDoc>();
+      await deps.db.KbDocument.updateOne(
+        { _id: doc._id },
+        { $set: { deleted_at: doc.deleted_at ?? new Date(), deleted_seq: Math.max(latest?.seq ?? 0, doc.deleted_seq), live_build_id: null, updated_at: new Date() } },
+      );
+    });
+  }
+  await deps.pages.bumpVersion(ref);
+  const { deletedCount } = await deps.db.Page.deleteMany({ account_id: ref.account_id, kb_id: ref.kb_id });
+  const builds = await deps.db.KbBuild.find({ account_id: ref.account_id, kb_id: ref.kb_id }).select({ r2_key: 1 }).lean<KbBuildDoc[]>();
+  const keys = new Set([...builds.map((b) => b.r2_key), ...docs.map((d) => d.r2_key)].filter(Boolean));
+  for (const key of keys) await deps.kbFiles.delete(key);
+  return { pages: deletedCount ?? 0, files: keys.size };
 }

@@ -54,7 +54,7 @@ export class Retrieval {
     if (index) {
       this.unions.delete(key);
     } else {
-      index = new PageIndex(corpora.flatMap((c) => c.pages));
+      index = new PageIndex(corpora.flatMap((c) => c.pages), corpora.map((c) => c.searchIndex));
       while (this.unions.size >= this.maxUnions) this.unions.delete(this.unions.keys().next().value!);
     }
     this.unions.set(key, index);

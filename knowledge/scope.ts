@@ -1,4 +1,5 @@
 import type { AccountDoc, Db, KbDoc, MembershipDoc, UserDoc } from '../infra/mongo';
+import type { RedisClient } from '../infra/redis';
 import { DEFAULT_KB_ID } from '../domain/knowledge/page';
 import type { BaseRef } from './page-store';
 
@@ -9,9 +10,21 @@ import type { BaseRef } from './page-store';
  * readers (or is open to all members). A key of an enterprise account itself
  * reads every base of that enterprise. Team bases have ids unique across the
  * platform, so a `kb_id` names one base within any caller's scope.
+ *
+ * Every change that can alter a scope (a membership added, changed or
+ * removed; a team base created, deleted or given other readers) bumps one
+ * version in Redis (`changed()`); a cache of scopes keyed on that version
+ * (agent calls) sees the change on its very next call, on every instance.
  */
+export const SCOPE_VERSION_KEY = 'kbscope:version';
+
 export class KnowledgeScope {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly redis: RedisClient) {}
+
+  /** Call after a change of membership or of a team base's existence or readers. */
+  async changed(): Promise<void> {
+    await this.redis.incr(SCOPE_VERSION_KEY);
+  }
 
   /** Bases readable by a key of this account. */
   async forAccount(accountId: string): Promise<BaseRef[]> {

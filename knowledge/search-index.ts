@@ -1,5 +1,5 @@
 import type { Page } from '../domain/knowledge/page';
-import { termOf, tokenize } from './tokenize';
+import { eachTerm, termOf, tokenize } from './tokenize';
 
 /**
  * A lexical index over a set of pages: BM25 per field (title, aliases, tags,
@@ -9,10 +9,19 @@ import { termOf, tokenize } from './tokenize';
  * (knowledge/tokenize.ts) on both pages and queries.
  *
  * This is the ranking MiniSearch 7 computes (same formula; MiniSearch was the
- * first implementation and is what bench/relevance.ts was tuned with), kept
- * in flat postings arrays and one reusable score buffer: MiniSearch builds a
- * result object with match details for every matching document, which for a
- * broad query on 10,000 pages cost ~150 ms of CPU; this costs a few ms.
+ * first implementation and is what bench/relevance.ts was tuned with). A
+ * term's weighted BM25 sum over the five fields depends only on the term, the
+ * page and the collection, never on the query, so it is computed once when the
+ * index is built: each term keeps one postings list (page numbers in an
+ * Int32Array, that sum in a Float64Array), and a search adds up one number per
+ * posting of each query term, with one reusable score buffer and no object per
+ * matching page. total_hits is exact (every posting of every query term is
+ * visited: at 10,000 pages that is at most a few tens of thousands of adds).
+ *
+ * Building tokenises every field of every page; that per-page analysis (terms
+ * and counts per field) is kept, so the index of the base's next version (one
+ * document rebuilt) and the union of several bases reuse it and tokenise only
+ * pages whose text changed.
  *
  * The weights and BM25 parameters were tuned on bench/relevance.ts (a public
  * test collection with judged queries) against a plain BM25.
@@ -20,6 +29,7 @@ import { termOf, tokenize } from './tokenize';
 export const FIELD_BOOST = { title: 2, aliases: 2, tags: 1.5, summary: 1.2, body: 1 } as const;
 type Field = keyof typeof FIELD_BOOST;
 const FIELDS = Object.keys(FIELD_BOOST) as Field[];
+const BOOSTS = FIELDS.map((f) => FIELD_BOOST[f]);
 /** Okapi BM25. */
 export const BM25 = { k: 1.5, b: 0.75 };
 /** Query terms beyond this many are ignored (a page's matched terms are kept as a 32-bit mask). */
@@ -32,53 +42,135 @@ export interface IndexedHit {
   terms: string[];
 }
 
-/** A term's documents and frequencies in one field: typed arrays, so the collector never scans them. */
-interface Postings {
-  docs: Int32Array;
-  tfs: Uint16Array;
+/** One page's terms: per field, its distinct terms with their counts, and its length in terms. */
+interface PageAnalysis {
+  /** The texts analysed (to tell whether a later version of the page can reuse this). */
+  texts: string[];
+  terms: string[][];
+  tfs: Uint16Array[];
+  lengths: number[];
 }
 
-interface FieldIndex {
-  boost: number;
-  lengths: Float64Array;
-  avgLength: number;
-  postings: Map<string, Postings>;
+const fieldTexts = (p: Page): string[] => [p.title, p.aliases.join('\n'), p.tags.join('\n'), p.summary, p.body];
+
+function analyse(texts: string[]): PageAnalysis {
+  const terms: string[][] = [];
+  const tfs: Uint16Array[] = [];
+  const lengths: number[] = [];
+  for (const text of texts) {
+    const counts = new Map<string, number>();
+    let length = 0;
+    eachTerm(text, (t) => {
+      counts.set(t, (counts.get(t) ?? 0) + 1);
+      length++;
+    });
+    terms.push([...counts.keys()]);
+    tfs.push(Uint16Array.from(counts.values(), (c) => Math.min(c, 0xffff)));
+    lengths.push(length);
+  }
+  return { texts, terms, tfs, lengths };
 }
 
-const byScoreThenId = (pages: readonly Page[], scores: Float64Array) => (a: number, b: number) =>
-  scores[b] - scores[a] || (pages[a].id < pages[b].id ? -1 : pages[a].id > pages[b].id ? 1 : 0);
+const sameTexts = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 export class PageIndex {
-  private readonly fields: FieldIndex[];
+  /** Term -> its number; its postings are docs/impacts[starts[id] .. starts[id + 1]). */
+  private readonly termIds = new Map<string, number>();
+  private readonly starts: Int32Array;
+  private readonly docs: Int32Array;
+  /** The term's field-weighted BM25 sum for that page. */
+  private readonly impacts: Float64Array;
+  /** Each page's place in page id order (ties are broken by page id). */
+  private readonly idRank: Int32Array;
+  private readonly analyses: PageAnalysis[];
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
+  private readonly touched: Int32Array;
 
-  constructor(readonly pages: readonly Page[]) {
+  /** `reuse`: indexes whose page analyses may be taken over for pages with the same id and text. */
+  constructor(readonly pages: readonly Page[], reuse: readonly PageIndex[] = []) {
     const n = pages.length;
     this.scores = new Float64Array(n);
     this.masks = new Uint32Array(n);
-    this.fields = FIELDS.map((f) => {
-      const lengths = new Float64Array(n);
-      const building = new Map<string, { docs: number[]; tfs: number[] }>();
-      let total = 0;
-      pages.forEach((p, doc) => {
-        const text = f === 'aliases' ? p.aliases.join('\n') : f === 'tags' ? p.tags.join('\n') : p[f];
-        const terms = tokenize(text);
-        lengths[doc] = terms.length;
-        total += terms.length;
-        const tf = new Map<string, number>();
-        for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
-        for (const [t, c] of tf) {
-          let pl = building.get(t);
-          if (!pl) building.set(t, (pl = { docs: [], tfs: [] }));
-          pl.docs.push(doc);
-          pl.tfs.push(Math.min(c, 0xffff));
-        }
-      });
-      const postings = new Map<string, Postings>();
-      for (const [t, pl] of building) postings.set(t, { docs: Int32Array.from(pl.docs), tfs: Uint16Array.from(pl.tfs) });
-      return { boost: FIELD_BOOST[f], lengths, avgLength: n ? total / n : 0, postings };
+    this.touched = new Int32Array(n);
+    const known = new Map<string, PageAnalysis>();
+    for (const other of reuse) other.pages.forEach((p, d) => known.set(`${p.kb_id}\u0000${p.id}`, other.analyses[d]));
+    this.analyses = pages.map((p) => {
+      const texts = fieldTexts(p);
+      const prior = known.get(`${p.kb_id}\u0000${p.id}`);
+      return prior && sameTexts(prior.texts, texts) ? prior : analyse(texts);
     });
+    const order = Array.from(pages.keys()).sort((a, b) => (pages[a].id < pages[b].id ? -1 : pages[a].id > pages[b].id ? 1 : a - b));
+    this.idRank = new Int32Array(n);
+    order.forEach((d, rank) => (this.idRank[d] = rank));
+
+    // Pass 1: term numbers, document frequency per field and over all fields, total field lengths.
+    const ids = this.termIds;
+    const fieldDf: number[][] = FIELDS.map(() => []);
+    const anyDf: number[] = [];
+    const lastDoc: number[] = [];
+    const totals = FIELDS.map(() => 0);
+    const numbered: Int32Array[][] = this.analyses.map((a, d) =>
+      a.terms.map((terms, f) => {
+        totals[f] += a.lengths[f];
+        const out = new Int32Array(terms.length);
+        for (let i = 0; i < terms.length; i++) {
+          let id = ids.get(terms[i]);
+          if (id === undefined) {
+            id = ids.size;
+            ids.set(terms[i], id);
+            anyDf.push(0);
+            lastDoc.push(-1);
+            for (const df of fieldDf) df.push(0);
+          }
+          out[i] = id;
+          fieldDf[f][id]++;
+          if (lastDoc[id] !== d) {
+            lastDoc[id] = d;
+            anyDf[id]++;
+          }
+        }
+        return out;
+      }),
+    );
+    const nTerms = ids.size;
+    const starts = new Int32Array(nTerms + 1);
+    for (let id = 0; id < nTerms; id++) starts[id + 1] = starts[id] + anyDf[id];
+    const docs = new Int32Array(starts[nTerms]);
+    const impacts = new Float64Array(starts[nTerms]);
+    const weights = fieldDf.map((dfs, f) => Float64Array.from(dfs, (df) => BOOSTS[f] * Math.log(1 + (n - df + 0.5) / (df + 0.5))));
+    const avgs = totals.map((t) => (n ? t / n : 0) || 1);
+
+    // Pass 2: postings in page order, each with the term's weighted sum over the page's fields.
+    const cursor = starts.slice(0, nTerms);
+    const lastPos = new Int32Array(nTerms).fill(-1);
+    const { k, b } = BM25;
+    for (let d = 0; d < n; d++) {
+      const a = this.analyses[d];
+      for (let f = 0; f < FIELDS.length; f++) {
+        const termIds = numbered[d][f];
+        const tfs = a.tfs[f];
+        const norm = k * (1 - b + (b * a.lengths[f]) / avgs[f]);
+        const w = weights[f];
+        for (let i = 0; i < termIds.length; i++) {
+          const id = termIds[i];
+          const tf = tfs[i];
+          const impact = w[id] * ((tf * (k + 1)) / (tf + norm));
+          let pos = lastPos[id];
+          if (pos < 0 || docs[pos] !== d) {
+            pos = cursor[id]++;
+            lastPos[id] = pos;
+            docs[pos] = d;
+            impacts[pos] = impact;
+          } else {
+            impacts[pos] += impact;
+          }
+        }
+      }
+    }
+    this.starts = starts;
+    this.docs = docs;
+    this.impacts = impacts;
   }
 
   get size(): number {
@@ -87,61 +179,58 @@ export class PageIndex {
 
   /** The pages matching at least one query term: their number, and `limit` of them from `offset`, best first (ties by page id). */
   search(q: string, limit = Number.MAX_SAFE_INTEGER, offset = 0): { total: number; hits: IndexedHit[] } {
-    const terms = [...new Set(tokenize(q))].slice(0, MAX_QUERY_TERMS);
-    if (terms.length === 0 || this.pages.length === 0) return { total: 0, hits: [] };
-    const { scores, masks } = this;
-    const n = this.pages.length;
-    const touched: number[] = [];
-    const { k, b } = BM25;
-    terms.forEach((term, ti) => {
+    const terms = [...new Set(tokenize(q))].filter((t) => this.termIds.has(t)).slice(0, MAX_QUERY_TERMS);
+    if (terms.length === 0) return { total: 0, hits: [] };
+    const { scores, masks, touched, docs, impacts, starts } = this;
+    let count = 0;
+    for (let ti = 0; ti < terms.length; ti++) {
+      const id = this.termIds.get(terms[ti])!;
       const bit = 1 << ti;
-      for (const f of this.fields) {
-        const pl = f.postings.get(term);
-        if (!pl) continue;
-        const df = pl.docs.length;
-        const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        const weight = f.boost * idf;
-        const avg = f.avgLength || 1;
-        for (let i = 0; i < df; i++) {
-          const doc = pl.docs[i];
-          const tf = pl.tfs[i];
-          if (masks[doc] === 0) touched.push(doc);
-          masks[doc] |= bit;
-          scores[doc] += weight * ((tf * (k + 1)) / (tf + k * (1 - b + (b * f.lengths[doc]) / avg)));
-        }
+      for (let i = starts[id], end = starts[id + 1]; i < end; i++) {
+        const doc = docs[i];
+        if (masks[doc] === 0) touched[count++] = doc;
+        masks[doc] |= bit;
+        scores[doc] += impacts[i];
       }
-    });
-    for (const doc of touched) scores[doc] *= popcount(masks[doc]);
-    const hits = topOf(touched, offset + limit, byScoreThenId(this.pages, scores)).slice(offset).map((doc) => ({
+    }
+    for (let i = 0; i < count; i++) scores[touched[i]] *= popcount(masks[touched[i]]);
+    const hits = this.best(count, offset + limit).slice(offset).map((doc) => ({
       page: this.pages[doc],
       score: scores[doc],
       terms: terms.filter((_, ti) => masks[doc] & (1 << ti)),
     }));
-    for (const doc of touched) {
-      scores[doc] = 0;
-      masks[doc] = 0;
+    for (let i = 0; i < count; i++) {
+      scores[touched[i]] = 0;
+      masks[touched[i]] = 0;
     }
-    return { total: touched.length, hits };
+    return { total: count, hits };
   }
-}
 
-/** The `m` best of `items` in order, without sorting them all (one pass, insertion into a short sorted list). */
-function topOf(items: number[], m: number, cmp: (a: number, b: number) => number): number[] {
-  if (m >= items.length / 4) return items.sort(cmp).slice(0, m);
-  const top: number[] = [];
-  for (const x of items) {
-    if (top.length === m && cmp(x, top[m - 1]) >= 0) continue;
-    let lo = 0;
-    let hi = top.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (cmp(top[mid], x) <= 0) lo = mid + 1;
-      else hi = mid;
+  /** The `m` best of the first `count` touched pages, best first (score, then page id), without sorting them all. */
+  private best(count: number, m: number): number[] {
+    const { scores, idRank, touched } = this;
+    const better = (a: number, b: number) => scores[a] > scores[b] || (scores[a] === scores[b] && idRank[a] < idRank[b]);
+    if (m >= count / 4) {
+      const all = Array.from(touched.subarray(0, count));
+      return all.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0)).slice(0, m);
     }
-    top.splice(lo, 0, x);
-    if (top.length > m) top.pop();
+    // A sorted list of the best m so far: most candidates lose to its last entry and cost one comparison.
+    const top: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const x = touched[i];
+      if (top.length === m && !better(x, top[m - 1])) continue;
+      let lo = 0;
+      let hi = top.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (better(x, top[mid])) hi = mid;
+        else lo = mid + 1;
+      }
+      top.splice(lo, 0, x);
+      if (top.length > m) top.pop();
+    }
+    return top;
   }
-  return top;
 }
 
 function popcount(x: number): number {
@@ -155,23 +244,39 @@ const SNIPPET_CHARS = 240;
 /**
  * The passage of a page that best shows why it matched: the ~240-character
  * window of its body holding the most distinct query terms (then the most
- * occurrences), cut on word boundaries. Occurrences are found with one regular
- * expression pass over the plain-text body (candidate words start with a
- * term's stem; each candidate is checked by reducing that word alone to its
- * term), so a snippet does not tokenise the whole page. A page that matched
- * only on its title, tags or aliases shows its summary.
+ * occurrences), cut on word boundaries. Occurrences are found in the
+ * plain-text body without tokenising all of it: one case-insensitive pass of
+ * a regular expression of the terms' stems as literal prefixes (no Unicode
+ * property classes: those cost tens of milliseconds to compile per query)
+ * finds candidate words, and each candidate word alone is reduced to its term
+ * by the tokeniser and kept if it is a query term; CJK and Thai terms are
+ * found literally. A page that matched only on its title, tags or aliases
+ * shows its summary.
  */
 export function snippetOf(page: Page, terms: readonly string[]): string {
   const text = plain(page.body);
   const wanted = new Set(terms);
-  const finder = finderOf(terms);
   const hits: Array<{ at: number; term: string }> = [];
+  const finder = finderOf([...wanted].filter((t) => !CJK_RUN.test(t)));
   if (finder) {
-    for (const m of text.matchAll(finder)) {
-      const word = m[0];
-      const term = CJK_RUN.test(word) ? word.toLowerCase() : termOf(word);
-      if (term && wanted.has(term)) hits.push({ at: m.index!, term });
+    finder.lastIndex = 0;
+    for (let m = finder.exec(text); m; m = finder.exec(text)) {
+      const at = m.index;
+      if (at > 0 && LETTER_OR_DIGIT.test(text[at - 1])) continue;
+      WORD_AT.lastIndex = at;
+      const word = WORD_AT.exec(text)?.[0] ?? m[0];
+      finder.lastIndex = at + word.length;
+      const term = termOf(word);
+      if (term && wanted.has(term)) hits.push({ at, term });
     }
+  }
+  const literal = [...wanted].filter((t) => CJK_RUN.test(t));
+  if (literal.length) {
+    // These scripts have no case: the term is found as written.
+    for (const term of literal) {
+      for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + term.length)) hits.push({ at, term });
+    }
+    hits.sort((a, b) => a.at - b.at);
   }
   if (hits.length === 0) return clip(page.summary || text, 0);
   const span = SNIPPET_CHARS - 40;
@@ -192,17 +297,23 @@ export function snippetOf(page: Page, terms: readonly string[]): string {
 }
 
 const CJK_RUN = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]+$/u;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const WORD_AT = /[\p{L}\p{M}\p{N}]+/uy;
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const finders = new Map<string, RegExp | null>();
 
-/** Finds words that may carry one of the terms: Latin stems as word prefixes, CJK terms literally. */
-function finderOf(terms: readonly string[]): RegExp | null {
-  const alts = [...new Set(terms.map((t) => {
-    if (CJK_RUN.test(t)) return escapeRe(t);
+/** A global, case-insensitive expression matching the start of any word that may reduce to one of the terms (cached per term set). */
+function finderOf(terms: string[]): RegExp | null {
+  const key = terms.join('\u0000');
+  let re = finders.get(key);
+  if (re === undefined) {
     // Porter stems are prefixes of their words, except a final y turned i ("studi" from "study").
-    const prefix = t.length > 3 && t.endsWith('i') ? t.slice(0, -1) : t;
-    return `(?<![\\p{L}\\p{N}])${escapeRe(prefix)}[\\p{L}\\p{M}\\p{N}]*`;
-  }))];
-  return alts.length ? new RegExp(alts.join('|'), 'giu') : null;
+    const alts = [...new Set(terms.map((t) => escapeRe(t.length > 3 && t.endsWith('i') ? t.slice(0, -1) : t)))];
+    re = alts.length ? new RegExp(alts.join('|'), 'gi') : null;
+    if (finders.size >= 256) finders.delete(finders.keys().next().value!);
+    finders.set(key, re);
+  }
+  return re;
 }
 
 /** Markdown markup removed, whitespace collapsed. */
@@ -214,7 +325,8 @@ function plain(md: string): string {
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+\.)\s+/gm, '')
     .replace(/[*_`~]{1,3}/g, '')
-    .replace(/\s+/g, ' ')
+    // Only runs and non-space whitespace: replacing every single space costs half of this function.
+    .replace(/\s{2,}|[^\S ]/g, ' ')
     .trim();
 }
 

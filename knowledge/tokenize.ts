@@ -24,8 +24,7 @@ const LATIN_WORD = /^[a-z]+$/;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 /** Scripts written without spaces between words: these runs need the dictionary segmenter. */
 const NEEDS_SEGMENTER = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
-const WORD_RUN = /[\p{L}\p{M}\p{N}]+/gu;
-const stems = new Map<string, string>();
+const ASCII_WORD = /^[A-Za-z0-9]+$/;
 
 export interface Token {
   term: string;
@@ -36,44 +35,104 @@ export interface Token {
 
 /** The index term for one word, or null for a stop word or punctuation. */
 export function termOf(word: string): string | null {
+  if (ASCII_WORD.test(word)) return asciiTermOf(word.toLowerCase());
   const w = word.normalize('NFKC').toLowerCase();
   if (!HAS_LETTER_OR_DIGIT.test(w)) return null;
   if (STOP.has(w)) return null;
-  if (LATIN_WORD.test(w) && w.length > 2) {
-    let stem = stems.get(w);
-    if (stem === undefined) {
-      stem = stemmer(w);
-      if (stems.size < 200_000) stems.set(w, stem);
-    }
-    return stem;
-  }
+  if (LATIN_WORD.test(w) && w.length > 2) return stemOf(w);
   return w;
 }
 
-/** Terms with their positions in `text`. */
-export function tokensOf(text: string): Token[] {
-  const out: Token[] = [];
-  if (!text) return out;
-  for (const run of text.matchAll(WORD_RUN)) {
-    const word = run[0];
-    const at = run.index!;
+/** Term of each lower-cased ASCII word seen (null: a stop word), bounded. */
+const asciiTerms = new Map<string, string | null>();
+
+/** termOf for a lower-cased word of ASCII letters and digits (NFKC leaves those alone). */
+function asciiTermOf(w: string): string | null {
+  let term = asciiTerms.get(w);
+  if (term === undefined) {
+    term = STOP.has(w) ? null : w.length > 2 && LATIN_WORD.test(w) ? stemmer(w) : w;
+    if (asciiTerms.size < 200_000) asciiTerms.set(w, term);
+  }
+  return term;
+}
+
+function stemOf(w: string): string {
+  return asciiTermOf(w) ?? w;
+}
+
+const WORD_AT = /[\p{L}\p{M}\p{N}]+/uy;
+
+/**
+ * Calls `each(term, start, end)` for every term of `text`, in order: the
+ * terms of every run of letters, marks and digits (`[\p{L}\p{M}\p{N}]+`).
+ * Runs of ASCII letters and digits (most words of most pages) are found by a
+ * character loop and reduced without Unicode normalisation (same terms as
+ * termOf); other runs go through a Unicode expression, and CJK and Thai runs
+ * through the segmenter.
+ */
+export function eachTerm(text: string, each: (term: string, start: number, end: number) => void): void {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    let c = text.charCodeAt(i);
+    if (c < 128) {
+      if (!isAsciiAlnum(c)) {
+        i++;
+        continue;
+      }
+      const start = i;
+      let upper = false;
+      do {
+        if (c >= 65 && c <= 90) upper = true;
+        c = ++i < n ? text.charCodeAt(i) : 0;
+      } while (isAsciiAlnum(c));
+      if (c < 128) {
+        const word = text.slice(start, i);
+        const term = asciiTermOf(upper ? word.toLowerCase() : word);
+        if (term) each(term, start, i);
+        continue;
+      }
+      // The run goes on in other scripts: read it whole below.
+      i = start;
+    }
+    WORD_AT.lastIndex = i;
+    const m = WORD_AT.exec(text);
+    if (!m) {
+      i++;
+      continue;
+    }
+    const word = m[0];
+    const at = i;
+    i += word.length;
     if (!NEEDS_SEGMENTER.test(word)) {
       const term = termOf(word);
-      if (term) out.push({ term, start: at, end: at + word.length });
+      if (term) each(term, at, i);
       continue;
     }
     for (const seg of segmenter.segment(word)) {
       if (!seg.isWordLike) continue;
       const term = termOf(seg.segment);
-      if (term) out.push({ term, start: at + seg.index, end: at + seg.index + seg.segment.length });
+      if (term) each(term, at + seg.index, at + seg.index + seg.segment.length);
     }
   }
+}
+
+function isAsciiAlnum(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
+}
+
+/** Terms with their positions in `text`. */
+export function tokensOf(text: string): Token[] {
+  const out: Token[] = [];
+  eachTerm(text, (term, start, end) => out.push({ term, start, end }));
   return out;
 }
 
 /** Terms of `text`, in order. */
 export function tokenize(text: string): string[] {
-  return tokensOf(text).map((t) => t.term);
+  const out: string[] = [];
+  eachTerm(text, (term) => out.push(term));
+  return out;
 }
 
 export function hasCjk(text: string): boolean {

@@ -7,9 +7,10 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WORKFLOWS_PATH } from '../infra/temporal';
+import { WORKFLOW_INTERCEPTORS_PATH } from '../tracing/temporal';
 
 export async function bundleWorkflows(out: string): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, info() {}, warn() {}, error: console.error, debug() {}, trace() {} } });
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_PATH], logger: { log() {}, info() {}, warn() {}, error: console.error, debug() {}, trace() {} } });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, code);
   return out;

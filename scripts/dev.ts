@@ -39,6 +39,10 @@ async function main(): Promise<void> {
   // Ctrl-C: proc.ts stops children newest first: worker and gateway before the services.
 
   const gatewayPort = await pickPort(Number(process.env.PORT || 8080), 'gateway', false);
+  const metricsPorts = {
+    gateway: await pickPort(Number(process.env.METRICS_PORT || 9464), 'gateway metrics', true),
+    worker: await pickPort(Number(process.env.WORKER_METRICS_PORT || 9465), 'worker metrics', true),
+  };
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const baseEnv: NodeJS.ProcessEnv = {
     ...process.env,
@@ -46,6 +50,8 @@ async function main(): Promise<void> {
     TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE || 'default',
     ADMIN_TOKEN: secrets.ADMIN_TOKEN,
     KEY_ENCRYPTION_KEY: secrets.KEY_ENCRYPTION_KEY,
+    // Task callbacks may go to a receiver on this machine (docs/webhooks.md).
+    DEPLOYMENT_MODE: process.env.DEPLOYMENT_MODE || 'development',
   };
 
   // Simulator ------------------------------------------------------------
@@ -68,9 +74,9 @@ async function main(): Promise<void> {
   // Gateway and worker ----------------------------------------------------
   let gateway: Managed | undefined;
   if (exists('gateway/server.ts', 'gateway')) {
-    gateway = tsx('gateway', 'gateway/server.ts', { ...baseEnv, PORT: String(gatewayPort) });
+    gateway = tsx('gateway', 'gateway/server.ts', { ...baseEnv, PORT: String(gatewayPort), METRICS_PORT: String(metricsPorts.gateway) });
   }
-  if (exists('workers/main.ts', 'worker')) tsx('worker', 'workers/main.ts', baseEnv);
+  if (exists('workers/main.ts', 'worker')) tsx('worker', 'workers/main.ts', { ...baseEnv, METRICS_PORT: String(metricsPorts.worker) });
 
   let demo: Demo | undefined;
   if (gateway) {
@@ -99,6 +105,7 @@ async function main(): Promise<void> {
   console.log(`  console       ${out.CONSOLE_URL || '(none)'}`);
   console.log(`  demo user     ${out.DEMO_EMAIL ? `${out.DEMO_EMAIL} / ${out.DEMO_PASSWORD}  (owner of "Demo Enterprise")` : '(none)'}`);
   console.log(`  Temporal UI   ${out.TEMPORAL_UI_URL || '(external Temporal)'}`);
+  console.log(`  metrics       http://127.0.0.1:${metricsPorts.gateway}/metrics (gateway), http://127.0.0.1:${metricsPorts.worker}/metrics (worker)`);
   console.log(`  demo API key  ${out.API_KEY || '(none)'}`);
   console.log(`  admin token   ${out.ADMIN_TOKEN}`);
   console.log(`  account id    ${out.ACCOUNT_ID || '(none)'}`);

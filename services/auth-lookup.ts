@@ -1,6 +1,6 @@
-import { walletOf, type AccountRecord, type KeyRecord } from '../domain/api-key';
-import { rkeys, type RedisClient } from '../infra/redis';
-import type { KeyService } from './keys';
+import type { AccountRecord, KeyRecord } from '../domain/api-key';
+import { rkeys, sameShard, type RedisClient } from '../infra/redis';
+import type { KeyOwner, KeyService } from './keys';
 import type { AccountService } from './accounts';
 import type { Wallet } from './wallet';
 
@@ -26,14 +26,18 @@ export interface AuthSnapshot {
 
 /**
  * Everything authentication and the rate limiter need in one Redis round trip
- * (infra/lua/auth-gate.lua). Which account a key belongs to never changes, so
- * that mapping is memoised in-process; the mutable state (key record, account,
- * balance, key spend, limits) is read fresh on every request, so a disabled key
- * is refused on the very next request on every instance. Misses fall back to
- * Mongo and fill Redis.
+ * (infra/lua/auth-gate.lua). Which key, account and wallet a key hash names
+ * never changes, so that mapping is memoised in-process; the mutable state
+ * (key record, account, balance, key spend, limits) is read fresh on every
+ * request, so a disabled key is refused on the very next request on every
+ * instance. The state lives under the account's wallet shard (one hash slot,
+ * infra/redis.ts), so one MGET or one script reads it on a Redis Cluster too;
+ * only a key that charges another wallet (an agent key's escrow) reads that
+ * wallet's balance and spend alongside, in the same pipeline. Misses fall
+ * back to Mongo and fill Redis.
  */
 export class AuthLookup {
-  private readonly owners = new Map<string, { keyId: string; accountId: string; walletId: string }>();
+  private readonly owners = new Map<string, KeyOwner>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -48,47 +52,56 @@ export class AuthLookup {
   async byHash(hash: string, limit?: { member: string; leaseMs: number }): Promise<AuthSnapshot | null> {
     let owner = this.owners.get(hash);
     if (!owner) {
-      const key = await this.keys.lookupByHash(hash);
-      if (!key) return null;
-      owner = { keyId: key.id, accountId: key.account_id, walletId: walletOf(key) };
+      const found = await this.keys.ownerOfHash(hash);
+      if (!found) return null;
+      owner = found;
       if (this.owners.size > 100_000) this.owners.clear();
       this.owners.set(hash, owner);
     }
+    const { keyId, accountId, walletId } = owner;
+    const apart = !sameShard(accountId, walletId);
+    // The other wallet's figures, read in the same pipeline as the account's state.
+    const walletSide = apart ? this.redis.mget(rkeys.balance(walletId), rkeys.keySpend(walletId, keyId)) : null;
+    void walletSide?.catch(() => undefined); // awaited below; a failure surfaces there
     // Accounts without limits (the default) need no script: a plain MGET reads the same state. If the fresh
     // account record shows limits were just set, this very request goes through the Lua gate below.
-    if (!limit || !this.limited.has(owner.accountId)) {
-      const [keyJson, accountJson, balance, spend] = await this.redis.mget(
-        rkeys.keyRecord(hash), rkeys.account(owner.accountId), rkeys.balance(owner.walletId), rkeys.keySpend(owner.keyId),
+    if (!limit || !this.limited.has(accountId)) {
+      const [keyJson, accountJson, ownBalance, ownSpend] = await this.redis.mget(
+        rkeys.keyRecord(accountId, keyId), rkeys.account(accountId),
+        apart ? rkeys.none(accountId) : rkeys.balance(walletId), apart ? rkeys.none(accountId) : rkeys.keySpend(walletId, keyId),
       );
+      const [balance, spend] = walletSide ? await walletSide : [ownBalance, ownSpend];
       if (keyJson && accountJson && balance !== null) {
         const account = JSON.parse(accountJson) as AccountRecord;
         if (!limit || (!account.rpm && !account.concurrency)) {
           return { key: JSON.parse(keyJson) as KeyRecord, account, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0 };
         }
-        this.limited.add(owner.accountId);
+        this.limited.add(accountId);
       }
     }
     const r = await this.redis.authGate(
-      rkeys.keyRecord(hash), rkeys.account(owner.accountId), rkeys.balance(owner.walletId), rkeys.keySpend(owner.keyId),
-      rkeys.rateWindow(owner.accountId), rkeys.rateLeases(owner.accountId),
+      rkeys.keyRecord(accountId, keyId), rkeys.account(accountId),
+      apart ? rkeys.none(accountId) : rkeys.balance(walletId), apart ? rkeys.none(accountId) : rkeys.keySpend(walletId, keyId),
+      rkeys.rateWindow(accountId), rkeys.rateLeases(accountId),
       limit?.member ?? '-', limit?.leaseMs ?? 0, limit ? '1' : '0',
     );
-    const [keyJson, accountJson, balance, spend, limited] = r;
+    const [keyJson, accountJson, ownBalance, ownSpend, limited] = r;
+    const [balance, spend] = walletSide ? await walletSide : [ownBalance, ownSpend];
     if (!keyJson || !accountJson) {
       // Cold Redis: fill it, then decide once more with everything present.
-      const key = await this.keys.lookupByHash(hash);
+      const key = await this.keys.record(owner);
       if (!key) return null;
-      const account = await this.accounts.lookup(owner.accountId);
+      const account = await this.accounts.lookup(accountId);
       if (!account) return { key, account: null, balanceNano: 0, keySpendNano: 0 };
       return this.byHash(hash, limit);
     }
     const snapshot: AuthSnapshot = {
       key: JSON.parse(keyJson) as KeyRecord,
       account: JSON.parse(accountJson) as AccountRecord,
-      balanceNano: balance !== null ? Number(balance) : await this.wallet.balance(owner.walletId),
+      balanceNano: balance !== null ? Number(balance) : await this.wallet.balance(walletId),
       keySpendNano: spend !== null ? Number(spend) : 0,
     };
-    if (limited !== 1) this.limited.delete(owner.accountId);
+    if (limited !== 1) this.limited.delete(accountId);
     if (limited === 1) {
       snapshot.rate = { allowed: r[5] === 1, reason: r[6], rpm: r[7], concurrency: r[8], rpmUsed: r[9], concUsed: r[10], resetMs: r[11] };
     }

@@ -2,7 +2,6 @@ import type { Config } from '../infra/config';
 import { connectMongo } from '../infra/mongo';
 import { connectRedis } from '../infra/redis';
 import { createLogger, type Logger } from '../infra/logger';
-import type { Catalogue } from '../domain/catalogue';
 import { Wallet } from './wallet';
 import { KeyService } from './keys';
 import { AccountService } from './accounts';
@@ -11,7 +10,10 @@ import { AuthLookup } from './auth-lookup';
 import { UpstreamPools } from '../infra/upstream';
 import { createMediaHttp } from '../providers/media/http';
 import { Client, Connection } from '@temporalio/client';
-import { loadCatalogue } from './catalogue-store';
+import { CatalogueCache } from './catalogue-cache';
+import { ChannelHealth } from './channel-health';
+import { ChannelService } from './channels';
+import { ChannelTester } from './channel-test';
 import type { ServiceDeps } from './deps';
 import { PeopleService } from './people';
 import { PageStore } from '../knowledge/page-store';
@@ -25,20 +27,22 @@ import { MongoFileStore } from '../knowledge/storage/mongo-file-store';
 import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links';
 import { KbBases } from '../knowledge/bases';
 import { KbIngestion } from '../knowledge/ingestion';
-
-const CATALOGUE_RELOAD_MS = 30_000;
+import { temporalClientInterceptors } from '../tracing/temporal';
 
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
-  const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX)];
+  const [db, redis] = [await connectMongo(config.MONGO_URL), connectRedis(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_CLUSTER_NODES)];
   const wallet = new Wallet(db, redis, log);
   wallet.journal.start();
-  const vars = { SIMULATOR_URL: config.SIMULATOR_URL };
-  let catalogue: Catalogue = await loadCatalogue(db, vars);
-  const reload = setInterval(() => {
-    loadCatalogue(db, vars).then((c) => (catalogue = c), (err) => log.warn('catalogue reload failed', { err }));
-  }, CATALOGUE_RELOAD_MS);
-  reload.unref();
+  const catalogueCache = await CatalogueCache.start({
+    db, redis, prefix: config.REDIS_PREFIX, log, pollMs: config.CATALOGUE_POLL_MS,
+    env: {
+      vars: config.CHANNEL_URL_VARS, upstreamKeys: config.UPSTREAM_KEYS, encryptionKey: config.KEY_ENCRYPTION_KEY,
+      onBadSecret: (channel, err) => log.error('channel secret does not unseal (KEY_ENCRYPTION_KEY changed?)', { channel, err }),
+      onBadUrl: (channel, baseUrl) => log.error('channel left out: its base_url names a variable this process lacks', { channel, base_url: baseUrl }),
+    },
+  });
+  const channelHealth = new ChannelHealth(redis, { failureThreshold: config.CHANNEL_BREAKER_FAILURES, coolDownMs: config.CHANNEL_BREAKER_COOLDOWN_MS }, log);
   const usage = new UsageRecorder(db, log, undefined, () => wallet.journal.flush());
   const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG });
   const accounts = new AccountService(db, redis, wallet);
@@ -47,14 +51,15 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const pages = new PageStore(db, redis);
   const corpora = new CorpusCache(pages);
   const retrieval = new Retrieval(corpora);
-  const kbScope = new KnowledgeScope(db);
+  const kbScope = new KnowledgeScope(db, redis);
   const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
   const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
-  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
-  const people = new PeopleService(db, accounts);
+  const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, interceptors: temporalClientInterceptors() });
+  const people = new PeopleService(db, accounts, () => kbScope.changed());
   const kbFiles = new MongoFileStore(db.KbFile);
-  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: () => catalogue });
-  const current = () => catalogue;
+  const current = catalogueCache.current;
+  const kbBases = new KbBases({ db, accounts, pages, kbScope, catalogue: current, temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  const mediaHttp = createMediaHttp(upstream);
   return {
     config,
     db,
@@ -77,12 +82,16 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     usage,
     authLookup: new AuthLookup(redis, keys, accounts, wallet),
     upstream,
-    mediaHttp: createMediaHttp(upstream),
+    mediaHttp,
     temporal,
     catalogue: current,
+    channelHealth,
+    channels: new ChannelService({ db, config, cache: catalogueCache, health: channelHealth, log }),
+    channelTester: new ChannelTester({ config, upstream, mediaHttp, health: channelHealth, catalogue: current, env: catalogueCache.env }),
     agents: createAgentServices({ db, redis, accounts, keys, people, wallet, usage, scope: kbScope, catalogue: current, scopeCacheMs: config.AGENT_SCOPE_CACHE_MS }),
     async close() {
-      clearInterval(reload);
+      await catalogueCache.close();
+      channelHealth.close();
       await wallet.journal.stop();
       await usage.flush();
       await upstream.close();

@@ -23,6 +23,9 @@ import type { CorpusCache } from '../knowledge/corpus';
 import type { KnowledgeReader } from '../knowledge/reader';
 import type { DifyRetrieval } from '../integrations/dify';
 import type { AgentServices } from '../agents';
+import type { ChannelService } from './channels';
+import type { ChannelHealth } from './channel-health';
+import type { ChannelTester } from './channel-test';
 
 /** The process's services, built once (services/bootstrap.ts buildDeps, or a test): what a request handler or a worker may use. */
 export interface ServiceDeps {
@@ -63,6 +66,12 @@ export interface ServiceDeps {
   mediaHttp: MediaHttp;
   /** Temporal client (lazy connection): media submissions start workflows. */
   temporal: Client;
-  /** The current registry; replaced in place when it is reloaded. */
+  /** The current registry; replaced in place when it is reloaded (every process, on every channel change). */
   catalogue: () => Catalogue;
+  /** Channels as managed objects (`/admin/v1/channels`). */
+  channels: ChannelService;
+  /** This process's circuit breaker per channel; the chat and media ladders consult it. */
+  channelHealth: ChannelHealth;
+  /** "Test this channel": one small real request. */
+  channelTester: ChannelTester;
 }

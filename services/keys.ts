@@ -1,4 +1,4 @@
-import type { Db, ApiKeyDoc } from '../infra/mongo';
+import { isDuplicateKey, type Db, type ApiKeyDoc } from '../infra/mongo';
 import { rkeys, type RedisClient } from '../infra/redis';
 import { seal, sha256Hex, unseal } from '../infra/secrets';
 import { KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
@@ -56,7 +56,13 @@ export class KeyService {
 
   /** Import an early key that exists only as a hash: it works but can never be revealed. */
   async importLegacy(accountId: string, input: NewKeyInput, plaintext: string): Promise<ApiKeyDoc> {
-    return this.insert(accountId, input, plaintext, 'legacy');
+    try {
+      return await this.insert(accountId, input, plaintext, 'legacy');
+    } catch (err) {
+      // The hash is unique: a key already known (imported before, or issued here) cannot be imported again.
+      if (isDuplicateKey(err)) throw new GatewayError('invalid_request', 'this key is already registered', { status: 409, param: 'key' });
+      throw err;
+    }
   }
 
   private async insert(accountId: string, input: NewKeyInput, plaintext: string, kind: ApiKeyDoc['kind']): Promise<ApiKeyDoc> {
@@ -122,20 +128,52 @@ export class KeyService {
     return next;
   }
 
-  /** The record a request is judged by: Redis first, Mongo when Redis has none. */
-  async lookupByHash(hash: string): Promise<KeyRecord | null> {
-    const cached = await this.redis.get(rkeys.keyRecord(hash));
-    if (cached) return JSON.parse(cached) as KeyRecord;
+  /**
+   * Which key a hash names: immutable (key id, account, wallet), so callers
+   * may cache it in process for good. Redis first, Mongo when Redis has none.
+   */
+  async ownerOfHash(hash: string): Promise<KeyOwner | null> {
+    const cached = await this.redis.get(rkeys.keyHash(hash));
+    if (cached) return JSON.parse(cached) as KeyOwner;
     const doc = await this.db.ApiKey.findOne({ hash }).lean<ApiKeyDoc>();
     if (!doc) return null;
-    return this.publish(doc);
+    await this.publish(doc);
+    return ownerOf(doc);
+  }
+
+  /** The record a request is judged by: Redis first, Mongo when Redis has none. */
+  async lookupByHash(hash: string): Promise<KeyRecord | null> {
+    const owner = await this.ownerOfHash(hash);
+    return owner ? this.record(owner) : null;
+  }
+
+  /** The mutable state of a key (enabled, expiry, cap...), kept under its account's shard. */
+  async record(owner: KeyOwner): Promise<KeyRecord | null> {
+    const cached = await this.redis.get(rkeys.keyRecord(owner.accountId, owner.keyId));
+    if (cached) return JSON.parse(cached) as KeyRecord;
+    const doc = await this.db.ApiKey.findById(owner.keyId).lean<ApiKeyDoc>();
+    return doc ? this.publish(doc) : null;
   }
 
   private async publish(doc: ApiKeyDoc): Promise<KeyRecord> {
     const record = toKeyRecord(doc);
-    await this.redis.set(rkeys.keyRecord(doc.hash), JSON.stringify(record));
+    await Promise.all([
+      this.redis.set(rkeys.keyRecord(doc.account_id, doc._id), JSON.stringify(record)),
+      this.redis.set(rkeys.keyHash(doc.hash), JSON.stringify(ownerOf(doc))),
+    ]);
     return record;
   }
+}
+
+/** What a key hash resolves to; never changes for the life of the key. */
+export interface KeyOwner {
+  keyId: string;
+  accountId: string;
+  walletId: string;
+}
+
+function ownerOf(doc: ApiKeyDoc): KeyOwner {
+  return { keyId: doc._id, accountId: doc.account_id, walletId: doc.wallet_id ?? doc.account_id };
 }
 
 function agentKeyManaged(): GatewayError {

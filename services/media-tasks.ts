@@ -47,6 +47,8 @@ export interface SubmitTask {
   /** The validated request, as the provider adapter will read it. */
   input: Record<string, unknown>;
   quote: MediaQuote;
+  /** Checked at the edge (webhooks/submission.ts): where the final-state webhook goes. */
+  callbackUrl?: string | null;
 }
 
 /**
@@ -63,6 +65,8 @@ export class MediaTasks {
   async submit(req: SubmitTask): Promise<TaskDoc> {
     const { auth } = req;
     const taskId = newId('task');
+    // No ledger row of this task's ops can exist before its document does (written below, the id is new).
+    const absentAt = performance.now();
     const now = new Date();
     const doc: TaskDoc = {
       _id: taskId, account_id: auth.account.id, key_id: auth.key.id, key_name: auth.key.name, key_prefix: auth.key.prefix,
@@ -70,11 +74,12 @@ export class MediaTasks {
       quote: req.quote, reserved_nano: reservationNano(req.quote), cost_nano: 0, unit_count: 0, upstream: null, result: null,
       final_body: null, final_status: null, error_code: null, error_message: null, request_id: req.requestId,
       created_at: now, started_at: null, completed_at: null, updated_at: now,
+      ...(req.callbackUrl ? { callback_url: req.callbackUrl } : {}),
     };
     // 1. The task exists before any money moves, so a crash at any later step can be resumed (resumeOrphans).
     await this.deps.db.Task.create(doc);
     // 2. Reserve the worst case: atomic, 402 when it does not fit.
-    const hold = await this.reserve(doc, auth.key.spend_cap_nano).catch(async (err: unknown) => {
+    const hold = await this.reserve(doc, auth.key.spend_cap_nano, absentAt).catch(async (err: unknown) => {
       await this.deps.db.Task.deleteOne({ _id: taskId });
       throw err;
     });
@@ -97,18 +102,21 @@ export class MediaTasks {
   /**
    * The hold, written ahead with the task's in-flight usage row: one Redis
    * script moves the projection (refusing what does not fit) and appends both
-   * to the ledger journal, drained to Mongo in batches. The in-flight row is
-   * inserted only if the task has no row yet, so a settled row written
-   * before the drain gets there stays as it is.
+   * to the ledger journal, drained to Mongo in batches. Deduped from any
+   * process like every non-chat op (`Wallet.applyMarkedAhead`: the ledger,
+   * then the op's marker); `absentAt` says when this call knew the op had no
+   * row (before it wrote the task whose fresh id the op carries), which
+   * spares the ledger read. The in-flight row is inserted only if the task
+   * has no row yet, so a settled row written before the drain gets there
+   * stays as it is.
    */
-  private reserve(doc: TaskDoc, capNano: number | null) {
-    return this.deps.wallet.applyAhead(
+  private reserve(doc: TaskDoc, capNano: number | null, absentAt?: number) {
+    return this.deps.wallet.applyMarkedAhead(
       {
         opId: `${doc._id}:reserve`, accountId: doc.account_id, keyId: doc.key_id, kind: 'reserve',
         amountNano: -doc.reserved_nano, keySpendNano: doc.reserved_nano, ref: doc._id,
       },
-      usageDoc(usageRowFromTask(doc)),
-      { capNano },
+      { gate: { capNano }, usage: usageDoc(usageRowFromTask(doc)), absentAt },
     );
   }
 
@@ -119,6 +127,7 @@ export class MediaTasks {
       taskId: doc._id,
       pollIntervalMs: this.deps.config.MEDIA_POLL_INTERVAL_MS ?? POLL_INTERVAL_MS[kind],
       maxRunMs: MAX_RUN_MS[kind] === null ? null : (this.deps.config.MEDIA_MAX_RUN_MS ?? MAX_RUN_MS[kind]),
+      ...(doc.callback_url ? { callback: true } : {}),
     };
     try {
       await this.deps.temporal.workflow.start(mediaTaskWorkflow, {

@@ -30,7 +30,8 @@ const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, {
  * with one role (owner, admin or member).
  */
 export class PeopleService {
-  constructor(private readonly db: Db, private readonly accounts: AccountService) {}
+  /** `membershipChanged`: told after a membership is added, changed or removed (knowledge scopes depend on them). */
+  constructor(private readonly db: Db, private readonly accounts: AccountService, private readonly membershipChanged: () => Promise<void> = async () => {}) {}
 
   async createUser(input: { email: string; name: string; password?: string }): Promise<UserDoc> {
     const email = input.email.trim().toLowerCase();
@@ -112,12 +113,14 @@ export class PeopleService {
       if (!isDuplicateKey(err)) throw err;
       await this.db.Membership.updateOne({ _id: doc._id }, { $set: { role } });
     }
+    await this.membershipChanged();
     return toMembership(doc);
   }
 
   async removeMember(enterpriseId: string, userId: string): Promise<void> {
     const r = await this.db.Membership.deleteOne({ _id: `${enterpriseId}:${userId}` });
     if (r.deletedCount === 0) throw notFound(`member ${userId} of ${enterpriseId}`);
+    await this.membershipChanged();
   }
 
   async roleIn(enterpriseId: string, userId: string): Promise<Role | null> {

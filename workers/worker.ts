@@ -5,16 +5,28 @@ import type { Config } from '../infra/config';
 import { WORKFLOWS_PATH } from '../infra/temporal';
 import { createActivities, type ActivityDeps } from '../activities';
 import { linkSweeperWorkflow, LINK_SWEEPER_ID } from '../workflows/link-sweeper';
+import { currentMetrics } from '../metrics/index';
+import { activityMetrics } from '../metrics/temporal';
+import { workerTracing, WORKFLOW_INTERCEPTORS_PATH } from '../tracing/temporal';
 
 /** A worker on the configured task queue, running every workflow and activity of the project. */
 export async function createWorker(config: Config, deps: ActivityDeps, opts: { taskQueue?: string } = {}) {
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const traced = workerTracing();
+  const metrics = currentMetrics();
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: opts.taskQueue ?? config.TEMPORAL_TASK_QUEUE,
     ...(config.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE } } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(deps),
+    // Tracing (tracing/temporal.ts) and activity metrics (metrics/temporal.ts); both empty when off.
+    interceptors: {
+      // A prebuilt bundle has them already (scripts/bundle-workflows.ts).
+      ...(config.WORKFLOW_BUNDLE ? {} : { workflowModules: [WORKFLOW_INTERCEPTORS_PATH] }),
+      activity: [...traced.activity, ...(metrics ? [activityMetrics(metrics)] : [])],
+    },
+    sinks: traced.sinks,
   });
   return { worker, connection };
 }

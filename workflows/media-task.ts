@@ -1,4 +1,6 @@
-import { ApplicationFailure, CancellationScope, isCancellation, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, proxyLocalActivities, sleep, startChild } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { taskWebhookWorkflow, taskWebhookWorkflowId } from './task-webhook';
 import type { MediaActivities, SettleInput, SyncAnswer, TaskFacts } from '../activities/media';
 import type { ProviderOutcome } from '../domain/media/task';
 import { mediaErrorJson } from '../domain/error-bodies';
@@ -38,6 +40,8 @@ export interface MediaTaskInput {
   pollIntervalMs: number;
   /** The task's lifetime before it expires (images: 280 s); null = the vendor decides. */
   maxRunMs: number | null;
+  /** The task has a `callback_url`: its webhook workflow starts once it is settled (docs/webhooks.md). */
+  callback?: boolean;
 }
 
 export interface MediaTaskResult {
@@ -95,5 +99,19 @@ export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTas
   if (!outcome) throw ApplicationFailure.nonRetryable('task ended without an outcome');
   const settle: SettleInput = { taskId: input.taskId, outcome, task, sync, progress };
   const { costNano } = await CancellationScope.nonCancellable(() => settleMediaTask(settle));
+  if (input.callback) await CancellationScope.nonCancellable(() => startWebhook(input.taskId));
   return { state: outcome.state, costNano };
+}
+
+/** The task's webhook runs on as its own workflow (abandoned child): retries of up to 24 h never hold this one open. */
+async function startWebhook(taskId: string): Promise<void> {
+  try {
+    await startChild(taskWebhookWorkflow, {
+      workflowId: taskWebhookWorkflowId(taskId),
+      args: [{ taskId }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }

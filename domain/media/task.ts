@@ -1,4 +1,5 @@
 import type { MediaQuote } from './pricing';
+import type { CallAttempt } from '../call-attempts';
 
 /**
  * Async media tasks: one internal state machine, shown to clients in each
@@ -82,6 +83,10 @@ export interface TaskDocument {
   error_code: string | null;
   error_message: string | null;
   request_id: string;
+  /** Where the final-state webhook goes (docs/webhooks.md); absent or null: none. */
+  callback_url?: string | null;
+  /** The upstream attempts of the submission (channel, status, latency), at most the ladder's three (docs/call-log.md). */
+  attempts_log?: CallAttempt[];
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;

@@ -14,7 +14,9 @@ import { failAfterAnswer, settleChat, settleDurably } from './settle';
 import { getTranslator, extractUsage, outputChars, type Translator } from '../../protocols';
 import { usageToBill } from '../../domain/usage-estimate';
 import { relayStream } from './stream-relay';
+import { deadlineIn } from './deadlines';
 import { recordOutcome } from '../middleware/usage-capture';
+import { loggedAttempt, type CallAttempt } from '../../domain/call-attempts';
 import { climbLadder, CHAT_LADDER, UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';
 
 export interface ChatCall {
@@ -29,7 +31,11 @@ export interface ChatCall {
   maxTokens: number | undefined;
   /** What the pre-charge input estimate is measured on (messages, contents, input...). */
   promptForEstimate: unknown;
-  /** Bytes of `promptForEstimate` as JSON, measured once by the pre-charge. */
+  /**
+   * Bytes of `promptForEstimate` as JSON (spec 1 section 8: the pre-charge input estimate): the
+   * length of its value in the raw body, measured by jsonBody; when the prompt is not the client's
+   * (an agent's prelude), measured once by serialising it.
+   */
   promptBytes?: number;
   channels: Channel[];
   /** chat-completions built-in tool path: a mid-stream failure injects an error chunk. */
@@ -39,6 +45,14 @@ export interface ChatCall {
 }
 
 export type ChatEnv = GatewayDeps;
+
+/** Why a chat request's upstream call was stopped (set by the close listeners and the deadline). */
+export interface StopReason {
+  /** The client closed its connection. */
+  client: boolean;
+  /** The request's deadline (CHAT_UPSTREAM_TIMEOUT_MS, streaming included) passed. */
+  deadline: boolean;
+}
 
 /** Pre-charge gate: an estimate above what the key can spend is 402, with no upstream call. */
 export function precharge(deps: GatewayDeps, ctx: Ctx, call: ChatCall): void {
@@ -107,38 +121,38 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
   precharge(env, ctx, call);
 
   // One signal stops the upstream request: the client went away, or the deadline (streaming included)
-  // passed. A plain timer, cleared when the request ends (AbortSignal.timeout would stay armed 180 s).
-  // `stop` is AbortSignal.any([clientGone, expired]) by hand: on Node 20 AbortSignal.any costs about
-  // ten AbortControllers per call, a measurable share of a chat request (bench:chat).
-  const clientGone = new AbortController();
-  const expired = new AbortController();
+  // passed; `stopped` says which. The deadline is an entry in a shared sweep (./deadlines), not a
+  // timer per request, and one AbortController serves both causes.
   const stop = new AbortController();
   const signal = stop.signal;
-  const deadline = expired.signal;
+  const stopped: StopReason = { client: false, deadline: false };
   const onClose = () => {
-    if (ctx.res.writableFinished) return;
-    clientGone.abort();
+    if (ctx.res.writableFinished || stopped.client) return;
+    stopped.client = true;
     stop.abort();
   };
   ctx.req.once('close', onClose);
   ctx.res.once('close', onClose);
-  const timer = setTimeout(() => {
-    expired.abort();
+  const deadline = deadlineIn(env.config.CHAT_UPSTREAM_TIMEOUT_MS, () => {
+    stopped.deadline = true;
     stop.abort();
-  }, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
+  });
   /** A thrown transport error: the client left, the deadline passed, or the channel failed (the ladder decides). */
   const transportFailure = (err: unknown): Error => {
-    if (deadline.aborted) return new UpstreamTransportError('timeout', 'the request deadline passed');
+    if (stopped.deadline) return new UpstreamTransportError('timeout', 'the request deadline passed');
     const kind = classifyTransportError(err);
-    if (clientGone.signal.aborted || kind === 'aborted') return new ClientGone();
+    if (stopped.client || kind === 'aborted') return new ClientGone();
     return new UpstreamTransportError(kind, `upstream connection failed (${(err as Error).message})`);
   };
 
   let attempts = 0;
+  // Channel, status and latency of each attempt, for the usage row and the call log (at most 3).
+  const tried: CallAttempt[] = [];
+  ctx.state.attempts = tried;
   try {
     let answer: Answer;
     try {
-      ({ value: answer } = await climbLadder(call.channels, CHAT_LADDER, async (channel, n): Promise<Answer> => {
+      ({ value: answer } = await climbLadder(call.channels, CHAT_LADDER, loggedAttempt(tried, (c) => c.id, async (channel, n): Promise<Answer> => {
         attempts = n;
         const prepared = prepare(env, call, channel);
         const provider = chatProviders[channel.upstream];
@@ -162,7 +176,7 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
           throw transportFailure(err);
         });
         return { prepared, res, bytes };
-      }));
+      }, (a) => a.res.statusCode), { breaker: env.channelHealth.ladder }));
     } catch (err) {
       if (err instanceof ClientGone) return await clientLeft(env, ctx, call, attempts);
       throw chatUpstreamFailure(err, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
@@ -170,7 +184,7 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
     setTranslationHeaders(ctx, call, answer.prepared);
     if (answer.bytes) return await relayJson(env, ctx, call, answer.bytes, answer.prepared, attempts);
     const { prepared, res } = answer;
-    await relayStream(env, ctx, call, { res, translation: prepared.translation, upstream: prepared.channel.upstream as Protocol, channel: prepared.channel.id, attempts, clientGone, deadline });
+    await relayStream(env, ctx, call, { res, translation: prepared.translation, upstream: prepared.channel.upstream as Protocol, channel: prepared.channel.id, attempts, stopped });
   } catch (err) {
     // One usage row per request, with the attempts it took (failed attempts are not rows).
     if (err instanceof GatewayError && !ctx.state.usageRecorded && attempts > 0) {
@@ -184,7 +198,7 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
     }
     throw err;
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
     ctx.req.off('close', onClose);
     ctx.res.off('close', onClose);
   }

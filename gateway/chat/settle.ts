@@ -1,7 +1,9 @@
 import pRetry, { type Options as RetryOptions } from 'p-retry';
 import type { Model } from '../../domain/catalogue';
 import { chatCharge, type TokenUsage } from '../../domain/pricing';
-import type { LedgerOp } from '../../services/wallet';
+import type { ChargeTicket, LedgerOp } from '../../services/wallet';
+import { sameShard } from '../../infra/redis';
+import type { HeldLease } from '../middleware/rate-limit';
 import { usageDoc } from '../../services/usage';
 import type { UsageDoc } from '../../infra/mongo';
 import type { GatewayDeps } from '../deps';
@@ -11,6 +13,7 @@ import { armed, failpoint } from '../../infra/failpoints';
 import { counters } from '../../infra/counters';
 import type { UsageMisreport } from '../../domain/usage-estimate';
 import { walletOf } from '../../domain/api-key';
+import { deadlineIn } from './deadlines';
 
 export type ChatOutcome = 'success' | 'interrupted' | 'error';
 
@@ -79,7 +82,8 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
     }),
   );
   if (cost === 0) {
-    await pRetry(() => deps.wallet.journal.append({ u: row }), AHEAD_RETRY).catch(() => deps.usage.record(row));
+    const again = () => deps.wallet.journal.append({ u: row }, walletOf(auth.key));
+    await again().catch(() => pRetry(again, AHEAD_RETRY)).catch(() => deps.usage.record(row));
     return 0;
   }
   const op: LedgerOp = {
@@ -91,24 +95,40 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
     keySpendNano: cost,
     ref: ctx.state.requestId,
   };
-  await writeCharge(deps, op, row);
+  // The call's concurrency slot is freed by the same script when it lives in the wallet's shard.
+  const held = ctx.state.lease;
+  const lease = held && sameShard(held.accountId, op.accountId) ? held : undefined;
+  const ticket = deps.wallet.ticket();
+  try {
+    await writeCharge(deps, op, row, ticket, lease);
+  } finally {
+    ticket.close();
+  }
   return cost;
 }
 
-async function writeCharge(deps: GatewayDeps, op: LedgerOp, row: UsageDoc): Promise<void> {
+/**
+ * Every attempt carries the charge's ticket (services/wallet.ts): a retry of
+ * a script that did run, its reply lost, is a no-op, without any per-call
+ * marker in Redis.
+ */
+async function writeCharge(deps: GatewayDeps, op: LedgerOp, row: UsageDoc, ticket: ChargeTicket, lease?: HeldLease): Promise<void> {
   try {
-    await pRetry(() => deps.wallet.applyAhead(op, row), AHEAD_RETRY);
+    // The first try outside p-retry: its machinery costs more than the script on the normal path.
+    const ahead = () => deps.wallet.applyAhead(op, row, ticket, lease);
+    await ahead().catch(() => pRetry(ahead, AHEAD_RETRY));
+    lease?.freed();
     return;
   } catch (err) {
     deps.log.warn('chat charge journal unavailable; writing the ledger directly', { trace: op.ref, err });
   }
   try {
-    await pRetry(() => deps.wallet.recordDirect(op, row), DIRECT_RETRY);
+    await pRetry(() => deps.wallet.recordDirect(op, row, ticket), DIRECT_RETRY);
   } catch (err) {
     deps.log.error('chat charge not written', { trace: op.ref, op, row, err });
     return;
   }
-  await pRetry(() => deps.wallet.apply(op), PROJECTION_RETRY).catch((err: unknown) => {
+  await pRetry(() => deps.wallet.apply(op, undefined, ticket), PROJECTION_RETRY).catch((err: unknown) => {
     deps.log.error('chat charge in the ledger but not in the balance projection; the wallet audit repairs it', { trace: op.ref, op, err });
   });
 }
@@ -138,9 +158,14 @@ export function settleDurably(deps: GatewayDeps, ctx: Ctx, model: Model, usage: 
   background.add(p);
   void p.finally(() => background.delete(p));
   if (background.size > MAX_BACKGROUND) return p;
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, DURABLE_WAIT_MS)));
-  return Promise.race([p, waited]).finally(() => clearTimeout(timer));
+  // The wait's bound is an entry in the shared deadline sweep, not a timer per call.
+  return new Promise<void>((resolve) => {
+    const bound = deadlineIn(DURABLE_WAIT_MS, resolve);
+    void p.then(() => {
+      bound.clear();
+      resolve();
+    });
+  });
 }
 
 /** Wait for every settlement still running (shutdown, tests). */

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { createUsageAccumulator, SseParser, type Protocol, type SseEvent, type Translator } from '../../protocols';
 import { usageToBill } from '../../domain/usage-estimate';
 import type { Ctx } from '../context';
-import type { ChatCall, ChatEnv } from './pipeline';
+import type { ChatCall, ChatEnv, StopReason } from './pipeline';
 import { promptBytes, toTokenUsage } from './pipeline';
 import { failAfterAnswer, settleDurably } from './settle';
 import { openAiErrorBody } from '../../domain/error-bodies';
@@ -39,8 +39,8 @@ export async function relayStream(
     /** The channel's id (counters of upstreams that misreport usage). */
     channel: string;
     attempts: number;
-    clientGone: AbortController;
-    deadline: AbortSignal;
+    /** Why the request was stopped, if it was: the client left, or the deadline passed. */
+    stopped: StopReason;
   },
 ): Promise<void> {
   ctx.respond = false;
@@ -98,10 +98,10 @@ export async function relayStream(
    */
   const settle = async () => {
     settled = true;
-    const clientGone = s.clientGone.signal.aborted || out.destroyed;
+    const clientGone = s.stopped.client || out.destroyed;
     const completed = acc.completed && !failure && !clientGone;
     const billed = usageToBill({ reported: toTokenUsage(acc.usage), outputChars: acc.outputChars, promptBytes: promptBytes(call), completed });
-    const reason = clientGone ? 'client_closed' : s.deadline.aborted ? 'upstream_timeout' : failure ? 'upstream_cut' : !completed ? 'upstream_incomplete' : undefined;
+    const reason = clientGone ? 'client_closed' : s.stopped.deadline ? 'upstream_timeout' : failure ? 'upstream_cut' : !completed ? 'upstream_incomplete' : undefined;
     await settleDurably(env, ctx, call.model, billed.usage, {
       status: completed ? 'success' : 'interrupted',
       attempts: s.attempts,
@@ -119,9 +119,9 @@ export async function relayStream(
       const text = framesOf(parser.push(chunk));
       if (!settled && ended()) await settle();
       await write(passthrough ? chunk : text);
-      if (s.clientGone.signal.aborted) break;
+      if (s.stopped.client) break;
     }
-    if (!s.clientGone.signal.aborted) {
+    if (!s.stopped.client) {
       await write(framesOf(parser.end()));
       if (enc) await write(enc.end().join(''));
     }
@@ -129,7 +129,7 @@ export async function relayStream(
     failure = err;
   }
 
-  const clientGone = s.clientGone.signal.aborted || out.destroyed;
+  const clientGone = s.stopped.client || out.destroyed;
   if (clientGone) s.res.body.destroy();
   if (!settled) await settle();
   const completed = acc.completed && !failure && !clientGone;

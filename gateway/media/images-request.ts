@@ -8,7 +8,18 @@ export const MAX_IMAGES = 10;
 
 const ImageRef = PublicUrlOrDataImage;
 
-export const ImagesRequest = z.looseObject({
+/**
+ * Other fields go to the vendor unchanged (`quality`, `background`, an edits `mask`...) and are stored
+ * with the task: a value is a scalar, or a flat list or map of scalars (the store cannot hold arrays
+ * in arrays), under a plain field name (no `$`, `.` or control characters).
+ */
+const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const PassThrough = z.union([Scalar, z.array(Scalar).max(100), z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), Scalar)], {
+  error: 'must be a string, number, boolean, null, or a flat list or map of those',
+});
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+export const ImagesRequest = z.object({
   model: z.string().min(1),
   prompt: z.string().min(1),
   size: z.string().min(1).optional(),
@@ -17,6 +28,10 @@ export const ImagesRequest = z.looseObject({
   image_urls: z.array(ImageRef).optional(),
   async: z.boolean().default(false),
   response_format: z.enum(['url', 'b64_json']).default('url'),
+}).catchall(PassThrough).superRefine((body, ctx) => {
+  for (const key of Object.keys(body)) {
+    if (!FIELD_NAME.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: 'is not a field name this endpoint takes (letters, digits, _ and -, at most 64)' });
+  }
 });
 export type ImagesRequest = z.infer<typeof ImagesRequest>;
 

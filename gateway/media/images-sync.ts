@@ -10,7 +10,7 @@ import { mediaErrorJson } from '../../domain/error-bodies';
 export const KEEPALIVE_BEAT_MS = 10_000;
 
 /** The task's final answer as the client sees it (a large body stored aside is loaded). */
-export async function finalBody(deps: GatewayDeps, doc: TaskDoc): Promise<string> {
+export async function finalBody(deps: Pick<GatewayDeps, 'db'>, doc: TaskDoc): Promise<string> {
   if (doc.final_body === null) {
     return mediaErrorJson(doc.error_code ?? 'upstream_error', doc.error_message ?? 'the task ended without a result', 'api_error');
   }

@@ -25,7 +25,7 @@ export const first = (v: unknown) => {
 };
 const QueryString = z.preprocess(first, z.string());
 
-function listQuerySchema(kind: TaskKind, allowed: string[], maxLimit: number) {
+export function listQuerySchema(kind: TaskKind, allowed: string[], maxLimit: number) {
   const statusHint = `must be a comma list of ${[...allowed, 'all'].join(', ')}`;
   return z.object({
     status: QueryString.default('all').transform((raw, c) => {

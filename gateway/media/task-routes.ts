@@ -12,6 +12,8 @@ import { usageCapture } from '../middleware/usage-capture';
 import { idempotency } from '../middleware/idempotency';
 import { resolveModel } from '../model-access';
 import { listTasks, parseListQuery } from './list-query';
+import { callbackUrl } from '../../webhooks/submission';
+import { CALLBACK_KINDS } from '../../webhooks/callback-url';
 
 /** The rules of one media family (images, videos, music, speech, voices, avatars, transcripts). */
 export interface MediaFamily {
@@ -53,6 +55,8 @@ export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>,
       authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true }),
       rateLimit(),
       body,
+      // Async families take a `callback_url` for their final-state webhook (docs/webhooks.md).
+      ...(CALLBACK_KINDS.has(family.kind) ? [callbackUrl(deps)] : []),
       idempotency(deps),
     ],
 
@@ -65,7 +69,7 @@ export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>,
 
     /** Accept the task (reserve, task document, workflow); from here its usage row is the task's own. */
     async submit(ctx: Ctx, task: Omit<SubmitTask, 'auth' | 'requestId' | 'kind'>): Promise<TaskDoc> {
-      const doc = await tasks.submit({ ...task, auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: family.kind });
+      const doc = await tasks.submit({ ...task, auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: family.kind, callbackUrl: ctx.state.callbackUrl });
       ctx.state.usageRecorded = true;
       return doc;
     },

@@ -40,6 +40,18 @@ export function extractKey(ctx: Ctx, methods: AuthOptions['methods']): string | 
   return undefined;
 }
 
+/** "Last used" is minute-grained: each process writes it at most once a minute per key, not on every call. */
+const LAST_USED_EVERY_MS = 60_000;
+const lastUsedWritten = new Map<string, number>();
+
+function touchLastUsed(deps: GatewayDeps, accountId: string, keyId: string): void {
+  const now = Date.now();
+  if (now - (lastUsedWritten.get(keyId) ?? 0) < LAST_USED_EVERY_MS) return;
+  if (lastUsedWritten.size > 100_000) lastUsedWritten.clear();
+  lastUsedWritten.set(keyId, now);
+  void deps.redis.set(rkeys.keyLastUsed(accountId, keyId), now).catch(() => undefined);
+}
+
 export function authenticate(deps: GatewayDeps, options: AuthOptions): Middleware {
   const sources = options.methods === 'all' ? SOURCES_ALL : SOURCES_HEADERS;
   return async function auth(ctx: Ctx, next) {
@@ -60,7 +72,7 @@ export function authenticate(deps: GatewayDeps, options: AuthOptions): Middlewar
     const release = snapshot.rate?.allowed && snapshot.rate.concurrency ? holdLease(deps, ctx, account.id) : undefined;
     try {
       if (options.billable && remainingNano(balanceNano, key, keySpendNano) <= 0) throw errors.quota();
-      if (options.touchLastUsed) void deps.redis.set(rkeys.keyLastUsed(key.id), Date.now()).catch(() => undefined);
+      if (options.touchLastUsed) touchLastUsed(deps, key.account_id, key.id);
       await next();
     } finally {
       if (release && !isStreamingBody(ctx)) release();

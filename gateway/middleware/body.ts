@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+import type Koa from 'koa';
 import { errors, GatewayError } from '../../domain/errors';
 import type { Ctx, Middleware } from '../context';
 
@@ -11,20 +13,30 @@ import type { Ctx, Middleware } from '../context';
  */
 export const MAX_JSON_DEPTH = 100;
 
-/** Read the raw body (kept for byte forwarding) and parse it as JSON under the policy. */
-export function jsonBody(limitBytes: number): Middleware {
+/**
+ * Read the raw body (kept for byte forwarding) and parse it as JSON under the policy.
+ * `memberBytes`: also measure, in the same walk as the depth check, how many bytes each
+ * top-level member's value takes in the raw body (chat's pre-charge measures the prompt so,
+ * without serialising it again).
+ */
+export function jsonBody(limitBytes: number, opts: { memberBytes?: boolean } = {}): Middleware {
+  const measure = opts.memberBytes === true;
   return async function readJson(ctx: Ctx, next) {
     const raw = await readRaw(ctx, limitBytes);
     ctx.state.rawBody = raw;
-    ctx.state.body = parseJsonBody(raw);
+    const members = measure ? new Map<string, number>() : undefined;
+    ctx.state.body = parseJsonBody(raw, members);
+    ctx.state.bodyMemberBytes = members;
     await next();
   };
 }
 
 /** The policy on bytes already read: a JSON object no deeper than MAX_JSON_DEPTH, or a 400. */
-export function parseJsonBody(raw: Buffer): Record<string, unknown> {
+export function parseJsonBody(raw: Buffer, memberBytes?: Map<string, number>): Record<string, unknown> {
   if (raw.length === 0) throw errors.invalidRequest('request body must be a JSON object');
-  if (nestingExceeds(raw, MAX_JSON_DEPTH)) {
+  // JSON text is UTF-8 (RFC 8259): invalid bytes would be read as U+FFFD here and forwarded as they are upstream.
+  if (!isUtf8(raw)) throw errors.invalidRequest('request body is not valid UTF-8');
+  if (nestingExceeds(raw, MAX_JSON_DEPTH, memberBytes)) {
     throw errors.invalidRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   let body: unknown;
@@ -42,23 +54,56 @@ export function parseJsonBody(raw: Buffer): Record<string, unknown> {
 /** Short strings are walked byte by byte; past this many bytes a string's end is found with indexOf. */
 const SHORT_STRING = 64;
 
-/** True when the JSON text opens more than `max` arrays/objects at once (brackets inside strings do not count). */
-export function nestingExceeds(raw: Buffer, max: number): boolean {
+/**
+ * True when the JSON text opens more than `max` arrays/objects at once (brackets inside strings do not count).
+ * With `memberBytes`, also records the byte length of each top-level member's value (whitespace
+ * around it excluded; a repeated name keeps the last, as JSON.parse does).
+ */
+export function nestingExceeds(raw: Buffer, max: number, memberBytes?: Map<string, number>): boolean {
   const n = raw.length;
   let depth = 0;
+  // Top-level member being read: its name's bytes, then where its value starts.
+  let expectName = false;
+  let nameStart = -1;
+  let nameEnd = -1;
+  let valueStart = -1;
+  const record = (end: number) => {
+    let s = valueStart;
+    let e = end;
+    while (s < e && isSpace(raw[s])) s++;
+    while (e > s && isSpace(raw[e - 1])) e--;
+    memberBytes!.set(raw.toString('utf8', nameStart, nameEnd), e - s);
+    nameStart = valueStart = -1;
+  };
   for (let i = 0; i < n; i++) {
     const c = raw[i];
     if (c === 0x22) {
-      i = stringEnd(raw, i + 1);
-      if (i < 0) return false; // unterminated string: JSON.parse reports it
+      const end = stringEnd(raw, i + 1);
+      if (end < 0) return false; // unterminated string: JSON.parse reports it
+      if (expectName && depth === 1) {
+        nameStart = i + 1;
+        nameEnd = end;
+        expectName = false;
+      }
+      i = end;
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > max) return true;
+      if (depth === 1 && c === 0x7b) expectName = true;
     } else if (c === 0x5d || c === 0x7d) {
+      if (depth === 1 && memberBytes && valueStart >= 0) record(i);
       depth--;
+    } else if (depth === 1 && memberBytes) {
+      if (c === 0x3a && nameStart >= 0 && valueStart < 0) valueStart = i + 1;
+      else if (c === 0x2c) {
+        if (valueStart >= 0) record(i);
+        expectName = true;
+      }
     }
   }
   return false;
 }
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** Index of the quote closing the string whose first byte is at `from`, or -1. */
 function stringEnd(raw: Buffer, from: number): number {
@@ -82,17 +127,103 @@ function stringEnd(raw: Buffer, from: number): number {
   }
 }
 
+/**
+ * The client went away before its request body was complete (spec 2 section
+ * 2.5: a client disconnect is `interrupted`, not a gateway fault). Nothing can
+ * be answered; the usage capture records the call as interrupted and the
+ * error handler lets it pass without an error log.
+ */
+export class ClientDisconnected extends Error {
+  readonly code = 'client_closed';
+  constructor(message = 'client disconnected while sending the request body') {
+    super(message);
+    this.name = 'ClientDisconnected';
+  }
+}
+
+/** How long a request body may take: idle (no byte) and in all. */
+export interface BodyTimeouts {
+  idleMs: number;
+  totalMs: number;
+}
+
+const DEFAULT_TIMEOUTS: BodyTimeouts = { idleMs: 20_000, totalMs: 300_000 };
+const TIMEOUTS = Symbol('bodyTimeouts');
+
+/** Set once per app (createApp, from BODY_IDLE_TIMEOUT_MS and BODY_READ_TIMEOUT_MS): every body reader uses them. */
+export function setBodyTimeouts(app: Koa<any>, timeouts: BodyTimeouts): void {
+  (app.context as unknown as Record<symbol, BodyTimeouts>)[TIMEOUTS] = timeouts;
+}
+
+export function bodyTimeoutsOf(ctx: Ctx): BodyTimeouts {
+  return (ctx as unknown as Record<symbol, BodyTimeouts | undefined>)[TIMEOUTS] ?? DEFAULT_TIMEOUTS;
+}
+
+/**
+ * Times a body read: `fail` is called with a 408 when no byte arrived for
+ * `idleMs` or the body is not complete after `totalMs` (slow-loris uploads).
+ * Call `touch` on every chunk and `stop` when the read ends.
+ */
+export function bodyDeadline(ctx: Ctx, fail: (err: GatewayError) => void): { touch(): void; stop(): void } {
+  const { idleMs, totalMs } = bodyTimeoutsOf(ctx);
+  const refuse = (why: string) => fail(new GatewayError('invalid_request', `request body ${why}`, { status: 408, headers: { Connection: 'close' } }));
+  const idle = setTimeout(() => refuse(`stalled: no data for ${Math.round(idleMs / 1000)} s`), idleMs);
+  const total = setTimeout(() => refuse(`not complete after ${Math.round(totalMs / 1000)} s`), totalMs);
+  return {
+    touch: () => idle.refresh(),
+    stop: () => {
+      clearTimeout(idle);
+      clearTimeout(total);
+    },
+  };
+}
+
+/**
+ * The raw body, at most `limitBytes` (413 over it), within the body
+ * timeouts (408). A refused body is not read further: the answer says
+ * `Connection: close`, so the rest of an oversized or trickling upload is
+ * not waited for.
+ */
 export async function readRaw(ctx: Ctx, limitBytes: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limitBytes) throw bodyTooLarge(limitBytes);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limitBytes) throw bodyTooLarge(limitBytes);
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  if (declared > limitBytes) throw tooLargeAndClose(limitBytes);
+  const req = ctx.req;
+  if (req.readableEnded) return Buffer.alloc(0);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (err?: Error) => {
+      deadline.stop();
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (!err) return resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      req.pause();
+      reject(err);
+    };
+    const deadline = bodyDeadline(ctx, done);
+    const onData = (chunk: Buffer) => {
+      deadline.touch();
+      size += chunk.length;
+      if (size > limitBytes) return done(tooLargeAndClose(limitBytes));
+      chunks.push(chunk);
+    };
+    const onEnd = () => done();
+    const onError = (err: Error) => done(req.complete ? errors.invalidRequest(`request body could not be read: ${err.message}`) : new ClientDisconnected());
+    const onClose = () => {
+      if (!req.complete) done(new ClientDisconnected());
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+function tooLargeAndClose(limit: number): GatewayError {
+  const err = bodyTooLarge(limit);
+  return new GatewayError(err.code, err.message, { status: err.status, headers: { Connection: 'close' } });
 }
 
 /** The 413 of every body reader (JSON here, multipart in gateway/media/multipart.ts). */

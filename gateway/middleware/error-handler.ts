@@ -2,6 +2,7 @@ import { GatewayError, type ErrorCode } from '../../domain/errors';
 import type { Logger } from '../../infra/logger';
 import type { Ctx, Middleware } from '../context';
 import { errorBody, shapeOfPath } from '../errors/shapes';
+import { ClientDisconnected } from './body';
 
 /**
  * First in the chain: every error becomes a response in the called
@@ -14,6 +15,11 @@ export function errorHandler(log: Logger): Middleware {
       await next();
       if (ctx.status >= 400 && ctx.respond !== false && (ctx.body === undefined || ctx.body === null)) throw routingError(ctx);
     } catch (thrown) {
+      // Nobody is left to answer; the usage capture has recorded the call as interrupted.
+      if (thrown instanceof ClientDisconnected) {
+        ctx.status = 499; // the access log's status for a client that left (nginx's convention); nothing is sent
+        return;
+      }
       let err = toGatewayError(thrown, ctx, log);
       if (ctx.state.errorDialect === 'digital-human') err = digitalHumanDialect(err);
       if (ctx.headerSent || !ctx.writable) return;
@@ -32,7 +38,9 @@ export function errorHandler(log: Logger): Middleware {
 function routingError(ctx: Ctx): GatewayError {
   if (ctx.status === 404) return new GatewayError('not_found', `no route for ${ctx.method} ${ctx.path}`, { status: 404, type: 'invalid_request_error' });
   const allow = ctx.response.get('Allow');
-  if (ctx.status === 405) {
+  // 501 is the router's answer to a method it does not know at all (TRACE, CONNECT, ...) on a path it serves:
+  // to the client that is the same refusal as 405, with the same Allow list (never a 5xx for a client's choice).
+  if (ctx.status === 405 || ctx.status === 501) {
     return new GatewayError('invalid_request', `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, { status: 405, headers: { Allow: allow } });
   }
   return new GatewayError('invalid_request', `${ctx.method} ${ctx.path}: HTTP ${ctx.status}`, { status: ctx.status });

@@ -4,6 +4,7 @@ import { isDuplicateKey, type IdempotencyDoc } from '../../infra/mongo';
 import { sha256Hex } from '../../infra/secrets';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
+import { currentMetrics } from '../../metrics/index';
 
 /** Spec 2 section 4.1 and 8. */
 export const KEY_PATTERN = /^[\x20-\x7E]{1,200}$/;
@@ -87,8 +88,12 @@ export function idempotency(deps: GatewayDeps): Middleware {
         if (mine) break;
         continue;
       }
-      if (existing.body_hash !== bodyHash) throw reuse();
+      if (existing.body_hash !== bodyHash) {
+        currentMetrics()?.idempotency.inc({ outcome: 'conflict' });
+        throw reuse();
+      }
       if (existing.state === 'in_flight') {
+        currentMetrics()?.idempotency.inc({ outcome: 'in_flight' });
         throw new GatewayError('idempotency_in_flight', 'a request with this Idempotency-Key is still running', { status: 409 });
       }
       if (existing.not_cached) {
@@ -101,6 +106,7 @@ export function idempotency(deps: GatewayDeps): Middleware {
       ctx.status = existing.status ?? 200;
       ctx.type = existing.headers?.['content-type'] ?? 'application/json';
       ctx.set('Idempotency-Replayed', 'true');
+      currentMetrics()?.idempotency.inc({ outcome: 'replay' });
       ctx.body = existing.body ?? '';
       ctx.state.usageRecorded = true; // a replay is not a new call
       return;

@@ -3,6 +3,7 @@ import { rkeys } from '../../infra/redis';
 import type { RateDecision } from '../../services/auth-lookup';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
+import { currentMetrics } from '../../metrics/index';
 
 /** A crashed gateway's concurrency slots expire after this; live requests renew it. */
 export const LEASE_MS = 60_000;
@@ -20,6 +21,7 @@ export function rateLimit(): Middleware {
     if (!rate) return next();
     const headers = rateHeaders(rate);
     if (!rate.allowed) {
+      currentMetrics()?.rateLimited.inc({ reason: rate.reason === 'concurrency' ? 'concurrency' : 'rpm' });
       headers['retry-after'] = String(Math.max(1, Math.ceil(rate.resetMs / 1000)));
       const what = rate.reason === 'rpm' ? `${rate.rpm} requests per minute` : `${rate.concurrency} concurrent requests`;
       throw new GatewayError('rate_limit_exceeded', `Rate limit reached for this account: ${what}. Retry after ${headers['retry-after']} s.`, { headers });
@@ -43,22 +45,53 @@ function rateHeaders(rate: RateDecision): Record<string, string> {
   return headers;
 }
 
+/** A concurrency slot this request holds; the settling wallet script may free it (gateway/chat/settle.ts). */
+export interface HeldLease {
+  accountId: string;
+  member: string;
+  /** The slot was freed in Redis by someone else (the settle script): stop renewing, free nothing more. */
+  freed(): void;
+}
+
+/** Every live slot of this process, renewed together by one timer (not one timer per request). */
+const live = new Map<string, { redis: GatewayDeps['redis']; key: string; member: string }>();
+let renewTimer: NodeJS.Timeout | null = null;
+
+function renewAll(): void {
+  for (const l of live.values()) void l.redis.leaseRenew(l.key, l.member, LEASE_MS).catch(() => undefined);
+}
+
 /**
  * Keep a granted concurrency slot until the response is finished or the
  * client went away (streams keep it until the socket closes); renew the lease
- * while the request lives. Returns the function that frees it.
+ * while the request lives. Returns the function that frees it. Every held
+ * lease is renewed by one shared interval (at most RENEW_EVERY_MS after it was
+ * taken, well inside LEASE_MS), not by a timer per request.
  */
 export function holdLease(deps: GatewayDeps, ctx: Ctx, accountId: string): () => void {
-  const leaseKey = rkeys.rateLeases(accountId);
+  const key = rkeys.rateLeases(accountId);
   const member = ctx.state.requestId;
-  let released = false;
-  const renew = setInterval(() => void deps.redis.leaseRenew(leaseKey, member, LEASE_MS).catch(() => undefined), RENEW_EVERY_MS);
-  const release = () => {
-    if (released) return;
-    released = true;
-    clearInterval(renew);
-    void deps.redis.zrem(leaseKey, member).catch(() => undefined);
+  const id = `${key}\n${member}`;
+  live.set(id, { redis: deps.redis, key, member });
+  if (!renewTimer) {
+    renewTimer = setInterval(renewAll, RENEW_EVERY_MS);
+    renewTimer.unref();
+  }
+  let done = false;
+  const stop = (): boolean => {
+    if (done) return false;
+    done = true;
+    live.delete(id);
+    if (live.size === 0 && renewTimer) {
+      clearInterval(renewTimer);
+      renewTimer = null;
+    }
+    return true;
   };
+  const release = () => {
+    if (stop()) void deps.redis.zrem(key, member).catch(() => undefined);
+  };
+  ctx.state.lease = { accountId, member, freed: () => void stop() };
   ctx.res.once('close', release);
   return release;
 }

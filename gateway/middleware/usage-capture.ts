@@ -2,6 +2,7 @@ import { GatewayError } from '../../domain/errors';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
 import type { UsageRow } from '../../services/usage';
+import { ClientDisconnected } from './body';
 
 /**
  * Every public model call ends in exactly one usage row. Handlers write the
@@ -17,7 +18,9 @@ export function usageCapture(deps: GatewayDeps, endpoint: string): Middleware {
     try {
       await next();
     } catch (err) {
-      if (!ctx.state.usageRecorded && ctx.state.auth) {
+      if (!ctx.state.usageRecorded && ctx.state.auth && err instanceof ClientDisconnected) {
+        recordOutcome(deps, ctx, { status: 'interrupted', error_code: err.code, error_message: err.message });
+      } else if (!ctx.state.usageRecorded && ctx.state.auth) {
         const e = err instanceof GatewayError ? err : null;
         const status = e && e.status < 500 ? 'rejected' : 'error';
         recordOutcome(deps, ctx, { status, error_code: e?.code ?? 'internal_error', error_message: e?.message ?? 'internal error' });
@@ -45,6 +48,7 @@ export function outcomeRow(ctx: Ctx, row: OutcomeRow): UsageRow {
     model: ctx.state.model ?? null,
     latency_ms: Math.round(performance.now() - ctx.state.startedAt),
     ...ctx.state.usageTags,
+    ...(ctx.state.attempts?.length ? { attempts: ctx.state.attempts } : {}),
     ...row,
   };
 }

@@ -33,8 +33,8 @@ const AgentFields = {
   published: z.boolean().optional(),
 };
 export const NewAgent = z.object({ name: Name, ...AgentFields }).strict();
-const AgentPatch = z.object({ name: Name.optional(), ...AgentFields, system_prompt: AgentFields.system_prompt.optional() }).strict();
-const SettingsPatch = z
+export const AgentPatch = z.object({ name: Name.optional(), ...AgentFields, system_prompt: AgentFields.system_prompt.optional() }).strict();
+export const SettingsPatch = z
   .object({
     model_whitelist: z.array(z.string().min(1).max(200)).max(500).nullable().optional(),
     default_model: z.string().min(1).max(200).nullable().optional(),
@@ -51,14 +51,15 @@ export const KeyIssue = z
   })
   .strict();
 export const Approve = z.object({ spend_cap_usd: Credits }).strict();
-const Reject = z.object({ reason: z.string().max(2000).nullable().optional() }).strict();
-const KeyList = z.object({ state: z.enum(['requested', 'issued', 'rejected', 'revoked']).optional(), agent_id: z.string().optional() });
-const AuditQuery = z.object({
+export const Reject = z.object({ reason: z.string().max(2000).nullable().optional() }).strict();
+export const KeyList = z.object({ state: z.enum(['requested', 'issued', 'rejected', 'revoked']).optional(), agent_id: z.string().optional() });
+export const AuditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
-  before: z.coerce.number().int().positive().optional(),
+  /** The `next_cursor` of the previous page: milliseconds since the epoch, within the range a date can hold. */
+  before: z.coerce.number().int().positive().max(8_640_000_000_000_000, 'must be the next_cursor of the previous page').optional(),
   agent_key_id: z.string().optional(),
 });
-const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
+export const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 
 function actorOf(ctx: Ctx): Actor {
   const user = ctx.get(ACTING_USER).trim();

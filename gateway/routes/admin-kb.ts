@@ -21,10 +21,10 @@ const Compiler = z.enum(['rules', 'llm']);
 export const NewBase = z
   .object({ kb_id: z.string().min(1).max(64).optional(), name: z.string().min(1).max(200), readers: Readers.optional(), compiler: Compiler.optional(), compiler_model: z.string().min(1).max(200).nullable().optional() })
   .strict();
-const BasePatch = z
+export const BasePatch = z
   .object({ name: z.string().min(1).max(200).optional(), readers: Readers.optional(), compiler: Compiler.optional(), compiler_model: z.string().min(1).max(200).nullable().optional() })
   .strict();
-const JsonDocument = z
+export const JsonDocument = z
   .object({
     filename: z.string().min(1).max(400),
     content: z.string(),

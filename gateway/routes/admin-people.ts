@@ -12,11 +12,11 @@ import { validBody } from '../middleware/validate';
  * Operator API for people: users (each with a personal account) and
  * enterprise membership. `Authorization: Bearer <ADMIN_TOKEN>`.
  */
-const NewUser = z
+export const NewUser = z
   .object({ email: z.email().max(320), name: z.string().min(1).max(200), password: z.string().min(8).max(200).optional() })
   .strict();
-const UserPatch = z.object({ password: z.string().min(8).max(200).optional(), disabled: z.boolean().optional() }).strict();
-const Member = z.object({ user_id: z.string().min(1).max(100), role: z.enum(ROLES) }).strict();
+export const UserPatch = z.object({ password: z.string().min(8).max(200).optional(), disabled: z.boolean().optional() }).strict();
+export const Member = z.object({ user_id: z.string().min(1).max(100), role: z.enum(ROLES) }).strict();
 
 export function adminPeopleRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin/v1' });

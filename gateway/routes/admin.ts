@@ -17,11 +17,11 @@ import { Instant } from '../../domain/instant';
 const Credits = CreditsInput;
 const Limit = z.number().int().positive().nullable();
 
-const NewAccount = z.object({ name: z.string().min(1).max(200), enterprise: z.boolean().optional() }).strict();
-const AccountPatch = z
+export const NewAccount = z.object({ name: z.string().min(1).max(200), enterprise: z.boolean().optional() }).strict();
+export const AccountPatch = z
   .object({ status: z.enum(['active', 'inactive']).optional(), rate_limit: z.object({ rpm: Limit.optional(), concurrency: Limit.optional() }).strict().optional() })
   .strict();
-const TopUp = z.object({ amount_usd: Credits, reference: z.string().min(1).max(200).optional() }).strict();
+export const TopUp = z.object({ amount_usd: Credits, reference: z.string().min(1).max(200).optional() }).strict();
 const KeyFields = {
   allowed_models: z.array(z.string().min(1)).nullable().optional(),
   expires_at: Instant.nullable().optional(),
@@ -29,9 +29,13 @@ const KeyFields = {
   spend_cap_usd: Credits.nullable().optional(),
 };
 export const NewKey = z.object({ name: z.string().min(1).max(200), ...KeyFields }).strict();
-const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyFields }).strict();
-const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string(), ...KeyFields }).strict();
-const Paging = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50), before: z.string().optional() });
+export const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyFields }).strict();
+export const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string().min(16, 'must be the whole key (16 characters or more)').max(512), ...KeyFields }).strict();
+export const Paging = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  /** The `next_cursor` of the previous page (milliseconds since the epoch). */
+  before: z.string().regex(/^\d{1,15}$/, 'must be the next_cursor of the previous page').optional(),
+});
 
 
 function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {

@@ -25,8 +25,12 @@ type Body = Record<string, any>;
 function catalogueCall(
   deps: GatewayDeps, ctx: Ctx, client: 'messages' | 'generate-content' | 'responses', model: Model, body: Body,
   p: Pick<ChatCall, 'stream' | 'maxTokens' | 'promptForEstimate' | 'jsonArrayStream'>,
+  promptMember: string,
 ): ChatCall {
-  return { client, model, body, raw: ctx.state.rawBody!, includeUsage: true, channels: deps.catalogue().channels(model, client), builtinToolPath: false, ...p };
+  return {
+    client, model, body, raw: ctx.state.rawBody!, includeUsage: true, channels: deps.catalogue().channels(model, client), builtinToolPath: false,
+    promptBytes: ctx.state.bodyMemberBytes?.get(promptMember), ...p,
+  };
 }
 
 /** The four chat endpoints (spec 1 sections 4.1-4.4): validate, resolve, then the shared pipeline. */
@@ -37,7 +41,7 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
     // Agent keys call only chat completions (spec 3 section 5).
     authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true, ...(endpoint === 'chat.completions' ? { agentKeys: 'serve' as const } : {}) }),
     rateLimit(),
-    jsonBody(CHAT_BODY_LIMIT),
+    jsonBody(CHAT_BODY_LIMIT, { memberBytes: true }),
   ];
 
   router.post('/v1/chat/completions', ...chain('chat.completions'), async (ctx: Ctx) => {
@@ -58,6 +62,7 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
       includeUsage: body.stream_options?.include_usage === true,
       maxTokens: body.max_completion_tokens ?? body.max_tokens,
       promptForEstimate: body.messages,
+      promptBytes: ctx.state.bodyMemberBytes?.get('messages'),
       channels: applyBuiltinToolRules(model, channels, builtins, stream),
       builtinToolPath: builtins.size > 0,
     });
@@ -74,7 +79,7 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
       stream: body.stream === true,
       maxTokens: body.max_tokens,
       promptForEstimate: body.messages,
-    }));
+    }, 'messages'));
   });
 
   // `{model}:generateContent` / `{model}:streamGenerateContent`: the model is in the path. Served under
@@ -98,7 +103,7 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
       jsonArrayStream: method === 'streamGenerateContent' && ctx.query.alt !== 'sse',
       maxTokens: body.generationConfig?.maxOutputTokens,
       promptForEstimate: body.contents,
-    }));
+    }, 'contents'));
   };
   router.post('/v1beta/models/:target', modelMethod, ...chain('generate-content'), generateContent);
   router.post('/v1/models/:target', modelMethod, ...chain('generate-content'), generateContent);
@@ -114,7 +119,7 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
       stream: body.stream === true,
       maxTokens: body.max_output_tokens,
       promptForEstimate: body.input,
-    }));
+    }, 'input'));
   });
   return router;
 }

@@ -22,7 +22,7 @@ import { upstreamFailure } from '../upstream-errors';
  */
 export const CLIP_SCENES = ['virtualman', 'realMan', 'oralMixCutting', 'newsMixCutting'] as const;
 export const CLIP_TEMPLATE_TTL_S = 600;
-const ListQuery = z.object({ scene: z.preprocess(first, z.enum(CLIP_SCENES, { error: `must be one of ${CLIP_SCENES.join(', ')}` }).optional()) });
+export const ListQuery = z.object({ scene: z.preprocess(first, z.enum(CLIP_SCENES, { error: `must be one of ${CLIP_SCENES.join(', ')}` }).optional()) });
 /** The Redis client adds the deployment prefix. */
 const cacheKey = (what: string) => `cliptpl:${what}`;
 const UPSTREAM_TIMEOUT_MS = 15_000;

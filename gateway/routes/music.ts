@@ -49,7 +49,7 @@ export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
     const unknown = wanted.find((id) => !known.has(id));
     if (unknown) throw errors.invalidRequest(`song ${unknown} is not a song of generation ${doc._id}`, 'song_ids');
     const model = deps.catalogue().resolve(doc.model);
-    const channel = model && deps.catalogue().channels(model, 'task').find((c) => c.id === doc.upstream!.channel);
+    const channel = model && deps.catalogue().channel(model, 'task', doc.upstream!.channel);
     if (!channel) throw new GatewayError('no_channel_available', `the channel generation ${doc._id} ran on is no longer available`);
     const apiKey = upstreamApiKey(deps.config, channel);
     let fetched;

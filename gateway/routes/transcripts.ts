@@ -16,7 +16,7 @@ export const TRANSCRIPT_MODEL = 'transcript-extract';
 const TRANSCRIPT_BODY_LIMIT = 64 * 1024;
 
 /** `POST /v1/transcripts/extract` (docs/media/transcripts.md). */
-const TranscriptRequest = z.object({
+export const TranscriptRequest = z.object({
   model: z.string().min(1).default(TRANSCRIPT_MODEL),
   /** A short-video share link (public http(s)). */
   url: PublicUrl,

@@ -23,7 +23,7 @@ export const CSV_COLUMNS = [
   'submitted_at', 'attempts_count', 'result_urls', 'result_expires_at',
 ] as const;
 
-const UsageQuery = z.object({
+export const UsageQuery = z.object({
   from: z.preprocess(first, InstantString).optional(),
   to: z.preprocess(first, InstantString).optional(),
   limit: z.preprocess(first, z.coerce.number({ error: 'must be an integer from 0 to 1000' }).int('must be an integer from 0 to 1000').min(0, 'must be an integer from 0 to 1000').max(1000, 'must be an integer from 0 to 1000')).default(100),

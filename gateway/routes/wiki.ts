@@ -21,14 +21,14 @@ const count = (max: number | null) =>
   z.preprocess((v) => (Array.isArray(v) ? v[0] : v === '' ? undefined : v), z.coerce.number().int().min(0).optional())
     .transform((n) => (n === undefined || max === null ? n : Math.min(n, max)));
 
-const KbQuery = z.object({ kb_id: single });
-const SearchQuery = z.object({
+export const KbQuery = z.object({ kb_id: single });
+export const SearchQuery = z.object({
   kb_id: single,
   q: z.preprocess((v) => (Array.isArray(v) ? v[0] : v), z.string({ error: 'q is required' }).trim().min(1, 'q is required')),
   limit: count(LIMITS.searchMax).refine((n) => n === undefined || n >= 1, 'limit must be at least 1'),
   offset: count(null),
 });
-const ListQuery = z.object({
+export const ListQuery = z.object({
   kb_id: single,
   limit: count(LIMITS.tagPageMax).refine((n) => n === undefined || n >= 1, 'limit must be at least 1'),
   offset: count(null),

@@ -128,7 +128,8 @@ export class LinkIndex {
   }
 }
 
-function mentionable(name: string): boolean {
+/** Whether a (folded) title or alias is long enough to be found as a mention. */
+export function mentionable(name: string): boolean {
   let w = 0;
   for (const ch of name) w += CJK.test(ch) ? 2 : 1;
   return w >= MIN_MENTION_WEIGHT;

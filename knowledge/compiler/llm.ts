@@ -13,6 +13,8 @@ import { clip, fold } from './text';
  * `needs_review`, names `rules` as its model, and the build lists a warning.
  */
 export interface PageFieldsRequest {
+  /** The page being written (the call's charge is keyed on it). */
+  pageId: string;
   filename: string;
   headingPath: string;
   body: string;
@@ -44,7 +46,7 @@ export class LlmCompiler implements Compiler {
     for (const p of base.pages) {
       let fields: PageFields;
       try {
-        const answer = await this.ask({ filename: input.filename, headingPath: p.source.locator, body: p.body.slice(0, PROMPT_BODY_CHARS) });
+        const answer = await this.ask({ pageId: p.page_id, filename: input.filename, headingPath: p.source.locator, body: p.body.slice(0, PROMPT_BODY_CHARS) });
         fields = PageFields.parse(answer);
       } catch (err) {
         warnings.push(`${p.source.locator}: the model ${this.name} gave no usable answer (${(err as Error).message.slice(0, 200)}); kept the rules compiler's title, summary and tags`);

@@ -256,7 +256,7 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-async function withLock<T>(lockFile: string, log: (l: string) => void, what: string, fn: () => Promise<T>): Promise<T> {
+export async function withLock<T>(lockFile: string, log: (l: string) => void, what: string, fn: () => Promise<T>): Promise<T> {
   fs.mkdirSync(path.dirname(lockFile), { recursive: true });
   let announced = false;
   for (;;) {

@@ -290,14 +290,13 @@ test.serial('4xx causes of agent calls, each in the chat-completions shape', asy
   await adminAs(gw, ent.owner, 'PUT', `/accounts/${ent.id}/agent-settings`, { model_whitelist: null });
   t.is((await ask()).status, 200);
 
-  await gw.deps.db.Kb.updateOne({ _id: `${ent.id}/handbook` }, { $set: { readers: [ent.member2] } });
-  // Agent calls reuse the creator's readable bases for AGENT_SCOPE_CACHE_MS.
-  await new Promise((r) => setTimeout(r, gw.config.AGENT_SCOPE_CACHE_MS + 50));
+  // A change of the base's readers reaches the very next call (no cache delay: the scope version moved).
+  t.is((await ask()).status, 200);
+  t.is((await gw.admin('PATCH', `/accounts/${ent.id}/kbs/handbook`, { readers: [ent.member2] })).status, 200);
   const unreadable = await ask();
   t.is(unreadable.status, 403);
   t.regex(unreadable.json.error.message, /handbook/);
-  await gw.deps.db.Kb.updateOne({ _id: `${ent.id}/handbook` }, { $set: { readers: 'all' } });
-  await new Promise((r) => setTimeout(r, gw.config.AGENT_SCOPE_CACHE_MS + 50));
+  t.is((await gw.admin('PATCH', `/accounts/${ent.id}/kbs/handbook`, { readers: 'all' })).status, 200);
   t.is((await ask()).status, 200);
 
   await adminAs(gw, ent.admin, 'POST', `/agents/${agent.id}/unpublish`);

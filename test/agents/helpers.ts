@@ -118,6 +118,8 @@ export async function seedTeamBase(gw: TestGateway, enterpriseId: string, kbId: 
     created_at: now, updated_at: now,
   });
   await gw.deps.pages.bumpVersion({ account_id: enterpriseId, kb_id: kbId });
+  // The base was written behind the services' back: say so, as KbBases.create does, so cached scopes are dropped.
+  await gw.deps.kbScope.changed();
 }
 
 /** Requests the simulator logged on a channel, oldest first. */

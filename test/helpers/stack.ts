@@ -7,6 +7,7 @@ import { connectMongo } from '../../infra/mongo';
 import { buildDeps } from '../../services/bootstrap';
 import { readCatalogueFile, seedCatalogue } from '../../services/catalogue-store';
 import { createApp } from '../../gateway/app';
+import { answerClientErrors } from '../../gateway/client-errors';
 import { createSimulator, type Simulator } from '../../simulator/app';
 import { createMediaHandler, publicBaseUrlOf } from '../../simulator/media/index';
 import { createWorker } from '../../workers/worker';
@@ -73,6 +74,7 @@ export async function startGateway(
   await seedDb.conn.close();
   const deps = await buildDeps(config, createLogger(config.LOG_LEVEL));
   const server = createApp(deps).listen(0, '127.0.0.1');
+  answerClientErrors(server);
   // As gateway/server.ts: idle keep-alive connections outlive the client's, so a reused one is never closed under it.
   server.keepAliveTimeout = 65_000;
   await new Promise((r) => server.once('listening', r));

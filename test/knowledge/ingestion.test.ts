@@ -205,6 +205,25 @@ test('links resolve against the base in both directions: a missing target resolv
   t.deepEqual(alpha.links, [tiers.page_id]);
 });
 
+test('relinking after a publish reaches exactly the pages the document affects: mentions written across markup, renamed and removed targets', async (t) => {
+  const a = await gw.newAccount();
+  await load(gw, a.id, 'default', 'ops.md', '# Ops Runbook\n\nBefore a launch, read the Zeppelin **Hangar** rules and check the weather twice.');
+  await load(gw, a.id, 'default', 'misc.md', '# Misc Notes\n\nNothing here names any other page of this base at all.');
+  const find = async (title: string) => (await livePages(gw, a.id)).find((p) => p.title === title)!;
+  t.deepEqual((await find('Ops Runbook')).outgoing_links, []);
+
+  // The mentioned page arrives: the mention (split by emphasis markup) resolves; the unrelated page is untouched.
+  const misc = await find('Misc Notes');
+  await load(gw, a.id, 'default', 'hangar.md', '# Zeppelin Hangar\n\nThe hangar holds two airships and their crews.');
+  const hangar = await find('Zeppelin Hangar');
+  t.deepEqual((await find('Ops Runbook')).outgoing_links, [{ id: hangar.page_id, resolved: true, title: 'Zeppelin Hangar' }]);
+  t.deepEqual(await find('Misc Notes'), misc);
+
+  // The target is renamed (a new section id): the stale link is dropped.
+  await load(gw, a.id, 'default', 'hangar.md', '# Airship Dock\n\nThe dock holds two airships and their crews.');
+  t.deepEqual((await find('Ops Runbook')).outgoing_links, []);
+});
+
 test('Chinese and Japanese: split on headings, sentence summaries, CJK tags, title mentions as links', async (t) => {
   const a = await gw.newAccount();
   const zh = `# 知识库\n\n知识库把上传的文档变成互相链接的页面。每个页面都有标题、摘要和标签。\n\n## 检索增强生成\n\n检索增强生成先检索相关页面，再交给模型生成回答。它依赖知识库里的页面。\n`;
@@ -293,11 +312,23 @@ test('team bases: only on enterprises, ids unique across the platform, readers m
   t.is((await gw.admin('DELETE', `/accounts/${ent.id}/kbs/default`)).status, 400);
 
   await load(gw, ent.id, kbId, 'h.md', GUIDE);
-  t.is((await livePages(gw, ent.id, kbId)).length, 3);
+  await load(gw, ent.id, kbId, 'notes.md', '# Notes\n\nSome notes that are long enough to make a page of their own.');
+  t.is((await livePages(gw, ent.id, kbId)).length, 4);
+  const stored = await gw.deps.db.KbDocument.find({ account_id: ent.id, kb_id: kbId }).lean();
+  t.is(stored.length, 2);
+  for (const d of stored) t.truthy(await gw.deps.kbFiles.get(d.r2_key));
   t.is((await gw.admin('DELETE', `/accounts/${ent.id}/kbs/${kbId}`)).status, 200);
   t.is((await gw.admin('GET', `/accounts/${ent.id}/kbs/${kbId}`)).status, 404);
   t.deepEqual(await gw.deps.pages.livePagesById([], [{ account_id: ent.id, kb_id: kbId }]), []);
   t.false((await gw.deps.kbScope.forUser(user.body.id)).some((b) => b.kb_id === kbId));
+  // The sweep workflow removes every page and file of the base and marks its documents deleted.
+  const sweep = await gw.deps.temporal.workflow.getHandle(`kb-sweep:${ent.id}/${kbId}`).result();
+  t.deepEqual(sweep, { pages: 4, files: 2 });
+  t.is(await gw.deps.db.Page.countDocuments({ account_id: ent.id, kb_id: kbId }), 0);
+  for (const d of stored) t.is(await gw.deps.kbFiles.get(d.r2_key), null);
+  t.true((await gw.deps.db.KbDocument.find({ account_id: ent.id, kb_id: kbId }).lean()).every((d) => d.deleted_at && d.live_build_id === null));
+  // Deleting again: 404, and no second sweep work.
+  t.is((await gw.admin('DELETE', `/accounts/${ent.id}/kbs/${kbId}`)).status, 404);
 });
 
 test("cross-account: another account's base, build and document are 404 to an operator call through the wrong account", async (t) => {
@@ -325,20 +356,46 @@ test("cross-account: another account's base, build and document are 404 to an op
   t.is((await livePages(gw, stranger.id)).length, 3);
 });
 
-test('LLM compiler: a chat model of the catalogue writes title, summary and tags (source.model names it); a failing model falls back with a warning', async (t) => {
+test('LLM compiler: a chat model of the catalogue writes title, summary and tags (source.model names it), each call charged to the account with its usage row; a failing model falls back with a warning', async (t) => {
   const ent = await gw.newAccount({ enterprise: true });
   const kbId = `llm-${Date.now().toString(36)}`;
   t.is((await gw.admin('POST', `/accounts/${ent.id}/kbs`, { kb_id: kbId, name: 'LLM', compiler: 'llm', compiler_model: 'gpt-5-mini' })).status, 201);
+
+  // No balance (the signup grant taken away): the pre-charge gate refuses every call, nothing is charged, the pages keep the rules' fields.
+  const grant = await gw.deps.wallet.balance(ent.id);
+  await gw.deps.wallet.apply({ opId: `${ent.id}:test-drain`, accountId: ent.id, kind: 'adjust', amountNano: -grant });
+  const broke = await load(gw, ent.id, kbId, 'broke.md', '# Broke Doc\n\nA document compiled while the account has no credit at all.');
+  t.is(broke.state, 'succeeded');
+  t.is(broke.warnings.length, 1);
+  t.regex(broke.warnings[0], /balance is too low/);
+  t.is((await livePages(gw, ent.id, kbId))[0].source.model, 'rules');
+
+  await gw.deps.wallet.apply({ opId: `${ent.id}:test-refill`, accountId: ent.id, kind: 'adjust', amountNano: grant });
+  const before = await gw.deps.wallet.balance(ent.id);
   const ok = await load(gw, ent.id, kbId, 'guide.md', GUIDE);
   t.is(ok.state, 'succeeded');
   t.is(ok.model, 'gpt-5-mini');
   t.deepEqual(ok.warnings, []);
-  const pages = await livePages(gw, ent.id, kbId);
+  const pages = (await livePages(gw, ent.id, kbId)).filter((p) => p.source.filename === 'guide.md');
   t.is(pages.length, 3);
   for (const p of pages) {
     t.is(p.source.model, 'gpt-5-mini');
     t.true(p.title.length > 0 && p.summary.length > 0 && p.tags.length > 0);
   }
+  // One usage row per page call, on the account, priced like a chat call; the balance went down by their sum.
+  await gw.deps.wallet.journal.flush();
+  const rows = await gw.deps.db.Usage.find({ account_id: ent.id, endpoint: 'kb.compile' }).lean();
+  t.is(rows.length, 3);
+  for (const r of rows) {
+    t.is(r.model, 'gpt-5-mini');
+    t.is(r.task_id, ok.id);
+    t.is(r.key_id, null);
+    t.true(r.input_tokens > 0 && r.output_tokens > 0 && r.cost_nano > 0, JSON.stringify(r));
+  }
+  const spent = rows.reduce((s, r) => s + r.cost_nano, 0);
+  t.is(before - (await gw.deps.wallet.balance(ent.id)), spent);
+  const ledger = await gw.deps.db.Ledger.find({ account_id: ent.id, kind: 'charge' }).lean();
+  t.deepEqual(ledger.map((l) => l._id).sort(), rows.map((r) => r._id).sort());
   // The simulator answered the forced record_page call: the heading stays an alias.
   t.true(pages.some((p) => p.aliases.includes('Channels')));
   const calls = await gw.control('GET', '/requests?channel=openai-a');

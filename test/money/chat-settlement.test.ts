@@ -56,7 +56,7 @@ async function settled(gw: TestGateway, trace: string, timeoutMs = 30_000) {
     await gw.deps.usage.flush();
     const charges = await gw.deps.db.Ledger.find({ ref: trace }).lean();
     const row = await gw.deps.db.Usage.findById(trace).lean();
-    const pending = await gw.deps.redis.xlen(gw.deps.wallet.journal.key);
+    const pending = await gw.deps.wallet.journal.pending();
     if ((charges.length > 0 && row && pending === 0) || Date.now() > until) return { charges, row, pending };
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -172,7 +172,7 @@ test.serial('a store outage of a few seconds leaves the charges in the journal u
       Array.from({ length: 20 }, (_, i) => post(gw, '/v1/chat/completions', { model: 'gpt-5.1', max_tokens: 8, messages: [{ role: 'user', content: `store blip ${i}` }] }, { key })),
     );
     for (const r of replies) t.is(r.status, 200, r.text);
-    t.true((await gw.deps.redis.xlen(gw.deps.wallet.journal.key)) > 0, 'charges wait in the journal while the store is down');
+    t.true((await gw.deps.wallet.journal.pending()) > 0, 'charges wait in the journal while the store is down');
     await new Promise((r) => setTimeout(r, 3000));
     proxy.up();
     let expected = 0;

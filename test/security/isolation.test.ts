@@ -13,8 +13,9 @@ import { createLogger } from '../../infra/logger';
  * no data, or its own separate resource; management routes refuse API keys
  * and wrong tokens; and no line the gateway logged during the whole file
  * holds an API key, the admin token or KEY_ENCRYPTION_KEY (keys sent as
- * `?key=` and `x-goog-api-key` included). Knowledge bases and pages are not
- * in main yet: add them here when they land.
+ * `?key=` and `x-goog-api-key` included). Knowledge bases: B gets 404 and no
+ * data for A's bases, pages, sources, tags and search, on REST, MCP and the
+ * Dify endpoint, and A's files only through A's signed links.
  */
 
 const lines: string[] = [];
@@ -26,6 +27,9 @@ let url: string;
 interface Acct { id: string; key: string }
 let A: Acct;
 let B: Acct;
+/** An enterprise with a team base that neither A nor B may read. */
+let ENT: Acct;
+let TEAM_KB: string;
 
 const send = async (key: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
   const h: Record<string, string> = { ...headers };
@@ -82,6 +86,23 @@ test.before(async () => {
   traces.push(t1.trace);
   const chat = await send(A.key, 'POST', '/v1/chat/completions', { model: 'gpt-5.1', max_tokens: 8, messages: [{ role: 'user', content: SECRET_TEXT }] });
   traces.push(chat.trace);
+
+  // Knowledge: a page in A's personal base, and a team base of an enterprise A's key belongs to.
+  const doc = `# Vault Procedure\n\nThe ${SECRET_TEXT} vault opens with two keys. #vaultops\n\n## Audit\n\nEvery opening of the Vault Procedure is logged.`;
+  const ent = await gw.newAccount({ enterprise: true });
+  ENT = { id: ent.id, key: (await gw.newKey(ent.id)).key };
+  TEAM_KB = `iso-team-${Date.now().toString(36)}`;
+  if ((await gw.admin('POST', `/accounts/${ENT.id}/kbs`, { kb_id: TEAM_KB, name: 'Iso team', readers: 'all' })).status !== 201) throw new Error('team base not made');
+  for (const [acct, kb] of [[A.id, 'default'], [ENT.id, TEAM_KB]]) {
+    const up = await gw.admin('POST', `/accounts/${acct}/kbs/${kb}/documents`, { filename: 'vault.md', content: doc });
+    if (up.status !== 202) throw new Error(`upload: ${JSON.stringify(up.body)}`);
+    for (let i = 0; ; i++) {
+      const b = await gw.admin('GET', `/accounts/${acct}/kbs/${kb}/builds/${up.body.id}`);
+      if (b.body.state === 'succeeded') break;
+      if (b.body.state === 'failed' || i > 1500) throw new Error(`build: ${JSON.stringify(b.body)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 });
 
 test.after.always(async () => {
@@ -248,4 +269,83 @@ test.serial('no log line holds an API key, the admin token or KEY_ENCRYPTION_KEY
     ['admin token', gw.config.ADMIN_TOKEN], ['KEY_ENCRYPTION_KEY', gw.config.KEY_ENCRYPTION_KEY],
   ];
   for (const [what, s] of secrets) t.false(text.includes(s), `${what} reached the log`);
+});
+
+test.serial("knowledge: B gets 404 and no data for A's bases, pages, sources and tags; B's searches find nothing of A's (REST, MCP, Dify)", async (t) => {
+  const hits = await send(A.key, 'GET', `/api/v1/ext/wiki/search?q=${SECRET_TEXT}%20vault`);
+  t.is(hits.status, 200, hits.text);
+  t.true(hits.json.total_hits > 0, 'A finds its own page');
+  const page = hits.json.results[0].id as string;
+  const teamHits = await send(ENT.key, 'GET', `/api/v1/ext/wiki/search?q=vault&kb_id=${TEAM_KB}`);
+  t.true(teamHits.json.total_hits > 0);
+  const teamPage = teamHits.json.results[0].id as string;
+  const own = await send(A.key, 'GET', `/api/v1/ext/wiki/pages/${page}/source`);
+  t.is(own.status, 200);
+
+  // Pages of A's personal base, asked by id in B's own base: 404 in the chat-completions shape, nothing else.
+  for (const path of [`/pages/${page}`, `/pages/${page}/backlinks`, `/pages/${page}/source`]) {
+    assertNotFound(t, await send(B.key, 'GET', `/api/v1/ext/wiki${path}`), `${path} by B`);
+    assertNotFound(t, await send(B.key, 'GET', `/api/v1/ext/wiki${path}?kb_id=${TEAM_KB}`), `${path} in a team base B cannot read`);
+  }
+  // Another account's team base, named by kb_id, on every endpoint that takes one: 404.
+  for (const path of [`/search?q=vault&kb_id=${TEAM_KB}`, `/tags?kb_id=${TEAM_KB}`, `/tags/vaultops?kb_id=${TEAM_KB}`, `/pages?ids=${teamPage}&kb_id=${TEAM_KB}`,
+    `/pages/${teamPage}?kb_id=${TEAM_KB}`, `/pages/${teamPage}/backlinks?kb_id=${TEAM_KB}`, `/pages/${teamPage}/source?kb_id=${TEAM_KB}`]) {
+    assertNotFound(t, await send(B.key, 'GET', `/api/v1/ext/wiki${path}`), `${path} by B`);
+    assertNotFound(t, await send(A.key, 'GET', `/api/v1/ext/wiki${path}`), `${path} by A (not a member)`);
+  }
+  // B's own base: searching, tags and a batch read of A's ids show nothing of A's.
+  for (const path of [`/search?q=${SECRET_TEXT}%20vault%20procedure`, '/tags', '/tags/vaultops', `/pages?ids=${page},${teamPage}`, '/kbs']) {
+    const r = await send(B.key, 'GET', `/api/v1/ext/wiki${path}`);
+    t.is(r.status, 200, `${path}: ${r.text}`);
+    // (A search answer echoes B's own query: only what it found matters.)
+    const shown = JSON.stringify({ ...r.json, query: undefined });
+    t.false(shown.includes(SECRET_TEXT) || shown.includes('Vault Procedure') || shown.includes(TEAM_KB), `${path} leaks A's knowledge: ${r.text}`);
+    if (path.startsWith('/search')) t.is(r.json.total_hits, 0);
+    if (path.startsWith('/pages')) t.deepEqual(r.json.data, []);
+  }
+
+  // MCP: B's tools see only B's bases.
+  const rpc = async (name: string, args: Record<string, unknown>) => {
+    const res = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${B.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  const search = await rpc('search_wiki', { q: `${SECRET_TEXT} vault procedure` });
+  t.is(search.status, 200);
+  t.false(search.text.includes('Vault Procedure') || search.text.includes(page) || search.text.includes(teamPage), search.text);
+  t.regex(search.text, /"total_hits":0/);
+  for (const [tool, args] of [['read_page', { id: page }], ['read_pages', { ids: [page, teamPage] }], ['backlinks', { id: teamPage }], ['get_source', { id: page }], ['list_by_tag', { tag: 'vaultops' }]] as const) {
+    const r = await rpc(tool, args);
+    t.is(r.status, 200, `${tool}: ${r.text}`);
+    t.false(r.text.includes(SECRET_TEXT) || r.text.includes('Vault Procedure') || r.text.includes('/kb/files/'), `${tool} leaks A's knowledge: ${r.text}`);
+  }
+
+  // Dify: A's team base by id is 2001 (404); B's own search finds nothing of A's.
+  const dify = async (knowledge_id: string) => send(B.key, 'POST', '/api/v1/integrations/dify/retrieval', { knowledge_id, query: `${SECRET_TEXT} vault`, retrieval_setting: { top_k: 5, score_threshold: 0 } });
+  const foreign = await dify(TEAM_KB);
+  t.is(foreign.status, 404);
+  t.is(foreign.json.error_code, 2001);
+  t.false(foreign.text.includes(SECRET_TEXT));
+  for (const kb of ['default', '*']) {
+    const r = await dify(kb);
+    t.is(r.status, 200);
+    t.deepEqual(r.json.records, [], `Dify ${kb}`);
+  }
+
+  // Files: only A's signed link gives A's file; the same path with a signature for another path, or none, gives no data.
+  const link = new URL(own.json.url);
+  const file = await fetch(`${url}${link.pathname}${link.search}`);
+  t.is(file.status, 200);
+  t.true((await file.text()).includes(SECRET_TEXT));
+  const bSource = await send(ENT.key, 'GET', `/api/v1/ext/wiki/pages/${teamPage}/source?kb_id=${TEAM_KB}`);
+  const other = new URL(bSource.json.url);
+  for (const bad of [`${link.pathname}`, `${link.pathname}?expires=${other.searchParams.get('expires')}&sig=${other.searchParams.get('sig')}`]) {
+    const r = await fetch(`${url}${bad}`);
+    const text = await r.text();
+    t.true(r.status === 403 || r.status === 404, `${bad}: ${r.status}`);
+    t.false(text.includes(SECRET_TEXT), `${bad} leaks the file`);
+  }
 });

@@ -1,0 +1,21 @@
+import { Counter, type Registry } from 'prom-client';
+import { counters } from '../infra/counters';
+
+/**
+ * The process-local counters of infra/counters.ts (written on the chat path
+ * whether metrics are on or not) exported as Prometheus counters, read at
+ * scrape time: no second increment on the hot path.
+ */
+export function exportProcessCounters(registry: Registry): void {
+  const source = counters.chatUsageEstimated;
+  new Counter({
+    name: source.name,
+    help: source.help,
+    labelNames: ['channel', 'model', 'reason'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { labels, value } of source.snapshot()) this.inc(labels, value);
+    },
+  });
+}

@@ -1,0 +1,8 @@
+import type { Operation } from '../registry';
+import { chatOperations } from './chat';
+import { mediaOperations } from './media';
+import { accountOperations } from './account';
+import { adminOperations } from './admin';
+
+/** Every operation of the public and management API, in the order the reference shows them. */
+export const OPERATIONS: Operation[] = [...chatOperations, ...mediaOperations, ...accountOperations, ...adminOperations];
