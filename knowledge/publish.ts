@@ -120,8 +120,9 @@ export async function publishBuild(deps: BuildDeps, buildId: string): Promise<{ 
     // Final only once everything above is done: a retry after a crash redoes the idempotent steps.
     await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'succeeded', finished_at: new Date(), updated_at: new Date() } });
   } else {
+    // Its pages go first: whoever sees the build failed sees none of them left (a retry after a crash redoes both).
+    await cleanupDocument(deps, build.document_id, buildId);
     await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'failed', error: verdict, finished_at: new Date(), updated_at: new Date() } });
-    await cleanupDocument(deps, build.document_id);
   }
   return { state: verdict ? 'failed' : 'succeeded' };
 }
@@ -130,21 +131,22 @@ export async function publishBuild(deps: BuildDeps, buildId: string): Promise<{ 
 export async function failBuild(deps: BuildDeps, buildId: string, error: { code: string; message: string }): Promise<void> {
   const build = await deps.db.KbBuild.findById(buildId).lean<KbBuildDoc>();
   if (!build || build.state === 'succeeded' || build.state === 'failed') return;
+  await cleanupDocument(deps, build.document_id, buildId);
   await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'failed', error, finished_at: new Date(), updated_at: new Date() } });
-  await cleanupDocument(deps, build.document_id);
 }
 
 /**
  * Pages and files of a document's builds that can never be seen again: every
  * finished build other than the live one (older, superseded, failed, or
- * deleted with the document). Builds still running are left alone.
+ * deleted with the document). Builds still running are left alone, except
+ * `ending`: a build about to be marked failed, cleaned before it is.
  */
-export async function cleanupDocument(deps: BuildDeps, documentId: string): Promise<void> {
+export async function cleanupDocument(deps: BuildDeps, documentId: string, ending?: string): Promise<void> {
   const doc = await deps.db.KbDocument.findById(documentId).lean<KbDocumentDoc>();
   if (!doc) return;
   const builds = await deps.db.KbBuild.find({ document_id: documentId }).select({ _id: 1, seq: 1, state: 1, r2_key: 1 }).lean<KbBuildDoc[]>();
   const live = doc.deleted_at ? null : doc.live_build_id;
-  const dead = builds.filter((b) => b._id !== live && (b.state === 'succeeded' || b.state === 'failed'));
+  const dead = builds.filter((b) => b._id !== live && (b.state === 'succeeded' || b.state === 'failed' || b._id === ending));
   if (dead.length) await deps.db.Page.deleteMany({ document_id: documentId, build_id: { $in: dead.map((b) => b._id) } });
   const keep = new Set(builds.filter((b) => !dead.includes(b)).map((b) => b.r2_key));
   for (const key of new Set(dead.map((b) => b.r2_key))) if (!keep.has(key)) await deps.kbFiles.delete(key);
