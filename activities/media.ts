@@ -5,6 +5,7 @@ import { MAX_RUN_MS } from '../domain/media/cadence';
 import { settlementNano } from '../domain/media/pricing';
 import type { Db, TaskDoc } from '../infra/mongo';
 import { failpoint } from '../infra/failpoints';
+import { rkeys, type RedisClient } from '../infra/redis';
 import type { Client } from '@temporalio/client';
 import { upstreamApiKey, type Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
@@ -21,6 +22,7 @@ import type { ChannelHealth } from '../services/channel-health';
 
 export interface MediaActivityDeps {
   db: Db;
+  redis: RedisClient;
   wallet: Wallet;
   usage: UsageRecorder;
   catalogue: () => Catalogue;
@@ -38,9 +40,53 @@ export const TASK_FILE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** A task still queued with no workflow this long after submission was left by a crashed gateway. */
 export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
 
+/**
+ * What the settlement needs of the task document, read once by the
+ * submission and carried through the workflow (recorded in its history), so
+ * the settlement reads nothing: the task's identity, owner, quote and hold.
+ */
+export type TaskFacts = Omit<TaskDoc, 'input' | 'result' | 'final_body' | 'created_at' | 'started_at' | 'completed_at' | 'updated_at'> & {
+  /** Unix ms (payloads carry JSON: no Date). */
+  created_at: number;
+};
+
+/** How a synchronous upstream answered, written with the settlement (one write instead of two). */
+export interface SyncAnswer {
+  channel: string;
+  attempts: number;
+  /** The ladder's attempts (the call log). */
+  attemptsLog: CallAttempt[];
+  /** Unix ms when the upstream answered. */
+  answeredAt: number;
+}
+
 export type SubmitOutcome =
-  | { kind: 'done'; outcome: ProviderOutcome }
-  | { kind: 'task'; channelId: string; upstreamTaskId: string };
+  | { kind: 'done'; outcome: ProviderOutcome; task?: TaskFacts; sync?: SyncAnswer }
+  | { kind: 'task'; channelId: string; upstreamTaskId: string; task?: TaskFacts };
+
+export interface SettleInput {
+  taskId: string;
+  outcome: ProviderOutcome;
+  /** From the submission; absent (histories of older workers, direct calls): the task document is read. */
+  task?: TaskFacts;
+  sync?: SyncAnswer;
+  /** The last progress a poll reported (null: none). */
+  progress?: number | null;
+}
+
+/** What the settlement needs of a task (tests build a settlement input from a task document with it). */
+export function factsOf(task: TaskDoc): TaskFacts {
+  const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, ...rest } = task;
+  return { ...rest, created_at: created_at.getTime() };
+}
+
+/** The task document as the settlement sees it when it was given the facts (nothing read). */
+function taskOfFacts(f: TaskFacts, progress: number | null): TaskDoc {
+  return {
+    ...f, progress, input: {}, result: null, final_body: null, created_at: new Date(f.created_at),
+    started_at: null, completed_at: null, updated_at: new Date(),
+  };
+}
 
 export interface PollOutcome {
   state: TaskState;
@@ -107,13 +153,14 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
     async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
       const task = await loadTask(input.taskId);
-      if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id };
+      const facts = factsOf(task);
+      if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
       // Local activities cannot heartbeat; regular ones report liveness during long vendor calls.
       const ctx = Context.current();
       const beat = setInterval(() => { if (!ctx.info.isLocal) ctx.heartbeat(); }, 2000);
       try {
         const entries = callFor(task);
-        if (entries.length === 0) return { kind: 'done', outcome: failed('upstream_unreachable', 'no channel is available for this model', 503) };
+        if (entries.length === 0) return { kind: 'done', outcome: failed('upstream_unreachable', 'no channel is available for this model', 503), task: facts };
         // The whole ladder has a budget where the family has one (images: 280 s, each hop up to 240 s).
         const base = MAX_RUN_MS[task.kind];
         const budget = base === null ? null : (deps.config.MEDIA_MAX_RUN_MS ?? base);
@@ -130,15 +177,17 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         } catch (err) {
           const outcome = outcomeOfFailure(err);
           await patchTask(task._id, { attempts_log: tried });
-          return { kind: 'done', outcome };
+          return { kind: 'done', outcome, task: { ...facts, attempts_log: tried } };
         }
         const { value: r, channel: { call }, attempts } = climbed;
         if (r.kind === 'task') {
-          await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: r.upstreamTaskId, attempts }, attempts_log: tried });
-          return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId };
+          // Recorded before returning: a retry after a crash polls this upstream task instead of submitting again.
+          const upstream = { channel: call.channel.id, task_id: r.upstreamTaskId, attempts };
+          await patchTask(task._id, { upstream, attempts_log: tried });
+          return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId, task: { ...facts, upstream, attempts_log: tried } };
         }
-        await patchTask(task._id, { upstream: { channel: call.channel.id, task_id: null, attempts }, attempts_log: tried, started_at: new Date() });
-        return { kind: 'done', outcome: r.outcome };
+        // A synchronous answer: nothing to record now (a retry submits again either way); the settlement writes it.
+        return { kind: 'done', outcome: r.outcome, task: facts, sync: { channel: call.channel.id, attempts, attemptsLog: tried, answeredAt: Date.now() } };
       } finally {
         clearInterval(beat);
       }
@@ -155,6 +204,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       const progress = r.progress ?? null;
       if (!r.outcome && (state !== task.state || progress !== task.progress)) {
         await patchTask(task._id, { state, progress, ...(state === 'running' && !task.started_at ? { started_at: new Date() } : {}) });
+        // The marker shows the task as submitted: once it changed, polls read the document.
+        if (task.kind === 'image') await deps.redis.del(rkeys.taskPending(task._id));
       }
       return { state: r.outcome ? r.outcome.state : state, progress, outcome: r.outcome };
     },
@@ -162,28 +213,36 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     /**
      * Settle on the actual output and refund the surplus (all of it on failure,
      * expiry or cancellation); then the task and its usage row turn final.
-     * The wallet op `{taskId}:settle` is applied once however often this runs.
+     * The wallet op `{taskId}:settle` is applied once however often and on
+     * whichever worker this runs (a retry, a replay after a worker died):
+     * `applyMarkedAhead` reads the ledger for its row, then the script
+     * checks the op's marker, moves the projection and writes the op ahead
+     * to the journal (drained to the ledger in batches). Given the
+     * submission's facts, the task is not read: one ledger existence read
+     * (batched with concurrent settlements), one Redis script, two writes.
      */
-    async settleMediaTask(input: { taskId: string; outcome: ProviderOutcome }): Promise<{ costNano: number }> {
-      const task = await loadTask(input.taskId);
+    async settleMediaTask(input: SettleInput): Promise<{ costNano: number }> {
+      const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(input.taskId);
       const o = input.outcome;
       const cost = o.state === 'succeeded' ? settlementNano(task.quote, o.units) : 0;
       const refund = task.reserved_nano - cost;
-      await deps.wallet.apply({
+      await deps.wallet.applyMarkedAhead({
         opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
         amountNano: refund, keySpendNano: -refund, ref: task._id,
       });
       failpoint('media.settle.after-wallet');
       const now = new Date();
       const completedAt = FINAL_STATES.has(task.state) && task.completed_at ? task.completed_at : now;
+      const upstream = input.sync ? { channel: input.sync.channel, task_id: null, attempts: input.sync.attempts } : task.upstream;
       // The usage row turns final before the task does: a client that sees the task settled finds its row settled.
       const units = o.state === 'succeeded' ? o.units : 0;
       const expiresAt = o.expiresAt ? new Date(o.expiresAt) : null;
-      await deps.usage.replace(usageRowFromTask(task, {
+      await deps.usage.replace(usageRowFromTask({ ...task, upstream }, {
         status: o.state === 'succeeded' ? 'success' : 'error', costNano: cost, units, errorCode: o.errorCode ?? null,
         errorMessage: o.errorMessage ?? null, completedAt, urls: o.urls, expiresAt,
       }));
       await patchTask(task._id, {
+        ...(input.sync ? { upstream, attempts_log: input.sync.attemptsLog, started_at: new Date(input.sync.answeredAt) } : {}),
         state: o.state, cost_nano: cost, unit_count: units, completed_at: completedAt,
         progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
         result: o.state === 'succeeded'
@@ -193,6 +252,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
       });
       if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
+      // Polls read the final document from now on (services/media-tasks.ts, the pending marker).
+      if (task.kind === 'image') await deps.redis.del(rkeys.taskPending(task._id));
       failpoint('media.settle.before-report');
       return { costNano: cost };
     },

@@ -37,6 +37,7 @@ import { httpMetrics } from '../metrics/http';
 import { currentTracing } from '../tracing/current';
 import { traceLink } from '../tracing/koa';
 import { openApiRoutes } from '../openapi/http';
+import { indexRoutes } from './route-index';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -58,6 +59,8 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), channelRoutes(deps), paymentRoutes(deps), webhookRoutes(deps), callLogRoutes(deps), openApiRoutes()]) {
     root.use(router.routes());
   }
+  // Matched by literal route heads first, not ~130 regexps per request (gateway/route-index.ts).
+  indexRoutes(root);
   app.use(root.routes());
   app.use(root.allowedMethods());
   return app;

@@ -131,6 +131,8 @@ export const rkeys = {
   escrowEnd: (walletId: string) => `${tag(walletId)}eend:${walletId}`,
   /** A key that never exists, in an account's slot (a script slot that has nothing to touch). */
   none: (accountId: string) => `${tag(accountId)}none`,
+  /** An async image task still in flight as submitted (services/media-tasks.ts): polls answer 202 from it. */
+  taskPending: (taskId: string) => `taskpend:${taskId}`,
   /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */
   kbVersion: (accountId: string, kbId: string) => `kbver:${accountId}/${kbId}`,
   /** Bumped on every channel change: each process's catalogue cache reloads when it moves (services/catalogue-cache.ts). */

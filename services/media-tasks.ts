@@ -4,20 +4,38 @@ import { errors, GatewayError } from '../domain/errors';
 import { newId } from '../infra/ids';
 import { reservationNano, type MediaQuote } from '../domain/media/pricing';
 import { MAX_RUN_MS, POLL_INTERVAL_MS } from '../domain/media/cadence';
-import type { TaskKind } from '../domain/media/task';
+import { publicStatus, type TaskKind } from '../domain/media/task';
 import { ACCOUNT_ID, MODEL, TASK_ID } from '../domain/media/search-attributes';
 import type { AuthState } from '../domain/api-key';
 import type { Config } from '../infra/config';
 import type { Db, TaskDoc } from '../infra/mongo';
+import { rkeys, type RedisClient } from '../infra/redis';
 import type { Logger } from '../infra/logger';
 import type { Wallet } from './wallet';
-import type { UsageRecorder } from './usage';
+import { usageDoc, type UsageRecorder } from './usage';
 import { usageRowFromTask } from './task-usage';
 import { mediaTaskWorkflow, type MediaTaskInput } from '../workflows/media-task';
 import pRetry from 'p-retry';
 
-/** Starting a task's workflow: 3 tries over about 0.6 s (the usage row and the workflow start are both idempotent). */
+/** Starting a task's workflow: 3 tries over about 0.6 s (the workflow start is idempotent). */
 export const START_RETRY = { retries: 2, minTimeout: 200, factor: 2, randomize: true } as const;
+
+/**
+ * An async image task in flight is polled every 2-3 s (spec 2 section 4.2):
+ * while it is as submitted, a Redis marker answers the poll (202) instead of
+ * the store. The marker is written before the workflow starts and deleted by
+ * the settlement after the task document turned final, so a poll never
+ * reports a settled task as pending for longer than that one step; absent
+ * (expired, Redis lost), polls read the task document as before.
+ */
+export const PENDING_MARKER_TTL_S = 10 * 60;
+
+/** What the marker holds: the owner and collection (a poll of another account's task reads the store: 404) and the 202 body. */
+interface PendingMarker {
+  a: string;
+  e: string;
+  v: { id: string; status: string; model: string; created_at: number };
+}
 
 export interface SubmitTask {
   auth: AuthState;
@@ -41,12 +59,14 @@ export interface SubmitTask {
  */
 export class MediaTasks {
   constructor(
-    private readonly deps: { db: Db; wallet: Wallet; usage: UsageRecorder; temporal: Client; config: Config; log: Logger },
+    private readonly deps: { db: Db; redis: RedisClient; wallet: Wallet; usage: UsageRecorder; temporal: Client; config: Config; log: Logger },
   ) {}
 
   async submit(req: SubmitTask): Promise<TaskDoc> {
     const { auth } = req;
     const taskId = newId('task');
+    // No ledger row of this task's ops can exist before its document does (written below, the id is new).
+    const absentAt = performance.now();
     const now = new Date();
     const doc: TaskDoc = {
       _id: taskId, account_id: auth.account.id, key_id: auth.key.id, key_name: auth.key.name, key_prefix: auth.key.prefix,
@@ -59,7 +79,7 @@ export class MediaTasks {
     // 1. The task exists before any money moves, so a crash at any later step can be resumed (resumeOrphans).
     await this.deps.db.Task.create(doc);
     // 2. Reserve the worst case: atomic, 402 when it does not fit.
-    const hold = await this.reserve(doc, auth.key.spend_cap_nano).catch(async (err: unknown) => {
+    const hold = await this.reserve(doc, auth.key.spend_cap_nano, absentAt).catch(async (err: unknown) => {
       await this.deps.db.Task.deleteOne({ _id: taskId });
       throw err;
     });
@@ -67,9 +87,10 @@ export class MediaTasks {
       await this.deps.db.Task.deleteOne({ _id: taskId });
       throw errors.quota();
     }
-    // 3. In-flight usage row and the workflow.
-    // A slow store (usage row) or Temporal frontend fails a start now and then: both steps are idempotent, so retry.
+    // 3. The poll marker (images), then the workflow: the settlement deletes a marker that already exists.
+    // A busy Temporal frontend fails a start now and then: starting is idempotent, so retry.
     try {
+      if (doc.kind === 'image') await this.markPending(doc);
       await pRetry(() => this.start(doc), START_RETRY);
     } catch (err) {
       await this.abandon(doc, err);
@@ -78,19 +99,29 @@ export class MediaTasks {
     return doc;
   }
 
-  private reserve(doc: TaskDoc, capNano: number | null) {
-    return this.deps.wallet.apply(
+  /**
+   * The hold, written ahead with the task's in-flight usage row: one Redis
+   * script moves the projection (refusing what does not fit) and appends both
+   * to the ledger journal, drained to Mongo in batches. Deduped from any
+   * process like every non-chat op (`Wallet.applyMarkedAhead`: the ledger,
+   * then the op's marker); `absentAt` says when this call knew the op had no
+   * row (before it wrote the task whose fresh id the op carries), which
+   * spares the ledger read. The in-flight row is inserted only if the task
+   * has no row yet, so a settled row written before the drain gets there
+   * stays as it is.
+   */
+  private reserve(doc: TaskDoc, capNano: number | null, absentAt?: number) {
+    return this.deps.wallet.applyMarkedAhead(
       {
         opId: `${doc._id}:reserve`, accountId: doc.account_id, keyId: doc.key_id, kind: 'reserve',
         amountNano: -doc.reserved_nano, keySpendNano: doc.reserved_nano, ref: doc._id,
       },
-      { capNano },
+      { gate: { capNano }, usage: usageDoc(usageRowFromTask(doc)), absentAt },
     );
   }
 
-  /** Usage row (written now, not batched: the settlement replaces it) and the workflow (workflowId = task id: starting twice is refused). */
+  /** The workflow (workflowId = task id: starting twice is refused). */
   private async start(doc: TaskDoc): Promise<void> {
-    await this.deps.usage.insertNew(usageRowFromTask(doc));
     const kind = doc.kind;
     const input: MediaTaskInput = {
       taskId: doc._id,
@@ -144,6 +175,22 @@ export class MediaTasks {
     return resumed;
   }
 
+  private async markPending(doc: TaskDoc): Promise<void> {
+    const marker: PendingMarker = {
+      a: doc.account_id, e: doc.endpoint,
+      v: { id: doc._id, status: publicStatus(doc.kind, doc.state), model: doc.model, created_at: Math.floor(doc.created_at.getTime() / 1000) },
+    };
+    await this.deps.redis.set(rkeys.taskPending(doc._id), JSON.stringify(marker), 'EX', PENDING_MARKER_TTL_S);
+  }
+
+  /** The 202 body of an image task of this account still as submitted, from its marker; null: read the task document. */
+  async pendingView(accountId: string, id: string, endpoints: string[]): Promise<PendingMarker['v'] | null> {
+    const raw = await this.deps.redis.get(rkeys.taskPending(id)).catch(() => null);
+    if (!raw) return null;
+    const m = JSON.parse(raw) as PendingMarker;
+    return m.a === accountId && endpoints.includes(m.e) ? m.v : null;
+  }
+
   /** The workflow could not start: give the hold back and close the task as failed. */
   private async abandon(doc: TaskDoc, err: unknown): Promise<void> {
     this.deps.log.error('task not started', { task: doc._id, err });
@@ -153,6 +200,7 @@ export class MediaTasks {
     });
     const completedAt = new Date();
     await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { state: 'failed', error_code: 'not_started', completed_at: completedAt } }).catch(() => undefined);
+    await this.deps.redis.del(rkeys.taskPending(doc._id)).catch(() => undefined);
     await this.deps.usage.replace(usageRowFromTask(doc, {
       status: 'error', costNano: 0, units: 0, errorCode: 'not_started', errorMessage: 'the task could not be started', completedAt, urls: [], expiresAt: null,
     })).catch(() => undefined);

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Db, LedgerDoc, LedgerKind, UsageDoc, WalletCheckpointDoc } from '../infra/mongo';
 import type { Logger } from '../infra/logger';
 import { BatchInserter, insertIgnoringDuplicates } from '../infra/batch-insert';
+import { BatchExists } from '../infra/batch-exists';
 import { rkeys, sameShard, type RedisClient } from '../infra/redis';
 import { walletOf } from '../domain/api-key';
 import { LedgerJournal, MARKER_AFTER_ROW_S } from './ledger-journal';
@@ -20,6 +21,12 @@ import { countWalletOp } from '../metrics/index';
 const MARKER_SAFETY_S = 24 * 3600;
 export const SEQ_GIVE_UP_MS = 5 * 60_000;
 export const SEQ_WINDOW_TTL_MS = 15 * 60_000;
+/**
+ * `applyMarkedAhead`: how long after a caller knew an op had no ledger row it
+ * may skip reading the ledger (half the marker's life after its row: room for
+ * a stalled process and clock drift).
+ */
+export const FRESH_OP_MS = (MARKER_AFTER_ROW_S * 1000) / 2;
 /**
  * A checkpoint folds in rows recorded up to this long ago, never later ones: a
  * row stamped before the cut is visible in Mongo by then (an insert takes
@@ -86,6 +93,8 @@ interface Projected extends ApplyResult {
  */
 export class Wallet {
   private readonly ledger: BatchInserter<LedgerDoc>;
+  /** Ledger existence checks of `applyMarkedAhead`, one find per tick. */
+  private readonly ledgerHas: BatchExists<LedgerDoc>;
   readonly journal: LedgerJournal;
   /** This process's writer id for chat charge sequence numbers. */
   readonly writer = randomBytes(6).toString('hex');
@@ -99,6 +108,7 @@ export class Wallet {
 
   constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly log?: Logger) {
     this.ledger = new BatchInserter<LedgerDoc>(() => db.Ledger.collection as never);
+    this.ledgerHas = new BatchExists<LedgerDoc>(() => db.Ledger.collection as never);
     this.journal = new LedgerJournal(db, redis, log);
     this.journal.onRows = (rows) => this.countRows(rows);
   }
@@ -165,6 +175,30 @@ export class Wallet {
         this.redis.expire(rkeys.op(op.accountId, op.opId), MARKER_AFTER_ROW_S),
       ]).catch((err: unknown) => this.log?.warn('wallet marker not shortened; the journal drain will', { op: op.opId, err }));
     }
+    return strip(res);
+  }
+
+  /**
+   * `apply` for the media path (holds and task settlements): the same
+   * dedupe, from any process (the ledger first, then the op's marker), but
+   * the ledger row, and the task's usage row when given, are written ahead:
+   * the script appends them to the journal, flagged as a marked op, and the
+   * drain writes them in batches and then cuts the marker to
+   * MARKER_AFTER_ROW_S (so the marker still lives until the row exists).
+   * Resolves once the op is durable in the journal, not once its row exists.
+   *
+   * `absentAt` (performance.now()): the caller knows no row of this op
+   * existed then (a hold whose task id was minted and written by this call:
+   * nothing else could apply the op before the task was there). Within
+   * FRESH_OP_MS of it the ledger read is skipped: as for `apply`'s own read,
+   * the marker covers everything applied since (docs/wallet.md).
+   */
+  async applyMarkedAhead(op: LedgerOp, opts: { gate?: { capNano: number | null }; usage?: UsageDoc; absentAt?: number } = {}): Promise<ApplyResult> {
+    const fresh = opts.absentAt !== undefined && performance.now() - opts.absentAt < FRESH_OP_MS;
+    if (!fresh && (await this.ledgerHas.has(op.opId))) return { status: 'duplicate', ...(await this.read(op)) };
+    const entry = this.journal.entry({ l: ledgerDoc(op), u: opts.usage });
+    const res = await this.project(op, { gate: opts.gate ?? null, entry });
+    if (res.status === 'applied') this.journal.kick(op.accountId);
     return strip(res);
   }
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, proxyLocalActivities, sleep, startChild } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { taskWebhookWorkflow, taskWebhookWorkflowId } from './task-webhook';
-import type { MediaActivities } from '../activities/media';
+import type { MediaActivities, SettleInput, SyncAnswer, TaskFacts } from '../activities/media';
 import type { ProviderOutcome } from '../domain/media/task';
 import { mediaErrorJson } from '../domain/error-bodies';
 
@@ -65,11 +65,17 @@ function ended(state: 'failed' | 'expired' | 'cancelled', code: string, message:
 export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTaskResult> {
   const startedAt = Date.now();
   let outcome: ProviderOutcome | undefined;
+  // What the submission learnt, handed to the settlement so it reads nothing back (see SettleInput).
+  let task: TaskFacts | undefined;
+  let sync: SyncAnswer | undefined;
+  let progress: number | null = null;
   try {
     await CancellationScope.cancellable(async () => {
       const sub = await submitMediaTask({ taskId: input.taskId });
+      task = sub.task;
       if (sub.kind === 'done') {
         outcome = sub.outcome;
+        sync = sub.sync;
         return;
       }
       for (;;) {
@@ -83,6 +89,7 @@ export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTas
           outcome = p.outcome;
           return;
         }
+        progress = p.progress;
       }
     });
   } catch (err) {
@@ -90,10 +97,10 @@ export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTas
     else outcome = ended('failed', 'upstream_error', `the task failed: ${(err as Error).message}`, 502);
   }
   if (!outcome) throw ApplicationFailure.nonRetryable('task ended without an outcome');
-  const final = outcome;
-  const { costNano } = await CancellationScope.nonCancellable(() => settleMediaTask({ taskId: input.taskId, outcome: final }));
+  const settle: SettleInput = { taskId: input.taskId, outcome, task, sync, progress };
+  const { costNano } = await CancellationScope.nonCancellable(() => settleMediaTask(settle));
   if (input.callback) await CancellationScope.nonCancellable(() => startWebhook(input.taskId));
-  return { state: final.state, costNano };
+  return { state: outcome.state, costNano };
 }
 
 /** The task's webhook runs on as its own workflow (abandoned child): retries of up to 24 h never hold this one open. */

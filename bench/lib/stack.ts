@@ -5,13 +5,18 @@ import { spawnManaged, freePort, waitForPort, type Managed } from '../../scripts
 import { startServices, type Services } from '../../scripts/lib/services';
 
 /** Services on free ports plus the project's processes, for benchmarks. */
-export async function benchServices(name: string): Promise<{ services: Services; secrets: Record<string, string> }> {
+export async function benchServices(
+  name: string,
+  opts: { metrics?: boolean } = {},
+): Promise<{ services: Services; secrets: Record<string, string>; dataDir: string; metricsPorts?: { temporal: number; ferretdb: number } }> {
   const dataDir = path.resolve(`.data/bench-${name}-${Date.now()}`);
+  const metricsPorts = opts.metrics ? { temporal: await freePort(), ferretdb: await freePort() } : undefined;
   const started = await startServices({
     dataDir,
     ports: { temporal: await freePort(), temporalUi: await freePort(), mongo: await freePort(), redis: await freePort() },
     portFallback: true,
     log: () => undefined,
+    metricsPorts,
   });
   // Stopping also removes the run's data: a benchmark leaves nothing behind.
   const services: Services = {
@@ -22,7 +27,7 @@ export async function benchServices(name: string): Promise<{ services: Services;
     },
   };
   const secrets = { ADMIN_TOKEN: randomBytes(16).toString('hex'), KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') };
-  return { services, secrets };
+  return { services, secrets, dataDir, metricsPorts };
 }
 
 export async function startProcess(name: string, script: string, env: Record<string, string>, port?: number, nodeArgs: string[] = []): Promise<Managed> {

@@ -68,6 +68,13 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
   // 202 while running; any other status is the final answer, byte-identical to the sync call.
   for (const path of ['/v1/images/generations/:id', '/v1/images/edits/:id']) {
     router.get(path, ...readChain, async (ctx) => {
+      // Still as submitted: answered from the task's Redis marker, no store read (the usual poll).
+      const pending = await tasks.pendingView(ctx.state.auth!.account.id, ctx.params.id, IMAGE_ENDPOINTS);
+      if (pending) {
+        ctx.status = 202;
+        ctx.body = pending;
+        return;
+      }
       const doc = await tasks.get(ctx.state.auth!.account.id, ctx.params.id, IMAGE_ENDPOINTS);
       if (!FINAL_STATES.has(doc.state)) {
         ctx.status = 202;

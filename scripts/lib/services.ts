@@ -31,6 +31,8 @@ export interface StartServicesOptions {
   portFallback?: boolean;
   /** Database name put in MONGO_URL when FerretDB is started here. */
   mongoDb?: string;
+  /** Prometheus `/metrics` of the services started here on these ports (benchmarks count store and Temporal calls). */
+  metricsPorts?: { temporal: number; ferretdb: number };
   /** Start these even when their URL is in the environment (the chaos run restarts its own Redis and store). */
   own?: Array<'mongo' | 'redis'>;
 }
@@ -171,7 +173,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
         `--listen-addr=127.0.0.1:${port}`,
         '--telemetry=disable',
         `--state-dir=${stateDir}`,
-        '--debug-addr=-',
+        opts.metricsPorts ? `--debug-addr=127.0.0.1:${opts.metricsPorts.ferretdb}` : '--debug-addr=-',
         '--log-level=ERROR', // WARN logs every driver's endSessions as unsupported
       ]);
       const m = again();
@@ -206,6 +208,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
         // No ~/.config lookups: the dev server's behaviour depends only on these flags.
         '--disable-config-file',
         '--disable-config-env',
+        ...(opts.metricsPorts ? ['--metrics-port', String(opts.metricsPorts.temporal)] : []),
         ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
       ]);
       env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;

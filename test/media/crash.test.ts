@@ -49,6 +49,21 @@ async function pollFinal(gw: TestGateway, key: string, id: string, timeoutMs: nu
   throw new Error(`task ${id} did not finish`);
 }
 
+/**
+ * The account's ledger once `rows` rows are there (or 20 s passed): holds and
+ * settlements are written ahead to the journal, which any live process drains
+ * (a killed worker's unacknowledged entries are taken over after 10 s).
+ */
+async function drainedLedger(gw: TestGateway, accountId: string, rows: number) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    await gw.deps.wallet.journal.flush();
+    const ledger = await gw.deps.db.Ledger.find({ account_id: accountId }).sort({ _id: 1 }).lean();
+    if (ledger.length >= rows || Date.now() > deadline) return ledger;
+    await new Promise((res) => setTimeout(res, 250));
+  }
+}
+
 const scenarios: Array<{ failpoint: string; model: string; upstreamTasks: number }> = [
   { failpoint: 'media.submit.before-upstream', model: 'flux-kontext-pro', upstreamTasks: 1 },
   // The upstream accepted but the worker died before recording its id: the upstream sees a second
@@ -84,7 +99,7 @@ for (const s of scenarios) {
       t.is(body.data.length, 2);
 
       const price = parseCredits('0.04');
-      const ledger = await gw.deps.db.Ledger.find({ account_id: a.id }).sort({ _id: 1 }).lean();
+      const ledger = await drainedLedger(gw, a.id, 3);
       t.deepEqual(ledger.map((e) => e._id).sort(), [`${a.id}:grant`, `${id}:reserve`, `${id}:settle`].sort());
       t.is(ledger.filter((e) => e.ref === id).reduce((sum, e) => sum + e.amount_nano, 0), -2 * price);
       t.is(await gw.deps.wallet.balance(a.id), parseCredits('40.44') - 2 * price);
@@ -136,6 +151,7 @@ test('a gateway that died after writing the task (before or after the hold) leav
     for (const id of [noHold, held]) {
       const done = await tasks.waitSettled(id);
       t.is(done.state, 'succeeded');
+      await gw.deps.wallet.journal.flush();
       const ops = await gw.deps.db.Ledger.find({ ref: id }).lean();
       t.deepEqual(ops.map((o) => o._id).sort(), [`${id}:reserve`, `${id}:settle`]);
     }

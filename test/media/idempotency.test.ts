@@ -30,6 +30,7 @@ test('100 parallel identical submissions: one task, one reservation; the rest re
   for (const r of inflight) t.is(JSON.parse(texts[res.indexOf(r)]).error.code, 'idempotency_in_flight');
   const tasks = await gw.deps.db.Task.find({ account_id: a.id }).lean();
   t.is(tasks.length, 1);
+  await gw.deps.wallet.journal.flush(); // holds are written ahead, drained in batches
   const holds = await gw.deps.db.Ledger.find({ account_id: a.id, kind: 'reserve' }).lean();
   t.is(holds.length, 1);
   // afterwards every retry replays the same answer

@@ -67,6 +67,7 @@ export async function startKit(overrides: Record<string, string> = {}): Promise<
       return gw.deps.db.Task.find({ account_id: accountId }).sort({ created_at: -1 }).lean<TaskDoc[]>();
     },
     async ledger(taskId) {
+      await gw.deps.wallet.journal.flush(); // holds and settlements are written ahead, drained in batches
       const rows = await gw.deps.db.Ledger.find({ ref: taskId }).lean<LedgerDoc[]>();
       const of = (id: string) => rows.find((r) => r._id === id)?.amount_nano ?? NaN;
       return { reserve: of(`${taskId}:reserve`), settle: of(`${taskId}:settle`) };

@@ -1,0 +1,121 @@
+import test from 'ava';
+import { startGateway, type TestGateway } from '../helpers/stack';
+import { parseCredits } from '../../domain/money';
+import { rkeys } from '../../infra/redis';
+import { MARKER_AFTER_ROW_S } from '../../services/ledger-journal';
+import { Wallet } from '../../services/wallet';
+import { createMediaActivities, factsOf, type SettleInput } from '../../activities/media';
+import type { ProviderOutcome } from '../../domain/media/task';
+import type { TaskDoc } from '../../infra/mongo';
+
+/**
+ * A task's hold and settlement are applied once whichever worker retries
+ * them and whenever: a settle local activity re-run on another worker after
+ * the first died (a fresh `Wallet`, so another writer id and other tickets),
+ * two workers at once, and a retry after the op's row was drained and its
+ * marker expired. The gateway here has no worker: the test is the worker.
+ */
+let gw: TestGateway;
+test.before(async () => {
+  gw = await startGateway();
+});
+test.after.always(async () => gw?.close());
+
+const PRICE = parseCredits('0.04');
+const GRANT = parseCredits('40.44');
+
+/** A real async submission (hold written ahead by the gateway); its workflow never runs here. */
+async function submit(): Promise<{ accountId: string; keyId: string; task: TaskDoc }> {
+  const a = await gw.newAccount();
+  const k = await gw.newKey(a.id);
+  const r = await fetch(`${gw.url}/v1/images/generations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-image-1', prompt: 'a lighthouse', n: 1, async: true }),
+  });
+  const body = (await r.json()) as { id: string };
+  if (r.status !== 200) throw new Error(`submission answered ${r.status}: ${JSON.stringify(body)}`);
+  const task = (await gw.deps.db.Task.findById(body.id).lean<TaskDoc>())!;
+  return { accountId: a.id, keyId: k.id, task };
+}
+
+/** Another worker process: its own wallet (writer id, tickets, batches) on the same stores. */
+function otherWorker() {
+  const wallet = new Wallet(gw.deps.db, gw.deps.redis);
+  return { wallet, acts: createMediaActivities({ ...gw.deps, wallet }) };
+}
+
+const succeeded: ProviderOutcome = { state: 'succeeded', units: 1, urls: ['https://example.test/a.png'], expiresAt: null };
+
+async function moneyOf(accountId: string, keyId: string, taskId: string) {
+  await gw.deps.wallet.journal.flush();
+  const rows = await gw.deps.db.Ledger.find({ ref: taskId }).lean();
+  return {
+    balance: await gw.deps.wallet.balance(accountId),
+    spend: await gw.deps.wallet.keySpend(keyId),
+    rows: rows.map((r) => `${r._id}=${r.amount_nano}`).sort(),
+    ledger: (await gw.deps.wallet.ledgerTotals(accountId)).balanceNano,
+  };
+}
+
+test.serial('a settlement retried on a second worker, before and after its row is drained and its marker gone, applies once', async (t) => {
+  const { accountId, keyId, task } = await submit();
+  t.is(await gw.deps.wallet.balance(accountId), GRANT - PRICE, 'the hold is on');
+  const input: SettleInput = { taskId: task._id, outcome: { ...succeeded, units: 0, state: 'failed', errorCode: 'upstream_error', errorMessage: 'x' }, task: factsOf(task) };
+  const first = otherWorker();
+  t.deepEqual(await first.acts.settleMediaTask(input), { costNano: 0 });
+  t.is(await gw.deps.wallet.balance(accountId), GRANT, 'a failed task refunds its hold');
+
+  // The first worker died before reporting: the local activity runs again on another worker (row maybe not drained yet).
+  const second = otherWorker();
+  t.not(second.wallet.writer, first.wallet.writer);
+  await second.acts.settleMediaTask(input);
+  t.is(await gw.deps.wallet.balance(accountId), GRANT);
+
+  // Much later (every worker down for a day): the row is written and the marker is gone; the ledger answers.
+  await gw.deps.wallet.journal.flush();
+  t.true((await gw.deps.redis.ttl(rkeys.op(accountId, `${task._id}:settle`))) <= MARKER_AFTER_ROW_S, 'the drain cut the marker once the row was written');
+  await gw.deps.redis.del(rkeys.op(accountId, `${task._id}:settle`), rkeys.op(accountId, `${task._id}:reserve`));
+  const third = otherWorker();
+  await third.acts.settleMediaTask({ taskId: task._id, outcome: input.outcome }); // an older history: no facts, the task is read
+  // And the hold, retried by an orphan sweep elsewhere, is a duplicate too.
+  const hold = await third.wallet.applyMarkedAhead(
+    { opId: `${task._id}:reserve`, accountId, keyId, kind: 'reserve', amountNano: -PRICE, keySpendNano: PRICE, ref: task._id },
+    { gate: { capNano: null } },
+  );
+  t.is(hold.status, 'duplicate');
+
+  const m = await moneyOf(accountId, keyId, task._id);
+  t.is(m.balance, GRANT);
+  t.is(m.ledger, GRANT);
+  t.is(m.spend, 0);
+  t.deepEqual(m.rows, [`${task._id}:reserve=${-PRICE}`, `${task._id}:settle=${PRICE}`].sort());
+});
+
+test.serial('two workers settling the same task at once: one applies, both report the same cost', async (t) => {
+  const { accountId, keyId, task } = await submit();
+  const input: SettleInput = { taskId: task._id, outcome: succeeded, task: factsOf(task) };
+  const [a, b] = [otherWorker(), otherWorker()];
+  const costs = await Promise.all([a.acts.settleMediaTask(input), b.acts.settleMediaTask(input), a.acts.settleMediaTask(input)]);
+  t.deepEqual(costs, [{ costNano: PRICE }, { costNano: PRICE }, { costNano: PRICE }]);
+  const m = await moneyOf(accountId, keyId, task._id);
+  t.is(m.balance, GRANT - PRICE);
+  t.is(m.ledger, GRANT - PRICE);
+  t.is(m.spend, PRICE);
+  t.deepEqual(m.rows, [`${task._id}:reserve=${-PRICE}`, `${task._id}:settle=0`].sort());
+  const usage = await gw.deps.db.Usage.findById(task._id).lean<{ status: string; cost_nano: number }>();
+  t.is(usage?.status, 'success');
+  t.is(usage?.cost_nano, PRICE);
+  t.is((await gw.deps.db.Task.findById(task._id).lean<TaskDoc>())!.state, 'succeeded');
+});
+
+test.serial('a hold written ahead survives a rebuild of the projection from the ledger (the drain writes its row first)', async (t) => {
+  const { accountId, keyId, task } = await submit();
+  await gw.deps.wallet.rebuild(accountId, [keyId]);
+  t.is(await gw.deps.wallet.balance(accountId), GRANT - PRICE);
+  t.is(await gw.deps.wallet.keySpend(keyId), PRICE);
+  await otherWorker().acts.settleMediaTask({ taskId: task._id, outcome: succeeded, task: factsOf(task) });
+  const m = await moneyOf(accountId, keyId, task._id);
+  t.is(m.balance, GRANT - PRICE);
+  t.is(m.ledger, GRANT - PRICE);
+});
