@@ -108,6 +108,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const run = `${opts.seed.toString(36)}${randomBytes(3).toString('hex')}`;
   const mongo = new URL(opts.env.MONGO_URL);
   mongo.pathname = `/chaos_${run}`;
+  // CHAOS_STORE_POOL: each process's connections to the store (the driver's default pool is 20).
+  const pool = Number(process.env.CHAOS_STORE_POOL ?? 0);
+  if (pool > 0) mongo.searchParams.set('maxPoolSize', String(pool));
   const env: Record<string, string> = {
     ...opts.env,
     MONGO_URL: mongo.toString(),
@@ -214,6 +217,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const inOutage = (from: number, to: number) => outages.some((o) => from <= o.to + 2_000 && to >= o.from);
   /** Calls served (2xx) with a key that was disabled for the whole call: each should have been a 401. */
   let disabledServed = 0;
+  const disabledServedShown: string[] = [];
 
   /** Every answered call: its trace id and what to print if its usage row is missing. */
   const traces = new Map<string, string>();
@@ -308,7 +312,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
             else figures.chat_lost_connection++;
           }
           if (trace) answered(trace, status, gwc.started, `${ch.path(stream)} via ${gwc.name}`);
-          if (status >= 200 && status < 300 && disabledBefore !== null && key.disabledSince === disabledBefore) disabledServed++;
+          if (status >= 200 && status < 300 && disabledBefore !== null && key.disabledSince === disabledBefore) {
+            disabledServed++;
+            if (disabledServedShown.length < 5) disabledServedShown.push(`${trace} (key ${key.id} disabled ${gwc.started - disabledBefore} ms before the call, via ${gwc.name} at +${((gwc.started - t0) / 1000).toFixed(1)} s)`);
+          }
           if (trace && gwc.diedDuring()) diedWithGateway.add(trace);
         } else if (roll < 0.95) {
           // Idempotency keys are per account and per key (the main key only, so a replay is never refused as disabled).
@@ -418,9 +425,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const progress = async () => {
     while (Date.now() < stopAt - 15_000) {
       await new Promise((r) => setTimeout(r, 30_000));
+      // How long one small insert waits for the store's write lock now (the queue every task's writes join).
+      const w0 = Date.now();
+      const wrote = await db.conn.collection('chaos_store_probe').insertOne({ at: new Date() }).then(() => true, () => false);
+      const writeMs = Date.now() - w0;
       const open = await countOpen(db).catch(() => NaN);
       const s = (Date.now() - t0) / 1000;
-      log(`  +${Math.round(s)} s: ${figures.chat_calls} chat calls (${(figures.chat_calls / s).toFixed(1)}/s), ${figures.tasks_submitted} tasks (${(figures.tasks_submitted / s).toFixed(1)}/s), ${open} not final yet`);
+      log(`  +${Math.round(s)} s: ${figures.chat_calls} chat calls (${(figures.chat_calls / s).toFixed(1)}/s), ${figures.tasks_submitted} tasks (${(figures.tasks_submitted / s).toFixed(1)}/s), ${open} not final yet; one store insert ${wrote ? `${writeMs} ms` : 'failed'}`);
     }
   };
   await Promise.all([faults(), progress(), ...Array.from({ length: opts.clients ?? 8 }, (_, i) => client(i))]);
@@ -436,7 +447,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   figures.http_5xx_outside_outages = hard500.length;
   if (hard500.length) failures.push(`${hard500.length} 5xx answer(s) (not 502/503/504) while every service was up: ${hard500.slice(0, 5).map((e) => e.trace).join(', ')}`);
   figures.disabled_key_served = disabledServed;
-  if (disabledServed) failures.push(`${disabledServed} call(s) with a disabled key were served`);
+  if (disabledServed) failures.push(`${disabledServed} call(s) with a disabled key were served: ${disabledServedShown.join('; ')}`);
 
   // Every task final (a killed worker's activities are retried by the survivors; a task whose gateway died
   // before its workflow started is resumed by the orphan sweep, 2 min + 1 min). The wait goes on while tasks
@@ -549,7 +560,13 @@ async function check(s: {
         figures.accounts_balance_not_adding_up++;
         failures.push(`${a.id}: balance ${ledger} != grants ${grants} - charges ${charges} - held ${held}`);
       }
-      if (openHolds.length) failures.push(`${a.id}: ${openHolds.length} open hold(s) left`);
+      if (openHolds.length) {
+        const shown = await Promise.all(openHolds.slice(0, 5).map(async (h) => {
+          const task = await db.Task.findById(h.ref, { state: 1 }).lean<{ state: string }>();
+          return `${h.ref} (${task ? `task ${task.state}` : 'no task'}, recorded ${h.recorded_at?.toISOString() ?? '?'})`;
+        }));
+        failures.push(`${a.id}: ${openHolds.length} open hold(s) left: ${shown.join('; ')}`);
+      }
       for (const k of a.keys) {
         const keySpend = rows.filter((r) => r.key_id === k.id).reduce((t, r) => t + r.key_spend_nano, 0);
         const projectedSpend = Number((await redis.get(rkeys.keySpend(a.id, k.id))) ?? 0);

@@ -597,7 +597,8 @@ export async function connectMongo(url: string, log?: Logger): Promise<Db> {
   const deadline = Date.now() + STARTUP_WAIT_MS;
   let conn: Connection;
   for (;;) {
-    conn = mongoose.createConnection(url, { serverSelectionTimeoutMS: 10_000, maxPoolSize: 20 });
+    // maxPoolSize in the URL wins (the chaos run keeps FerretDB's writers few); 20 otherwise.
+    conn = mongoose.createConnection(url, { serverSelectionTimeoutMS: 10_000, ...(/[?&]maxPoolSize=/i.test(url) ? {} : { maxPoolSize: 20 }) });
     try {
       await conn.asPromise();
       break;
