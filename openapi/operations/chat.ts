@@ -41,7 +41,7 @@ export const chatOperations: Operation[] = [
     description: 'Streaming with `stream: true` (SSE, ends with `data: [DONE]`). Built-in tools `web_search` and `image_generation` need `stream: true`. Agent keys call only this endpoint (spec 3 section 4.3). A translated call carries `X-Protocol-Translation`.',
     auth: 'key', errors: 'openai', errorStatuses: BILLABLE_ERRORS,
     body: { schema: ChatCompletionsRequest, example: { model: 'gpt-5-mini', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 16 } },
-    responses: { 200: { description: 'The completion (or an SSE stream when `stream` is true)', schema: ChatCompletion } },
+    responses: { 200: { description: 'The completion (or an SSE stream when `stream` is true)', schema: ChatCompletion, contentType: `application/json, ${sse}` } },
   },
   {
     method: 'post', path: '/v1/messages', operationId: 'createMessage', tag: 'Chat',
@@ -50,7 +50,7 @@ export const chatOperations: Operation[] = [
     auth: 'key', errors: 'anthropic', errorStatuses: BILLABLE_ERRORS,
     headers: [{ name: 'anthropic-version', description: 'Protocol version, a date such as 2023-06-01', schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', example: '2023-06-01' } }],
     body: { schema: MessagesRequest, example: { model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'Hello' }] } },
-    responses: { 200: { description: 'The message (or an SSE stream when `stream` is true)', schema: Message } },
+    responses: { 200: { description: 'The message (or an SSE stream when `stream` is true)', schema: Message, contentType: `application/json, ${sse}` } },
   },
   {
     method: 'post', path: '/v1/responses', operationId: 'createResponse', tag: 'Chat',
@@ -58,7 +58,7 @@ export const chatOperations: Operation[] = [
     description: '`previous_response_id` is refused: sessions are not stored, send the whole conversation in `input`.',
     auth: 'key', errors: 'openai', errorStatuses: BILLABLE_ERRORS,
     body: { schema: ResponsesRequest, example: { model: 'gpt-5-mini', instructions: 'Be brief.', input: [{ role: 'user', content: 'Hello' }], max_output_tokens: 16 } },
-    responses: { 200: { description: 'The response (or SSE events when `stream` is true)', schema: Response } },
+    responses: { 200: { description: 'The response (or SSE events when `stream` is true)', schema: Response, contentType: `application/json, ${sse}` } },
   },
   ...(['/v1beta', '/v1'] as const).flatMap((prefix): Operation[] => [
     {
