@@ -10,7 +10,8 @@
  * The gateway runs as production runs it, compiled (scripts/build.ts, dist/gateway.mjs);
  * BENCH_TSX=1 runs its TypeScript through tsx instead (as dev and tests do).
  * CPU per request is the gateway's own and, alongside, its stores' (Redis, FerretDB) over the same load.
- * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/).
+ * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/),
+ * BENCH_NODE_FLAGS (extra node flags for the gateway).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -28,6 +29,8 @@ const SEQ_MS = Math.max(3000, DURATION_MS / 2);
 const OPEN_STREAMS = Number(process.env.BENCH_STREAMS ?? 2000);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const TSX = process.env.BENCH_TSX === '1';
+/** Extra node flags for the gateway (V8 heap trials, e.g. --max-semi-space-size=4). */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 const { services, secrets } = await benchServices('chat');
 const simPort = await freePort();
@@ -37,7 +40,7 @@ const env = { ...services.env, ...secrets, LOG_LEVEL: 'warn', SIMULATOR_URL: sim
 await runOnce('scripts/seed.ts', env);
 const gwPort = await freePort();
 const profDir = path.resolve('.data/bench-prof');
-const profArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+const profArgs = [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...NODE_FLAGS];
 let gateway: Managed;
 if (TSX) gateway = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, profArgs);
 else {
