@@ -10,7 +10,8 @@
  * The gateway runs as production runs it, compiled (scripts/build.ts, dist/gateway.mjs);
  * BENCH_TSX=1 runs its TypeScript through tsx instead (as dev and tests do).
  * CPU per request is the gateway's own and, alongside, its stores' (Redis, FerretDB) over the same load.
- * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/).
+ * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/),
+ * BENCH_NODE_FLAGS (extra node flags for the gateway).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,12 +22,15 @@ import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../s
 import { buildAll } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { fmt, runLoad, type LoadResult } from './lib/load';
+import type { Phase } from './lib/profile-summary';
 
 const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
 const SEQ_MS = Math.max(3000, DURATION_MS / 2);
 const OPEN_STREAMS = Number(process.env.BENCH_STREAMS ?? 2000);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const TSX = process.env.BENCH_TSX === '1';
+/** Extra node flags for the gateway (V8 heap trials, e.g. --max-semi-space-size=4). */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 const { services, secrets } = await benchServices('chat');
 const simPort = await freePort();
@@ -36,7 +40,7 @@ const env = { ...services.env, ...secrets, LOG_LEVEL: 'warn', SIMULATOR_URL: sim
 await runOnce('scripts/seed.ts', env);
 const gwPort = await freePort();
 const profDir = path.resolve('.data/bench-prof');
-const profArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+const profArgs = [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...NODE_FLAGS];
 let gateway: Managed;
 if (TSX) gateway = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, profArgs);
 else {
@@ -102,53 +106,72 @@ for (const target of [direct, through]) {
 // First, while the process is young: VmHWM is the peak since start. Streams of 20 tokens, one per second.
 const idle = status(pid);
 await simControl('/latency', { ttft_ms: 0, token_delay_ms: 1000 });
-const agent = new Agent({ connections: OPEN_STREAMS + 10, pipelining: 1, keepAliveTimeout: 30_000 });
 const openBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_tokens: 20, stream: true });
-let firstBytes = 0;
-let completed = 0;
-let failed = 0;
-const reasons = new Map<string, number>();
-const fail = (why: string) => {
-  failed++;
-  reasons.set(why, (reasons.get(why) ?? 0) + 1);
-};
-const opened = performance.now();
-let allFirst = 0;
-const streams = Array.from({ length: OPEN_STREAMS }, async () => {
-  try {
-    const res = await request(through.url, { method: 'POST', headers: through.headers, body: openBody, dispatcher: agent });
-    let seen = false;
-    for await (const _ of res.body) {
-      if (!seen) {
-        seen = true;
-        if (++firstBytes === OPEN_STREAMS) allFirst = performance.now() - opened;
+
+interface OpenStreams { allFirstMs: number; firstBytes: number; completed: number; failed: number; reasons: Map<string, number>; firstP50Ms: number }
+/**
+ * OPEN_STREAMS streams opened at once on their own connections, each held until its 20 tokens are in.
+ * Run against the simulator directly first, then through the gateway: the direct figure is what the
+ * load generator and the simulator (on the same cores) manage without any gateway in between.
+ */
+async function openStreams(target: { url: string; headers: Record<string, string> }, during?: () => void): Promise<OpenStreams> {
+  const agent = new Agent({ connections: OPEN_STREAMS + 10, pipelining: 1, keepAliveTimeout: 30_000 });
+  const r: OpenStreams = { allFirstMs: 0, firstBytes: 0, completed: 0, failed: 0, reasons: new Map(), firstP50Ms: 0 };
+  const firsts: number[] = [];
+  const fail = (why: string) => {
+    r.failed++;
+    r.reasons.set(why, (r.reasons.get(why) ?? 0) + 1);
+  };
+  const opened = performance.now();
+  const streams = Array.from({ length: OPEN_STREAMS }, async () => {
+    try {
+      const res = await request(target.url, { method: 'POST', headers: target.headers, body: openBody, dispatcher: agent });
+      let seen = false;
+      for await (const _ of res.body) {
+        if (!seen) {
+          seen = true;
+          firsts.push(performance.now() - opened);
+          if (++r.firstBytes === OPEN_STREAMS) r.allFirstMs = performance.now() - opened;
+        }
       }
+      if (res.statusCode === 200) r.completed++;
+      else fail(`HTTP ${res.statusCode}`);
+    } catch (err) {
+      fail((err as { code?: string }).code ?? (err as Error).message);
     }
-    if (res.statusCode === 200) completed++;
-    else fail(`HTTP ${res.statusCode}`);
-  } catch (err) {
-    fail((err as { code?: string }).code ?? (err as Error).message);
-  }
-});
-let peakOpen = 0;
+  });
+  const sampler = during ? setInterval(during, 250) : undefined;
+  await Promise.race([Promise.all(streams), new Promise((res) => setTimeout(res, 120_000))]);
+  if (sampler) clearInterval(sampler);
+  await agent.close();
+  firsts.sort((a, b) => a - b);
+  r.firstP50Ms = firsts[Math.floor(firsts.length / 2)] ?? 0;
+  return r;
+}
+const describe = (r: OpenStreams) =>
+  `first byte on all streams after ${r.allFirstMs ? (r.allFirstMs / 1000).toFixed(2) + ' s' : `never (${r.firstBytes} of ${OPEN_STREAMS})`} (p50 ${(r.firstP50Ms / 1000).toFixed(2)} s); ` +
+  `completed ${r.completed}, failed ${r.failed}${r.failed ? ` (${[...r.reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`;
+const openDirect = await openStreams(direct);
 let sample = status(pid);
-const sampler = setInterval(() => {
+const openStartUs = Number(process.hrtime.bigint() / 1000n);
+const openThrough = await openStreams(through, () => {
   sample = status(pid);
-  peakOpen = Math.max(peakOpen, firstBytes);
-}, 250);
-await Promise.race([Promise.all(streams), new Promise((r) => setTimeout(r, 120_000))]);
-clearInterval(sampler);
+});
+const openEndUs = Number(process.hrtime.bigint() / 1000n);
 const afterStreams = status(pid);
-await agent.close();
 await simControl('/latency', { ttft_ms: 0, token_delay_ms: 0 });
 const streamReport = [
-  `${OPEN_STREAMS} concurrent streams (20 tokens at 1/s each) through the gateway:`,
-  `  first byte on all streams after ${allFirst ? (allFirst / 1000).toFixed(2) + ' s' : `never (${firstBytes} of ${OPEN_STREAMS})`}; completed ${completed}, failed ${failed}${failed ? ` (${[...reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`,
+  `${OPEN_STREAMS} concurrent streams (20 tokens at 1/s each), opened at once:`,
+  `  direct to the simulator: ${describe(openDirect)}`,
+  `  through the gateway:     ${describe(openThrough)}`,
   `  gateway RSS idle ${mb(fresh.VmRSS)} (after start), ${mb(idle.VmRSS)} (after warm-up), during ${mb(sample.VmRSS)}, peak (VmHWM) ${mb(afterStreams.VmHWM)}`,
 ];
 
 // ---------------------------------------------------------------- throughput and latency
 const rows: [string, LoadResult, LoadResult][] = [];
+/** The gateway's load phases, in CLOCK_MONOTONIC microseconds (V8's profile clock): bench/lib/profile-summary.ts cuts the profile by them. */
+const phases: Phase[] = [{ label: `${OPEN_STREAMS} open streams`, startUs: openStartUs, endUs: openEndUs, requests: OPEN_STREAMS }];
+const monoUs = () => Number(process.hrtime.bigint() / 1000n);
 const cpuPerRequest: string[] = [];
 /** utime + stime of the gateway, in clock ticks (100 per second). */
 const cpuTicks = (p: number) => {
@@ -162,7 +185,9 @@ for (const [label, body, firstChunk] of [['non-streaming', jsonBody, false], ['s
     const d = await runLoad({ ...direct, method: 'POST', body, connections, durationMs: ms, firstChunk });
     const before = cpuTicks(pid);
     const storesBefore = Object.entries(stores).map(([name, p]) => [name, p, p ? cpuTicks(p) : 0] as const);
+    const startUs = monoUs();
     const g = await runLoad({ ...through, method: 'POST', body, connections, durationMs: ms, firstChunk });
+    phases.push({ label: `${label}, ${connections} client${connections > 1 ? 's' : ''}`, startUs, endUs: monoUs(), requests: g.requests });
     const perReq = (ticks: number) => ((ticks * 10) / g.requests).toFixed(3);
     const storeCpu = storesBefore.filter(([, p]) => p).map(([name, p, t]) => `${name} ${perReq(cpuTicks(p!) - t)}`).join(', ');
     cpuPerRequest.push(`${label}, ${connections} client${connections > 1 ? 's' : ''}: ${perReq(cpuTicks(pid) - before)} ms (stores: ${storeCpu || 'n/a'})`);
@@ -189,7 +214,11 @@ for (const line of cpuPerRequest) console.log(`  ${line}`);
 console.log('');
 for (const line of streamReport) console.log(line);
 console.log(`  targets: idle under 150 MB, peak under 250 MB, every first byte within 1 s; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-if (CPU_PROF) console.log(`cpu profile of the gateway: ${profDir} (written on exit)`);
+if (CPU_PROF) {
+  fs.mkdirSync(profDir, { recursive: true });
+  fs.writeFileSync(path.join(profDir, 'phases.json'), JSON.stringify(phases));
+  console.log(`cpu profile of the gateway: ${profDir} (written on exit); per request by phase: npx tsx bench/lib/profile-summary.ts ${profDir}`);
+}
 
 await stopAll();
 await services.stop();

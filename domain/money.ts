@@ -14,11 +14,11 @@ const NANO_BIG = 1_000_000_000n;
  * Catalogue prices are a small set of strings parsed on every chat charge: their values are
  * memoised (bounded; the parse is pure, so a cache is safe in workflows too).
  */
-const PARSED_CREDITS = new Map<string, Nano>();
+const PARSED_CREDITS = new Map<string | number, Nano>();
 const PARSED_RATIOS = new Map<string, Ratio>();
 const MEMO_LIMIT = 4096;
 
-function memo<T>(cache: Map<string, T>, key: string, compute: () => T): T {
+function memo<K, T>(cache: Map<K, T>, key: K, compute: () => T): T {
   let v = cache.get(key);
   if (v === undefined) {
     v = compute();
@@ -28,8 +28,9 @@ function memo<T>(cache: Map<string, T>, key: string, compute: () => T): T {
   return v;
 }
 
+/** Prices in the catalogue may be JSON numbers as well as strings: both are memoised (a number and its text are separate keys). */
 export function parseCredits(value: string | number): Nano {
-  return typeof value === 'string' ? memo(PARSED_CREDITS, value, () => parseCreditsNow(value)) : parseCreditsNow(value);
+  return memo(PARSED_CREDITS, value, () => parseCreditsNow(value));
 }
 
 function parseCreditsNow(value: string | number): Nano {

@@ -31,16 +31,28 @@ export interface BilledUsage {
 
 export function usageToBill(input: {
   reported: TokenUsage | null;
-  /** Characters of the output the client received (text, reasoning text, tool names and arguments). */
+  /**
+   * Characters of the output the client received (text, reasoning text, tool names and arguments).
+   * May be a getter that counts on demand: it is not read when `outputCharsAtMost` already settles it.
+   */
   outputChars: number;
+  /** A bound the count cannot exceed, when known cheaply (a stream's unparsed chunk text, protocols/usage). */
+  outputCharsAtMost?: number;
   /** Bytes of the prompt JSON (the pre-charge measure). */
   promptBytes: number;
   /** The turn reached its protocol's proper end. */
   completed: boolean;
 }): BilledUsage {
-  const { reported, outputChars, promptBytes, completed } = input;
-  const outEstimate = estimateTokens(outputChars);
+  const { reported, promptBytes, completed } = input;
   const inEstimate = estimateTokens(promptBytes);
+  // The usual turn: complete, input and output reported, and the output could not be implausibly low
+  // even if every character of the bound was output. The exact count would change nothing below.
+  if (completed && reported && reported.outputTokens > 0 && (reported.inputTokens > 0 || inEstimate === 0) &&
+    input.outputCharsAtMost !== undefined && input.outputCharsAtMost <= reported.outputTokens * MAX_CHARS_PER_TOKEN) {
+    return { usage: reported, estimated: false };
+  }
+  const outputChars = input.outputChars;
+  const outEstimate = estimateTokens(outputChars);
   if (!completed) {
     // Interrupted: actual usage when some arrived, never less than the output delivered; nothing for an empty output.
     if (outputChars === 0) return { usage: null, estimated: false };

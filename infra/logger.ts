@@ -72,12 +72,13 @@ function traceIds(): Record<string, string> {
   return { trace_id: traceId, span_id: spanId };
 }
 
+/** A line below the logger's level costs nothing: the message is scrubbed only when it will be written (the access log runs on every request). */
 function wrap(p: Pino): Logger {
   return {
-    debug: (msg, fields) => p.debug(fields ?? {}, scrubSecrets(msg)),
-    info: (msg, fields) => p.info(fields ?? {}, scrubSecrets(msg)),
-    warn: (msg, fields) => p.warn(fields ?? {}, scrubSecrets(msg)),
-    error: (msg, fields) => p.error(fields ?? {}, scrubSecrets(msg)),
+    debug: (msg, fields) => void (p.isLevelEnabled('debug') && p.debug(fields ?? {}, scrubSecrets(msg))),
+    info: (msg, fields) => void (p.isLevelEnabled('info') && p.info(fields ?? {}, scrubSecrets(msg))),
+    warn: (msg, fields) => void (p.isLevelEnabled('warn') && p.warn(fields ?? {}, scrubSecrets(msg))),
+    error: (msg, fields) => void (p.isLevelEnabled('error') && p.error(fields ?? {}, scrubSecrets(msg))),
     child: (fields) => wrap(p.child(fields)),
   };
 }

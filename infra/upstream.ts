@@ -25,7 +25,8 @@ export class UpstreamPools {
     return p;
   }
 
-  async request(url: URL, init: { method: 'POST' | 'GET'; headers: Record<string, string>; body?: Buffer | string; signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
+  /** `signal`: an AbortSignal, or an EventEmitter with `aborted` that emits 'abort' (undici takes both). */
+  async request(url: URL, init: { method: 'POST' | 'GET'; headers: Record<string, string>; body?: Buffer | string; signal: AbortSignal | (NodeJS.EventEmitter & { aborted: boolean }) }): Promise<Dispatcher.ResponseData> {
     return this.pool(url.origin).request({
       path: url.pathname + url.search,
       method: init.method,

@@ -22,7 +22,7 @@ export interface OutcomeInfo {
   attempts: number;
   errorCode?: string;
   errorMessage?: string;
-  /** How the billed usage was arrived at (domain/usage-estimate), and on which channel. */
+  /** How the billed usage was arrived at (domain/usage-estimate), and on which channel (`outputChars` is read only for a misreport's note: it may count on demand). */
   billing?: { estimated: boolean; misreport?: UsageMisreport; outputChars: number; channel: string };
 }
 

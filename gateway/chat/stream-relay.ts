@@ -100,14 +100,31 @@ export async function relayStream(
     settled = true;
     const clientGone = s.stopped.client || out.destroyed;
     const completed = acc.completed && !failure && !clientGone;
-    const billed = usageToBill({ reported: toTokenUsage(acc.usage), outputChars: acc.outputChars, promptBytes: promptBytes(call), completed });
+    // The output's characters are counted only if the bill depends on them (protocols/usage: chunks that
+    // cannot change the usage are parsed on demand).
+    const billed = usageToBill({
+      reported: toTokenUsage(acc.usage),
+      get outputChars() {
+        return acc.outputChars;
+      },
+      outputCharsAtMost: acc.outputCharsAtMost,
+      promptBytes: promptBytes(call),
+      completed,
+    });
     const reason = clientGone ? 'client_closed' : s.stopped.deadline ? 'upstream_timeout' : failure ? 'upstream_cut' : !completed ? 'upstream_incomplete' : undefined;
     await settleDurably(env, ctx, call.model, billed.usage, {
       status: completed ? 'success' : 'interrupted',
       attempts: s.attempts,
       errorCode: reason,
       errorMessage: reason ? `stream ended early (${reason})` : undefined,
-      billing: { estimated: billed.estimated, misreport: billed.misreport, outputChars: acc.outputChars, channel: s.channel },
+      billing: {
+        estimated: billed.estimated,
+        misreport: billed.misreport,
+        get outputChars() {
+          return acc.outputChars;
+        },
+        channel: s.channel,
+      },
     });
   };
   // The protocol's last event: `[DONE]` on chat-completions (usage comes after the finish_reason),

@@ -1,6 +1,4 @@
-import mammoth from 'mammoth';
-import { NodeHtmlMarkdown } from 'node-html-markdown';
-import { extractText, getDocumentProxy } from 'unpdf';
+import type { NodeHtmlMarkdown } from 'node-html-markdown';
 import type { ExtractedDocument } from '../compiler/types';
 import type { DocFormat } from './formats';
 
@@ -18,7 +16,19 @@ export class UnreadableDocument extends Error {
   }
 }
 
-const html2md = new NodeHtmlMarkdown({ keepDataImages: false, useInlineLinks: true });
+/**
+ * The parsers are loaded on first use, not with this module: the gateway imports the knowledge
+ * services (for their cleanup steps) but never extracts, and PDF.js, mammoth and the HTML
+ * converter are megabytes of code it would otherwise hold from start (its idle memory).
+ */
+let html2md: { converter: NodeHtmlMarkdown; Converter: typeof NodeHtmlMarkdown } | undefined;
+async function htmlConverter(): Promise<NonNullable<typeof html2md>> {
+  if (!html2md) {
+    const { NodeHtmlMarkdown: Converter } = await import('node-html-markdown');
+    html2md ??= { converter: new Converter({ keepDataImages: false, useInlineLinks: true }), Converter };
+  }
+  return html2md;
+}
 
 export async function extract(format: DocFormat, data: Buffer): Promise<ExtractedDocument> {
   switch (format) {
@@ -26,19 +36,21 @@ export async function extract(format: DocFormat, data: Buffer): Promise<Extracte
     case 'text':
       return { format, parts: [{ markdown: utf8(data), page: null }] };
     case 'html':
-      return { format, parts: [{ markdown: htmlToMarkdown(utf8(data)), page: null }] };
+      return { format, parts: [{ markdown: await htmlToMarkdown(utf8(data)), page: null }] };
     case 'docx': {
       let html: string;
       try {
+        const { default: mammoth } = await import('mammoth');
         html = (await mammoth.convertToHtml({ buffer: data })).value;
       } catch (err) {
         throw new UnreadableDocument(`the Word document could not be read: ${(err as Error).message}`);
       }
-      return { format, parts: [{ markdown: htmlToMarkdown(html), page: null }] };
+      return { format, parts: [{ markdown: await htmlToMarkdown(html), page: null }] };
     }
     case 'pdf': {
       let pages: string[];
       try {
+        const { extractText, getDocumentProxy } = await import('unpdf');
         const pdf = await getDocumentProxy(new Uint8Array(data));
         pages = (await extractText(pdf, { mergePages: false })).text;
         await pdf.destroy();
@@ -55,15 +67,16 @@ function utf8(data: Buffer): string {
 }
 
 /** HTML to Markdown; the `<title>` becomes front matter (the document's title when it has no heading). */
-export function htmlToMarkdown(html: string): string {
+export async function htmlToMarkdown(html: string): Promise<string> {
+  const { converter, Converter } = await htmlConverter();
   const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1]?.replace(/\s+/g, ' ').trim();
   const body = html.replace(/<head[\s\S]*?<\/head>/i, '').replace(/<(script|style|noscript)[\s\S]*?<\/\1>/gi, '');
-  const md = html2md.translate(body);
-  return title ? `---\ntitle: ${JSON.stringify(decodeEntities(title))}\n---\n${md}` : md;
+  const md = converter.translate(body);
+  return title ? `---\ntitle: ${JSON.stringify(decodeEntities(Converter, title))}\n---\n${md}` : md;
 }
 
-function decodeEntities(s: string): string {
-  return NodeHtmlMarkdown.translate(s).replace(/\\([\\`*_{}[\]()#+\-.!|])/g, '$1');
+function decodeEntities(Converter: typeof NodeHtmlMarkdown, s: string): string {
+  return Converter.translate(s).replace(/\\([\\`*_{}[\]()#+\-.!|])/g, '$1');
 }
 
 /** PDF text runs: keep paragraph breaks, join hyphenated line ends, escape a leading `#` (a PDF has no Markdown headings). */

@@ -11,6 +11,8 @@ export interface UsageAccumulator {
   push(event: SseEvent): void;
   readonly usage: NormalizedUsage | undefined;
   readonly outputChars: number;
+  /** An upper bound of `outputChars` that costs nothing to read (when the accumulator defers counting). */
+  readonly outputCharsAtMost?: number;
   readonly completed: boolean;
 }
 

@@ -13,26 +13,83 @@ interface ChunkChoice {
   finish_reason?: unknown;
 }
 
-/** chat-completions stream: complete on `[DONE]` or a chunk with a finish_reason (spec 1 section 6). */
+/** Raw text of unparsed chunks kept per stream before they are counted at once (bounds the memory of a long stream). */
+const DEFERRED_MAX_CHARS = 64 * 1024;
+
+/**
+ * True when `word` occurs in `data` other than as `word":null`. JSON cannot
+ * spell a key without its letters (or a `\u` escape, which the caller checks
+ * for), and `word":null` with an unescaped quote is a member named (or
+ * ending in) `word` whose value is null: so when this is false, the chunk
+ * has no member `word` with a value other than null.
+ */
+function hasNonNull(data: string, word: string): boolean {
+  for (let i = data.indexOf(word); i !== -1; i = data.indexOf(word, i + word.length)) {
+    if (!data.startsWith('":null', i + word.length)) return true;
+  }
+  return false;
+}
+
+/**
+ * chat-completions stream: complete on `[DONE]` or a chunk with a finish_reason (spec 1 section 6).
+ *
+ * Only what can change the bill is parsed as it arrives: a chunk that has a `usage` or a
+ * `finish_reason` that is not null (or any `\u` escape, which could spell either). Every other
+ * chunk (the content deltas, typically all but two) only adds generated characters, which
+ * matter only when the upstream's usage is missing, zero or implausibly low for the output
+ * (domain/usage-estimate.ts) or the turn was interrupted: those chunks are kept as text and
+ * parsed only when `outputChars` is read. `outputCharsAtMost` (their text length, an upper
+ * bound on the characters in them) lets the billing skip that in the normal case.
+ */
 export class ChatCompletionsUsageAccumulator implements UsageAccumulator {
   usage: NormalizedUsage | undefined;
-  outputChars = 0;
   completed = false;
+  private counted = 0;
+  private deferred: string[] = [];
+  private deferredChars = 0;
 
   push(event: SseEvent): void {
-    if (event.data.trim() === '[DONE]') {
+    const data = event.data;
+    if (data.includes('[DONE]') && data.trim() === '[DONE]') {
       this.completed = true;
       return;
     }
-    const chunk = parseData(event.data);
+    if (hasNonNull(data, 'usage') || hasNonNull(data, 'finish_reason') || data.includes('\\u')) {
+      this.take(parseData(data));
+      return;
+    }
+    this.deferred.push(data);
+    this.deferredChars += data.length;
+    if (this.deferredChars > DEFERRED_MAX_CHARS) this.countDeferred();
+  }
+
+  /** Characters of generated output so far (exact: counts every chunk still kept as text). */
+  get outputChars(): number {
+    if (this.deferred.length > 0) this.countDeferred();
+    return this.counted;
+  }
+
+  /** At least `outputChars`, without parsing anything: a string's characters never outnumber its JSON text. */
+  get outputCharsAtMost(): number {
+    return this.counted + this.deferredChars;
+  }
+
+  private countDeferred(): void {
+    const pending = this.deferred;
+    this.deferred = [];
+    this.deferredChars = 0;
+    for (const data of pending) this.take(parseData(data));
+  }
+
+  private take(chunk: Record<string, unknown> | undefined): void {
     if (!chunk) return;
     if (chunk.usage != null) this.usage = chatUsage(chunk.usage) ?? this.usage;
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as ChunkChoice[]) : [];
     for (const c of choices) {
       const d = c.delta;
       if (d) {
-        this.outputChars += textLength(d.content) + textLength(d.reasoning_content) + textLength(d.refusal);
-        for (const t of d.tool_calls ?? []) this.outputChars += textLength(t.function?.name) + textLength(t.function?.arguments);
+        this.counted += textLength(d.content) + textLength(d.reasoning_content) + textLength(d.refusal);
+        for (const t of d.tool_calls ?? []) this.counted += textLength(t.function?.name) + textLength(t.function?.arguments);
       }
       if (c.finish_reason) this.completed = true;
     }
