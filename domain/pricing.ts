@@ -68,5 +68,11 @@ export const PRECHARGE_OUTPUT_CAP = 32_768;
 export function prechargeEstimate(model: Model, rules: PricingRules, promptJsonBytes: number, maxTokens: number | undefined, now: Date = new Date()): Nano {
   const inputTokens = Math.ceil(promptJsonBytes / 4);
   const outputTokens = maxTokens ?? Math.min(model.default_max_tokens ?? PRECHARGE_OUTPUT_CAP, PRECHARGE_OUTPUT_CAP);
-  return chatCharge(model, rules, { inputTokens, outputTokens, cachedTokens: 0, cacheWriteTokens: 0, serverToolCalls: 0 }, now).costNano;
+  try {
+    return chatCharge(model, rules, { inputTokens, outputTokens, cachedTokens: 0, cacheWriteTokens: 0, serverToolCalls: 0 }, now).costNano;
+  } catch (err) {
+    // A max_tokens so large its price is past 2^53 nano: more than any balance can hold, so the gate refuses it (402).
+    if (err instanceof RangeError) return Number.MAX_SAFE_INTEGER;
+    throw err;
+  }
 }

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { z } from 'zod';
 import { parseRequest } from '../../protocols';
 import { errors } from '../../domain/errors';
 import type { GatewayDeps } from '../deps';
@@ -12,6 +13,10 @@ import { runChat, type ChatCall } from '../chat/pipeline';
 import type { Model } from '../../domain/catalogue';
 import { applyBuiltinToolRules, builtinToolsOf } from '../chat/builtin-tools';
 import { serveAgentCall } from '../../agents/serve';
+import { validQuery } from '../middleware/validate';
+
+/** `?alt=` of streamGenerateContent: `sse` streams server-sent events, `json` (the default) a JSON array. */
+export const StreamQuery = z.object({ alt: z.enum(['sse', 'json']).optional() });
 
 /** Chat request bodies (images inline as base64 included). */
 const CHAT_BODY_LIMIT = 32 * 1024 * 1024;
@@ -96,11 +101,13 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
     const target = String(ctx.params.target);
     const cut = target.lastIndexOf(':');
     const method = target.slice(cut + 1);
+    const stream = method === 'streamGenerateContent';
+    const { alt } = stream ? validQuery(ctx, StreamQuery) : { alt: undefined };
     const body = parseRequest('generate-content', ctx.state.body) as Body;
     const model = resolveModel(deps, ctx, target.slice(0, cut).replace(/^models\//, ''));
     await runChat(deps, ctx, catalogueCall(deps, ctx, 'generate-content', model, body, {
-      stream: method === 'streamGenerateContent',
-      jsonArrayStream: method === 'streamGenerateContent' && ctx.query.alt !== 'sse',
+      stream,
+      jsonArrayStream: stream && alt !== 'sse',
       maxTokens: body.generationConfig?.maxOutputTokens,
       promptForEstimate: body.contents,
     }, 'contents'));

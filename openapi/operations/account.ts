@@ -31,10 +31,10 @@ export const accountOperations: Operation[] = [
     query: UsageQuery.omit({ limit: true }), emptyQueryIsAbsent: true, responses: { 200: { description: 'CSV, columns of spec 2 section 2.5', contentType: 'text/csv' } },
   }),
 
-  get('/api/v1/ext/wiki/search', 'wikiSearch', 'Lexical search of a knowledge base', 'Knowledge', { query: SearchQuery, errorStatuses: [...KEY_ERRORS, 404] }),
+  get('/api/v1/ext/wiki/search', 'wikiSearch', 'Lexical search of a knowledge base', 'Knowledge', { query: SearchQuery, emptyQueryIsAbsent: true, errorStatuses: [...KEY_ERRORS, 404] }),
   get('/api/v1/ext/wiki/kbs', 'wikiBases', 'Readable knowledge bases', 'Knowledge'),
   get('/api/v1/ext/wiki/tags', 'wikiTags', 'Tags of a base with counts', 'Knowledge', { query: KbQuery, errorStatuses: [...KEY_ERRORS, 404] }),
-  get('/api/v1/ext/wiki/tags/{tag}', 'wikiTag', 'Pages under a tag', 'Knowledge', { params: z.object({ tag: z.string().min(1) }), query: TagQuery, errorStatuses: [...KEY_ERRORS, 404] }),
+  get('/api/v1/ext/wiki/tags/{tag}', 'wikiTag', 'Pages under a tag', 'Knowledge', { params: z.object({ tag: z.string().min(1) }), query: TagQuery, emptyQueryIsAbsent: true, errorStatuses: [...KEY_ERRORS, 404] }),
   get('/api/v1/ext/wiki/pages', 'wikiPages', 'Batch read (`ids=a,b,c`, at most 25)', 'Knowledge', {
     query: KbQuery.extend({ ids: z.string().meta({ description: 'Comma-separated page ids; empty gives 400' }) }), errorStatuses: [...KEY_ERRORS, 404],
   }),

@@ -4,6 +4,7 @@ import { MessagesRequest } from '../../protocols/messages/schema';
 import { ResponsesRequest } from '../../protocols/responses/schema';
 import { GenerateContentRequest } from '../../protocols/generate-content/schema';
 import { BILLABLE_ERRORS, type Operation } from '../registry';
+import { StreamQuery } from '../../gateway/routes/chat';
 
 /** The four chat protocols (spec 1 sections 4.1-4.4, 4.10). Bodies are the protocol schemas `parseRequest` validates with. */
 
@@ -75,7 +76,7 @@ export const chatOperations: Operation[] = [
       description: 'A JSON array streamed chunk by chunk, or SSE with `?alt=sse`.',
       auth: 'key', errors: 'gemini', errorStatuses: [...BILLABLE_ERRORS, 404],
       params: Model,
-      query: z.object({ alt: z.enum(['sse', 'json']).optional() }),
+      query: StreamQuery,
       body: { schema: GenerateContentRequest, example: { contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { maxOutputTokens: 16 } } },
       responses: { 200: { description: 'Chunks as a JSON array, or SSE with alt=sse', schema: z.array(GenerateContentResponse), contentType: `application/json, ${sse}` } },
     },

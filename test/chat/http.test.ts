@@ -277,6 +277,16 @@ test('responses SSE: response.* events with strictly increasing sequence_number'
   t.true(order.indexOf('response.output_text.done') < order.lastIndexOf('response.output_item.done'));
 });
 
+test('generate-content: an alt other than sse or json is 400 in the Gemini shape; a max_tokens priced past any balance is 402, not 500', async (t) => {
+  const bad = await post(gw, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=xml', { contents: contents('hello') }, { key });
+  geminiError(t, bad, 400, 'INVALID_ARGUMENT');
+  const json = await post(gw, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=json', { contents: contents('hello'), generationConfig: { maxOutputTokens: 3 } }, { key });
+  t.is(json.status, 200, json.text);
+  t.true(Array.isArray(JSON.parse(json.text)));
+  const huge = await post(gw, '/v1beta/models/gemini-2.5-flash:generateContent', { contents: contents('hello'), generationConfig: { maxOutputTokens: Number.MAX_SAFE_INTEGER } }, { key });
+  geminiError(t, huge, 402, 'RESOURCE_EXHAUSTED');
+});
+
 test('generate-content streams: alt=sse gives data: lines; without alt=sse a JSON array', async (t) => {
   const sse = await post(gw, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse', { contents: contents('hello'), generationConfig: { maxOutputTokens: 3 } }, { key });
   t.is(sse.status, 200);

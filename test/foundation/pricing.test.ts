@@ -75,3 +75,7 @@ test('pre-charge estimate: bytes/4 input plus max_tokens or min(default_max_toke
   // gpt-5.1 default 16384
   t.is(prechargeEstimate(m('gpt-5.1'), rules, 3, undefined, during), 1250 + 16384 * 10_000);
 });
+
+test('pre-charge estimate: a max_tokens priced past 2^53 nano saturates (the gate answers 402, not 500)', (t) => {
+  t.is(prechargeEstimate(m('gpt-5.1'), rules, 4, 1e18, during), Number.MAX_SAFE_INTEGER);
+});
