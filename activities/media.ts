@@ -74,6 +74,25 @@ export interface SettleInput {
   progress?: number | null;
 }
 
+/**
+ * When the settle op `{task}:settle` is known to have had no ledger row, on
+ * this process's `performance.now()` clock (`Wallet.applyMarkedAhead`'s
+ * `absentAt`): the task's creation. The op id carries the task id, minted by
+ * the submission that wrote the task, so nothing (this activity, a replay of
+ * it on another worker, the gateway's refund of a task whose workflow did not
+ * start) could apply it before; whatever applied it since left its marker,
+ * which lives until the op's row exists and 10 minutes more. So while the
+ * task is younger than FRESH_OP_MS (5 minutes: a sync image settles within
+ * seconds) the marker answers alone and the ledger read is skipped; an older
+ * task (a long video, a retry after workers were down) reads the ledger as
+ * before. The age is taken on the wall clock (the gateway stamped
+ * `created_at`); FRESH_OP_MS leaves half the marker's life for clock skew
+ * between the processes and a stall before the script.
+ */
+export function settleAbsentAt(createdAt: Date, nowMs = Date.now()): number {
+  return performance.now() - Math.max(0, nowMs - createdAt.getTime());
+}
+
 /** What the settlement needs of a task (tests build a settlement input from a task document with it). */
 export function factsOf(task: TaskDoc): TaskFacts {
   const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, ...rest } = task;
@@ -217,9 +236,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
      * whichever worker this runs (a retry, a replay after a worker died):
      * `applyMarkedAhead` reads the ledger for its row, then the script
      * checks the op's marker, moves the projection and writes the op ahead
-     * to the journal (drained to the ledger in batches). Given the
-     * submission's facts, the task is not read: one ledger existence read
-     * (batched with concurrent settlements), one Redis script, two writes.
+     * to the journal (drained to the ledger in batches). The ledger read is
+     * skipped while the task is young (settleAbsentAt). Given the
+     * submission's facts, the task is not read: one Redis script, two writes.
      */
     async settleMediaTask(input: SettleInput): Promise<{ costNano: number }> {
       const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(input.taskId);
@@ -229,7 +248,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       await deps.wallet.applyMarkedAhead({
         opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
         amountNano: refund, keySpendNano: -refund, ref: task._id,
-      });
+      }, { absentAt: settleAbsentAt(task.created_at) });
       failpoint('media.settle.after-wallet');
       const now = new Date();
       const completedAt = FINAL_STATES.has(task.state) && task.completed_at ? task.completed_at : now;

@@ -73,12 +73,12 @@ async function pool<T>(n: number, work: (i: number) => Promise<T>): Promise<T[]>
   return out;
 }
 
-/** Total Redis commands executed so far (INFO commandstats). */
-async function redisCalls(): Promise<number> {
+/** Redis commands executed so far, by command (INFO commandstats). */
+async function redisCalls(): Promise<Map<string, number>> {
   const info = await redis.info('commandstats');
-  let n = 0;
-  for (const m of info.matchAll(/calls=(\d+)/g)) n += Number(m[1]);
-  return n;
+  const out = new Map<string, number>();
+  for (const m of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) out.set(m[1], Number(m[2]));
+  return out;
 }
 
 /** Mongo commands FerretDB served, by command. */
@@ -86,7 +86,7 @@ const mongoOps = () => counters(`http://127.0.0.1:${metricsPorts!.ferretdb}/debu
 /** Requests the Temporal frontend served, by operation (workers' polls included). */
 const temporalOps = () => counters(`http://127.0.0.1:${metricsPorts!.temporal}/metrics`, 'service_requests', 'operation', { service_name: 'frontend' });
 
-interface Phase { rate: number; polls: number; cpu: Record<string, number>; redisPerUnit: number; mongo: Map<string, number>; temporal: Map<string, number> }
+interface Phase { rate: number; polls: number; cpu: Record<string, number>; redis: Map<string, number>; mongo: Map<string, number>; temporal: Map<string, number> }
 
 async function measured(units: number, run: () => Promise<number>): Promise<Phase> {
   const [c0, r0, m0, t0] = [procs.sample(), await redisCalls(), await mongoOps(), await temporalOps()];
@@ -94,7 +94,8 @@ async function measured(units: number, run: () => Promise<number>): Promise<Phas
   const rate = await run();
   const [c1, r1, m1, t1] = [procs.sample(), await redisCalls(), await mongoOps(), await temporalOps()];
   // The stats call itself is one Redis command.
-  return { rate, polls: (polls - p0) / units, cpu: perUnit(c0, c1, units), redisPerUnit: (r1 - r0 - 1) / units, mongo: delta(m0, m1, units), temporal: delta(t0, t1, units) };
+  r1.set('info', (r1.get('info') ?? 1) - 1);
+  return { rate, polls: (polls - p0) / units, cpu: perUnit(c0, c1, units), redis: delta(r0, r1, units), mongo: delta(m0, m1, units), temporal: delta(t0, t1, units) };
 }
 
 let round = 0;
@@ -106,18 +107,26 @@ async function bare(n: number): Promise<number> {
 }
 
 let polls = 0;
+/** Client-side: submission answered, and submission to the final answer seen by a poll (the last round's tasks). */
+let submitMs: number[] = [];
+let cycleMs: number[] = [];
 /** Tasks submitted and polled to the end; returns the rate on the server's clock (first submission to last settlement). */
 async function tasks(n: number): Promise<number> {
+  submitMs = [];
+  cycleMs = [];
   const ids = await pool(n, async () => {
+    const t0 = performance.now();
     const sub = await fetch(`${base}/v1/images/generations`, { method: 'POST', headers, body: JSON.stringify({ model: 'gpt-image-1', prompt: 'bench', async: true }) });
     if (sub.status !== 200) throw new Error(`submission answered ${sub.status}: ${await sub.text()}`);
     const { id } = (await sub.json()) as { id: string };
+    submitMs.push(performance.now() - t0);
     for (;;) {
       const r = await fetch(`${base}/v1/images/generations/${id}`, { headers });
       polls++;
       const text = await r.text();
       if (r.status !== 202) {
         if (r.status !== 200) throw new Error(`task ${id} ended with ${r.status}: ${text}`);
+        cycleMs.push(performance.now() - t0);
         return id;
       }
       await new Promise((res) => setTimeout(res, POLL_MS));
@@ -139,7 +148,7 @@ const medianPhase = (ps: Phase[]): Phase => {
   const cpu: Record<string, number> = {};
   for (const name of Object.keys(ps[0].cpu)) cpu[name] = median(ps.map((p) => p.cpu[name]));
   return {
-    rate: median(ps.map((p) => p.rate)), polls: median(ps.map((p) => p.polls)), cpu, redisPerUnit: median(ps.map((p) => p.redisPerUnit)),
+    rate: median(ps.map((p) => p.rate)), polls: median(ps.map((p) => p.polls)), cpu, redis: medianMap(ps.map((p) => p.redis)),
     mongo: medianMap(ps.map((p) => p.mongo)), temporal: medianMap(ps.map((p) => p.temporal)),
   };
 };
@@ -169,15 +178,21 @@ console.log(`bare Temporal workflow start+complete  ${b.rate.toFixed(1)} /s`);
 console.log(`async image tasks end to end           ${t.rate.toFixed(1)} /s  (first submit to last succeeded, server clock)`);
 console.log(`ratio tasks/bare                        ${median(ratios).toFixed(2)}  (rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; target >= 0.7)`);
 console.log(`upstream answer -> task succeeded      p50 ${pct(settleLag, 50)} ms  p99 ${pct(settleLag, 99)} ms  (n=${settleLag.length})`);
+const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
+const [subs, cycles] = [sorted(submitMs), sorted(cycleMs)];
+console.log(`submission answered (client)           p50 ${pct(subs, 50).toFixed(1)} ms  p99 ${pct(subs, 99).toFixed(1)} ms`);
+console.log(`submission -> final answer seen (client) p50 ${pct(cycles, 50).toFixed(1)} ms  p99 ${pct(cycles, 99).toFixed(1)} ms  (polls every ${POLL_MS} ms)`);
 console.log(`\nper workflow / per task              bare     task`);
 for (const name of [...procs.names, 'total']) {
   console.log(`  CPU ms ${name.padEnd(22)} ${b.cpu[name].toFixed(2).padStart(7)}  ${t.cpu[name].toFixed(2).padStart(7)}`);
 }
 console.log(`  client polls (GET)           ${'-'.padStart(7)}  ${t.polls.toFixed(1).padStart(7)}`);
-console.log(`  Redis commands               ${b.redisPerUnit.toFixed(1).padStart(7)}  ${t.redisPerUnit.toFixed(1).padStart(7)}  (client polls included)`);
+console.log(`  Redis commands               ${sum(b.redis).toFixed(1).padStart(7)}  ${sum(t.redis).toFixed(1).padStart(7)}  (client polls included)`);
 console.log(`  Mongo commands               ${sum(b.mongo).toFixed(1).padStart(7)}  ${sum(t.mongo).toFixed(1).padStart(7)}  (client polls included)`);
 console.log(`  Temporal frontend requests   ${sum(b.temporal).toFixed(1).padStart(7)}  ${sum(t.temporal).toFixed(1).padStart(7)}  (worker polls included)`);
 console.log(`  Mongo per task:    ${show(t.mongo)}`);
+console.log(`  Redis per task:    ${show(t.redis)}`);
+console.log(`  Redis per bare:    ${show(b.redis)}`);
 console.log(`  Temporal per task: ${show(t.temporal)}`);
 console.log(`  Temporal per bare: ${show(b.temporal)}`);
 await db.conn.close();

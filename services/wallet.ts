@@ -93,7 +93,7 @@ interface Projected extends ApplyResult {
  */
 export class Wallet {
   private readonly ledger: BatchInserter<LedgerDoc>;
-  /** Ledger existence checks of `applyMarkedAhead`, one find per tick. */
+  /** Ledger existence checks of `applyMarkedAhead`, gathered per tick (one `{_id}` find per id). */
   private readonly ledgerHas: BatchExists<LedgerDoc>;
   readonly journal: LedgerJournal;
   /** This process's writer id for chat charge sequence numbers. */

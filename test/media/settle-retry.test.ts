@@ -4,7 +4,8 @@ import { parseCredits } from '../../domain/money';
 import { rkeys } from '../../infra/redis';
 import { MARKER_AFTER_ROW_S } from '../../services/ledger-journal';
 import { Wallet } from '../../services/wallet';
-import { createMediaActivities, factsOf, type SettleInput } from '../../activities/media';
+import { createMediaActivities, factsOf, settleAbsentAt, type SettleInput } from '../../activities/media';
+import { FRESH_OP_MS } from '../../services/wallet';
 import type { ProviderOutcome } from '../../domain/media/task';
 import type { TaskDoc } from '../../infra/mongo';
 
@@ -72,12 +73,19 @@ test.serial('a settlement retried on a second worker, before and after its row i
   await second.acts.settleMediaTask(input);
   t.is(await gw.deps.wallet.balance(accountId), GRANT);
 
-  // Much later (every worker down for a day): the row is written and the marker is gone; the ledger answers.
+  // Minutes later (the row is written, the marker cut to its last 10 minutes): a young task's settlement
+  // skips the ledger read (settleAbsentAt) and the marker alone answers.
   await gw.deps.wallet.journal.flush();
   t.true((await gw.deps.redis.ttl(rkeys.op(accountId, `${task._id}:settle`))) <= MARKER_AFTER_ROW_S, 'the drain cut the marker once the row was written');
+  await otherWorker().acts.settleMediaTask(input);
+  t.is(await gw.deps.wallet.balance(accountId), GRANT);
+
+  // Much later (every worker down for a day): the row is written and the marker is gone; the ledger answers.
   await gw.deps.redis.del(rkeys.op(accountId, `${task._id}:settle`), rkeys.op(accountId, `${task._id}:reserve`));
+  await gw.deps.db.Task.updateOne({ _id: task._id }, { $set: { created_at: new Date(Date.now() - 24 * 3600_000) } });
   const third = otherWorker();
   await third.acts.settleMediaTask({ taskId: task._id, outcome: input.outcome }); // an older history: no facts, the task is read
+  await third.acts.settleMediaTask({ ...input, task: { ...input.task!, created_at: Date.now() - 24 * 3600_000 } }); // facts of an old task
   // And the hold, retried by an orphan sweep elsewhere, is a duplicate too.
   const hold = await third.wallet.applyMarkedAhead(
     { opId: `${task._id}:reserve`, accountId, keyId, kind: 'reserve', amountNano: -PRICE, keySpendNano: PRICE, ref: task._id },
@@ -118,4 +126,13 @@ test.serial('a hold written ahead survives a rebuild of the projection from the 
   const m = await moneyOf(accountId, keyId, task._id);
   t.is(m.balance, GRANT - PRICE);
   t.is(m.ledger, GRANT - PRICE);
+});
+
+test('a settlement knows its op had no row at the task\'s creation: young tasks skip the ledger read, old ones do not', (t) => {
+  const now = Date.now();
+  const fresh = (createdAt: number) => performance.now() - settleAbsentAt(new Date(createdAt), now) < FRESH_OP_MS;
+  t.true(fresh(now - 2_000));
+  t.true(fresh(now + 5_000), 'a gateway clock ahead of this one counts as age 0');
+  t.false(fresh(now - FRESH_OP_MS - 1_000));
+  t.false(fresh(now - 24 * 3600_000));
 });
