@@ -19,7 +19,7 @@ import pRetry from 'p-retry';
 
 /** Starting a task's workflow: 3 tries over about 0.6 s (the workflow start is idempotent). */
 export const START_RETRY = { retries: 2, minTimeout: 200, factor: 2, randomize: true } as const;
-/** A hold whose answer never came is asked again (same op id) for about 10 s, as a chat charge is (gateway/chat/settle.ts). */
+/** A hold whose answer never came is asked again (same op id) for about 6 s, as a chat charge is (gateway/chat/settle.ts). */
 export const HOLD_RETRY = { retries: 6, minTimeout: 100, factor: 2, maxTimeout: 2_000 } as const;
 /** Closing a task that was not accepted (what lets the orphan sweep finish its release): about 15 s of store outage. */
 const CLOSE_RETRY = { retries: 8, minTimeout: 100, factor: 2, maxTimeout: 3_000 } as const;

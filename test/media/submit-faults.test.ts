@@ -88,8 +88,9 @@ test.serial('a hold whose answer was lost is asked again: the task is accepted w
 
 test.serial('a hold that never answers: the task is closed as not started, its hold released once, one usage row', async (t) => {
   const { accountId, keyId, key, balance } = await account();
-  // The script runs, then Redis answers nothing for the whole retry budget (7 calls); the release's own call goes through.
-  const restore = faultyHolds((call) => call <= 7);
+  // The script runs, then Redis answers nothing for the whole retry budget (a first call and 7 retries); the
+  // release's own call goes through.
+  const restore = faultyHolds((call) => call <= 8);
   let res;
   try {
     res = await submit(key);
@@ -114,7 +115,7 @@ test.serial('a hold that never answers: the task is closed as not started, its h
 
 test.serial('a release that cannot finish now is finished by the orphan sweep', async (t) => {
   const { accountId, keyId, key, balance } = await account();
-  // Redis stays out past the submission and the release (7 + 7 calls): the hold stays on until the sweep runs.
+  // Redis stays out past the submission and the release (8 + 7 calls): the hold stays on until the sweep runs.
   const restore = faultyHolds(() => true);
   let res;
   try {
