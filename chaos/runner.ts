@@ -235,15 +235,24 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const limited = acct.keys[1];
     const roll = r();
     if (roll < 0.5) {
-      // A call counts as made while disabled only between the disable's answer and the enable's request.
-      const enable = limited.disabledSince !== null;
-      if (enable) limited.disabledSince = null;
-      const res = await admin('PATCH', `/keys/${limited.id}`, { enabled: enable });
-      if (res.status !== 200) return;
-      if (enable) figures.key_enables++;
-      else {
-        limited.disabledSince = Date.now();
-        figures.key_disables++;
+      // Enables and disables of one key never overlap (spend-cap changes do, on purpose): with an enable and
+      // a disable in flight together either may land last, and a call made after the disable's answer could
+      // rightly be served. A call counts as made while disabled only if it started after the disable's answer
+      // and no enable was requested before it ended.
+      if (limited.toggling) return;
+      limited.toggling = true;
+      try {
+        const enable = limited.disabledSince !== null;
+        if (enable) limited.disabledSince = null;
+        const res = await admin('PATCH', `/keys/${limited.id}`, { enabled: enable });
+        if (res.status !== 200) return;
+        if (enable) figures.key_enables++;
+        else {
+          limited.disabledSince = Date.now();
+          figures.key_disables++;
+        }
+      } finally {
+        limited.toggling = false;
       }
     } else {
       const cap = pick(r, ['0.001', '0.003', '0.01', '1']);
@@ -429,9 +438,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       const w0 = Date.now();
       const wrote = await db.conn.collection('chaos_store_probe').insertOne({ at: new Date() }).then(() => true, () => false);
       const writeMs = Date.now() - w0;
+      // How long one lookup by _id in the largest collection takes (every task's settlement writes a row there by _id).
+      const f0 = Date.now();
+      const found = await db.Usage.findById('chaos_probe_none', { _id: 1 }).lean().then(() => true, () => false);
+      const findMs = Date.now() - f0;
       const open = await countOpen(db).catch(() => NaN);
       const s = (Date.now() - t0) / 1000;
-      log(`  +${Math.round(s)} s: ${figures.chat_calls} chat calls (${(figures.chat_calls / s).toFixed(1)}/s), ${figures.tasks_submitted} tasks (${(figures.tasks_submitted / s).toFixed(1)}/s), ${open} not final yet; one store insert ${wrote ? `${writeMs} ms` : 'failed'}`);
+      log(`  +${Math.round(s)} s: ${figures.chat_calls} chat calls (${(figures.chat_calls / s).toFixed(1)}/s), ${figures.tasks_submitted} tasks (${(figures.tasks_submitted / s).toFixed(1)}/s), ${open} not final yet; one store insert ${wrote ? `${writeMs} ms` : 'failed'}, one usage row lookup by _id ${found ? `${findMs} ms` : 'failed'}`);
     }
   };
   await Promise.all([faults(), progress(), ...Array.from({ length: opts.clients ?? 8 }, (_, i) => client(i))]);
@@ -639,5 +652,5 @@ async function check(s: {
   }
 }
 
-interface ChaosKey { id: string; key: string; disabledSince: number | null }
+interface ChaosKey { id: string; key: string; disabledSince: number | null; toggling?: boolean }
 interface ChaosAccount { id: string; keys: [ChaosKey, ChaosKey] }

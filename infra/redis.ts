@@ -122,6 +122,8 @@ export const rkeys = {
   keyHash: (hash: string) => `khash:${hash}`,
   /** Mutable key state (enabled, expiry, spend cap, ...) under its account's shard. */
   keyRecord: (accountId: string, keyId: string) => `${tag(accountId)}key:${keyId}`,
+  /** Held while one change of a key is written (services/keys.ts `change`). */
+  keyLock: (keyId: string) => `keylock:${keyId}`,
   account: (accountId: string) => `${tag(accountId)}acct:${accountId}`,
   rateWindow: (accountId: string) => `${tag(accountId)}rl:win:${accountId}`,
   rateLeases: (accountId: string) => `${tag(accountId)}rl:conc:${accountId}`,

@@ -4,6 +4,25 @@ import { seal, sha256Hex, unseal } from '../infra/secrets';
 import { KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
 import { generateApiKey, newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pRetry from 'p-retry';
+
+/** Changes of one key wait this long for each other (and for Redis, through a restart) before answering 503. */
+const CHANGE_WAIT_MS = 10_000;
+/** A lock left by a process that died mid-change frees itself after this long (longer than a change's retries). */
+const KEY_LOCK_MS = 30_000;
+/** Mongo and Redis writes of a change: about 10 s of outage. */
+const WRITE_RETRY = { retries: 6, minTimeout: 100, factor: 2, maxTimeout: 2_000 } as const;
+/** A change saved in Mongo whose Redis record could not be written is published again for about ten minutes. */
+const REPUBLISH_RETRY = { retries: 25, minTimeout: 1_000, factor: 1.5, maxTimeout: 30_000 } as const;
+const UNLOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+function keyStoreBusy(cause?: unknown): GatewayError {
+  return new GatewayError('internal_error', 'the key change could not be confirmed (a store is briefly unavailable); retry the request', {
+    status: 503, headers: { 'retry-after': '1' }, cause,
+  });
+}
 
 export interface NewKeyInput {
   name: string;
@@ -110,22 +129,65 @@ export class KeyService {
 
   /** `lifecycle`: the agent-key service itself; anyone else may not change an agent key (its revocation is final). */
   async update(id: string, patch: KeyPatch, opts: { lifecycle?: boolean } = {}): Promise<ApiKeyDoc> {
-    const doc = await this.get(id);
-    if (doc.deleted_at) throw new GatewayError('invalid_request', 'the key is deleted', { status: 409 });
-    if (doc.agent_id && !opts.lifecycle) throw agentKeyManaged();
-    const next: ApiKeyDoc = { ...doc, ...definedOnly(patch) } as ApiKeyDoc;
-    await this.db.ApiKey.replaceOne({ _id: id }, next);
-    await this.publish(next);
-    return next;
+    return this.change(id, (doc) => {
+      if (doc.deleted_at) throw new GatewayError('invalid_request', 'the key is deleted', { status: 409 });
+      if (doc.agent_id && !opts.lifecycle) throw agentKeyManaged();
+      return { ...doc, ...definedOnly(patch) } as ApiKeyDoc;
+    });
   }
 
   async remove(id: string, opts: { lifecycle?: boolean } = {}): Promise<ApiKeyDoc> {
-    const doc = await this.get(id);
-    if (doc.agent_id && !opts.lifecycle) throw agentKeyManaged();
-    const next: ApiKeyDoc = { ...doc, enabled: false, deleted_at: doc.deleted_at ?? new Date() };
-    await this.db.ApiKey.replaceOne({ _id: id }, next);
-    await this.publish(next);
-    return next;
+    return this.change(id, (doc) => {
+      if (doc.agent_id && !opts.lifecycle) throw agentKeyManaged();
+      return { ...doc, enabled: false, deleted_at: doc.deleted_at ?? new Date() };
+    });
+  }
+
+  /**
+   * One change of a key, acknowledged only once every gateway judges by it:
+   * - changes of one key run one at a time (a Redis lock per key), each on
+   *   the document as the previous change left it: two admins patching the
+   *   same key at once (a disable and a new spend cap) both apply, neither
+   *   undoes the other (FerretDB has no atomic read-modify-write, and the
+   *   Redis records of two racing changes could land in either order);
+   * - the new record is written to Mongo, then to Redis (the record every
+   *   gateway reads on each request), both retried for about 10 s, so a
+   *   Redis restart delays the answer instead of losing the change; if Redis
+   *   stays down the change is not acknowledged (503: retry), and what Mongo
+   *   holds is published once Redis is back.
+   */
+  private async change(id: string, next: (doc: ApiKeyDoc) => ApiKeyDoc, repairing = false): Promise<ApiKeyDoc> {
+    await this.get(id); // 404 before taking any lock
+    const lock = rkeys.keyLock(id);
+    const holder = randomBytes(8).toString('hex');
+    const deadline = Date.now() + CHANGE_WAIT_MS;
+    for (;;) {
+      const got = await this.redis.set(lock, holder, 'PX', KEY_LOCK_MS, 'NX').catch(() => null);
+      if (got === 'OK') break;
+      if (Date.now() > deadline) throw keyStoreBusy();
+      await sleep(50);
+    }
+    try {
+      const doc = next(await this.get(id));
+      await pRetry(() => this.db.ApiKey.replaceOne({ _id: id }, doc), WRITE_RETRY).catch((err: unknown) => {
+        if (!repairing) this.republishLater(id); // the write may have landed, its answer lost
+        throw keyStoreBusy(err);
+      });
+      await pRetry(() => this.publish(doc), WRITE_RETRY).catch((err: unknown) => {
+        // Saved in Mongo, not in Redis: not acknowledged, and published once Redis is back, so gateways never
+        // keep judging by the record this change replaced.
+        if (!repairing) this.republishLater(id);
+        throw keyStoreBusy(err);
+      });
+      return doc;
+    } finally {
+      await this.redis.eval(UNLOCK, 1, lock, holder).catch(() => undefined);
+    }
+  }
+
+  /** Publish the key's Mongo state again (under its lock), retried for about ten minutes. */
+  private republishLater(id: string): void {
+    void pRetry(() => this.change(id, (doc) => doc, true), REPUBLISH_RETRY).catch(() => undefined);
   }
 
   /**
@@ -137,7 +199,7 @@ export class KeyService {
     if (cached) return JSON.parse(cached) as KeyOwner;
     const doc = await this.db.ApiKey.findOne({ hash }).lean<ApiKeyDoc>();
     if (!doc) return null;
-    await this.publish(doc);
+    await this.fill(doc);
     return ownerOf(doc);
   }
 
@@ -152,7 +214,22 @@ export class KeyService {
     const cached = await this.redis.get(rkeys.keyRecord(owner.accountId, owner.keyId));
     if (cached) return JSON.parse(cached) as KeyRecord;
     const doc = await this.db.ApiKey.findById(owner.keyId).lean<ApiKeyDoc>();
-    return doc ? this.publish(doc) : null;
+    return doc ? this.fill(doc) : null;
+  }
+
+  /**
+   * A record rebuilt from Mongo on a miss (Redis lost it, or never had it) is
+   * written only where none is: the document was read before the write, so a
+   * change (`change`) that lands in between must not be overwritten by the
+   * older state it read (a disabled key served again).
+   */
+  private async fill(doc: ApiKeyDoc): Promise<KeyRecord> {
+    const record = toKeyRecord(doc);
+    await Promise.all([
+      this.redis.set(rkeys.keyRecord(doc.account_id, doc._id), JSON.stringify(record), 'NX'),
+      this.redis.set(rkeys.keyHash(doc.hash), JSON.stringify(ownerOf(doc))),
+    ]);
+    return record;
   }
 
   private async publish(doc: ApiKeyDoc): Promise<KeyRecord> {

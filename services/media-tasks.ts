@@ -8,10 +8,10 @@ import { publicStatus, type TaskKind } from '../domain/media/task';
 import { ACCOUNT_ID, MODEL, TASK_ID } from '../domain/media/search-attributes';
 import type { AuthState } from '../domain/api-key';
 import type { Config } from '../infra/config';
-import type { Db, TaskDoc } from '../infra/mongo';
+import { isDuplicateKey, type Db, type TaskDoc } from '../infra/mongo';
 import { rkeys, type RedisClient } from '../infra/redis';
 import type { Logger } from '../infra/logger';
-import type { Wallet } from './wallet';
+import type { ApplyResult, Wallet } from './wallet';
 import { usageDoc, type UsageRecorder } from './usage';
 import { usageRowFromTask } from './task-usage';
 import { mediaTaskWorkflow, type MediaTaskInput } from '../workflows/media-task';
@@ -19,6 +19,25 @@ import pRetry from 'p-retry';
 
 /** Starting a task's workflow: 3 tries over about 0.6 s (the workflow start is idempotent). */
 export const START_RETRY = { retries: 2, minTimeout: 200, factor: 2, randomize: true } as const;
+/** A hold whose answer never came is asked again (same op id) for about 6 s, as a chat charge is (gateway/chat/settle.ts). */
+export const HOLD_RETRY = { retries: 6, minTimeout: 100, factor: 2, maxTimeout: 2_000 } as const;
+/** Closing a task that was not accepted (what lets the orphan sweep finish its release): about 15 s of store outage. */
+const CLOSE_RETRY = { retries: 8, minTimeout: 100, factor: 2, maxTimeout: 3_000 } as const;
+const NOT_STARTED = 'the task could not be accepted; nothing was charged';
+
+/**
+ * The answer to a submission that could not be accepted (503, in the
+ * endpoint's error shape): the task is closed as not started and any hold it
+ * got is released. The task owns the call's usage row (error, cost 0), so
+ * the route writes no second one.
+ */
+export class TaskNotAccepted extends GatewayError {
+  constructor(readonly taskId: string, cause: unknown) {
+    super('internal_error', 'the task could not be accepted (a store was briefly unavailable); nothing was charged, retry the request', {
+      status: 503, headers: { 'retry-after': '1' }, cause,
+    });
+  }
+}
 
 /**
  * An async image task in flight is polled every 2-3 s (spec 2 section 4.2):
@@ -55,7 +74,10 @@ export interface SubmitTask {
  * Accepting an async task: reserve the worst case (402 when it does not
  * fit, atomic under concurrency), write the task document, start its
  * workflow (workflowId = task id). Only then does the client get the id, so
- * a gateway restart never loses an accepted task.
+ * a gateway restart never loses an accepted task. A step whose answer is
+ * lost is asked again (each is idempotent); a task that still cannot be
+ * accepted is closed as not started and its hold, if it got one, released
+ * once (`abandon`): the client gets a 503 and nothing is charged.
  */
 export class MediaTasks {
   constructor(
@@ -77,14 +99,33 @@ export class MediaTasks {
       ...(req.callbackUrl ? { callback_url: req.callbackUrl } : {}),
     };
     // 1. The task exists before any money moves, so a crash at any later step can be resumed (resumeOrphans).
-    await this.deps.db.Task.create(doc);
-    // 2. Reserve the worst case: atomic, 402 when it does not fit.
-    const hold = await this.reserve(doc, auth.key.spend_cap_nano, absentAt).catch(async (err: unknown) => {
-      await this.deps.db.Task.deleteOne({ _id: taskId });
-      throw err;
+    // An insert whose answer was lost is sent again: its fresh id makes "duplicate" mean "written".
+    const create = () => this.deps.db.Task.create(doc).then(() => undefined, (err: unknown) => {
+      if (!isDuplicateKey(err)) throw err;
     });
+    await create().catch(() => pRetry(create, HOLD_RETRY)).catch((err: unknown) => {
+      throw new GatewayError('internal_error', 'the task could not be stored (the store is briefly unavailable); nothing was charged, retry the request', {
+        status: 503, headers: { 'retry-after': '1' }, cause: err,
+      });
+    });
+    // 2. Reserve the worst case: atomic, 402 when it does not fit. A hold whose answer never came (Redis
+    // restarting, a reply lost after the script ran) is asked again with the same op id: the op applies
+    // once, so the retry learns what happened (`duplicate`: it is on).
+    const cap = auth.key.spend_cap_nano;
+    let hold: ApplyResult;
+    try {
+      hold = await this.reserve(doc, cap, absentAt).catch(() => pRetry(() => this.reserve(doc, cap, absentAt), HOLD_RETRY));
+    } catch (err) {
+      // Still unknown: the task must neither run nor keep a hold it may have. Never deleted (its hold
+      // and in-flight row may exist): closed as not started, and the hold released once.
+      await this.abandon(doc, err, false);
+      throw new TaskNotAccepted(doc._id, err);
+    }
     if (hold.status === 'refused') {
-      await this.deps.db.Task.deleteOne({ _id: taskId });
+      // A clean refusal: nothing moved, nothing was appended; the task never existed for the client.
+      await pRetry(() => this.deps.db.Task.deleteOne({ _id: taskId }), CLOSE_RETRY).catch((err: unknown) => {
+        this.deps.log.error('refused task not deleted', { task: taskId, err });
+      });
       throw errors.quota();
     }
     // 3. The poll marker (images), then the workflow: the settlement deletes a marker that already exists.
@@ -93,8 +134,8 @@ export class MediaTasks {
       if (doc.kind === 'image') await this.markPending(doc);
       await pRetry(() => this.start(doc), START_RETRY);
     } catch (err) {
-      await this.abandon(doc, err);
-      throw new GatewayError('internal_error', 'the task could not be started; nothing was charged, retry the request', { cause: err });
+      await this.abandon(doc, err, true);
+      throw new TaskNotAccepted(doc._id, err);
     }
     return doc;
   }
@@ -172,6 +213,16 @@ export class MediaTasks {
       await this.start(doc);
       resumed++;
     }
+    // Tasks a gateway closed as not accepted but could not release then (Redis or the store stayed down).
+    const unreleased = await this.deps.db.Task.find({ release_pending: true }).limit(100).lean<TaskDoc[]>();
+    for (const doc of unreleased) {
+      try {
+        await this.release(doc, doc.completed_at ?? new Date(now));
+        resumed++;
+      } catch (err) {
+        this.deps.log.warn('hold of a task not accepted not released yet; next sweep', { task: doc._id, err });
+      }
+    }
     return resumed;
   }
 
@@ -191,19 +242,54 @@ export class MediaTasks {
     return m.a === accountId && endpoints.includes(m.e) ? m.v : null;
   }
 
-  /** The workflow could not start: give the hold back and close the task as failed. */
-  private async abandon(doc: TaskDoc, err: unknown): Promise<void> {
-    this.deps.log.error('task not started', { task: doc._id, err });
-    await this.deps.wallet.apply({
-      opId: `${doc._id}:settle`, accountId: doc.account_id, keyId: doc.key_id, kind: 'settle',
-      amountNano: doc.reserved_nano, keySpendNano: -doc.reserved_nano, ref: doc._id,
-    });
+  /**
+   * A task the client is told was not accepted (its hold's answer never
+   * came, or its workflow could not be started): it must not run, and must
+   * not keep a hold it may have.
+   * 1. A workflow whose start's answer was lost is terminated.
+   * 2. The task turns final (`failed`, `not_started`) with `release_pending`:
+   *    the orphan sweep never starts it, and finishes its release if this
+   *    process cannot (Redis or the store still down, this gateway killed).
+   * 3. `release`: exactly what a settlement refunding everything does, by
+   *    the same op ids, so it never applies twice wherever it is retried.
+   */
+  private async abandon(doc: TaskDoc, err: unknown, mayHaveStarted: boolean): Promise<void> {
+    this.deps.log.error('task not accepted; closing it and releasing its hold', { task: doc._id, err });
+    if (mayHaveStarted) {
+      await this.deps.temporal.workflow.getHandle(doc._id).terminate('the task could not be accepted').catch((e: unknown) => {
+        if (!(e instanceof WorkflowNotFoundError)) this.deps.log.warn('workflow of a task not accepted not terminated', { task: doc._id, err: e });
+      });
+    }
     const completedAt = new Date();
-    await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { state: 'failed', error_code: 'not_started', completed_at: completedAt } }).catch(() => undefined);
+    const closed = { state: 'failed', error_code: 'not_started', error_message: NOT_STARTED, completed_at: completedAt, updated_at: completedAt, release_pending: true };
+    await pRetry(() => this.deps.db.Task.updateOne({ _id: doc._id }, { $set: closed }), CLOSE_RETRY).catch((e: unknown) => {
+      this.deps.log.error('task not accepted but not closed', { task: doc._id, err: e });
+    });
     await this.deps.redis.del(rkeys.taskPending(doc._id)).catch(() => undefined);
+    // The answer waits for the release about as long as the hold was asked (the sweep finishes it otherwise).
+    await pRetry(() => this.release(doc, completedAt), HOLD_RETRY).catch((e: unknown) => {
+      this.deps.log.error('hold of a task not accepted not released yet; the orphan sweep will', { task: doc._id, err: e });
+    });
+  }
+
+  /**
+   * Give back the hold of a task closed as not started, once: the hold op is
+   * applied first (a no-op if it was on; refused when it no longer fits, and
+   * then nothing is held), then the settle op refunds all of it. The task's
+   * one usage row turns final (error, cost 0), and the flag is cleared.
+   */
+  private async release(doc: TaskDoc, completedAt: Date): Promise<void> {
+    const hold = await this.reserve(doc, null);
+    if (hold.status !== 'refused') {
+      await this.deps.wallet.apply({
+        opId: `${doc._id}:settle`, accountId: doc.account_id, keyId: doc.key_id, kind: 'settle',
+        amountNano: doc.reserved_nano, keySpendNano: -doc.reserved_nano, ref: doc._id,
+      });
+    }
     await this.deps.usage.replace(usageRowFromTask(doc, {
-      status: 'error', costNano: 0, units: 0, errorCode: 'not_started', errorMessage: 'the task could not be started', completedAt, urls: [], expiresAt: null,
-    })).catch(() => undefined);
+      status: 'error', costNano: 0, units: 0, errorCode: 'not_started', errorMessage: NOT_STARTED, completedAt, urls: [], expiresAt: null,
+    }));
+    await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { release_pending: false } });
   }
 
   /** A task of this account in this collection, or 404 (other accounts' tasks do not exist for you). */

@@ -9,6 +9,9 @@ import { currentMetrics } from '../metrics/index';
 import { activityMetrics } from '../metrics/temporal';
 import { workerTracing, WORKFLOW_INTERCEPTORS_PATH } from '../tracing/temporal';
 
+/** How long a workflow task waits on a worker's sticky queue before any worker may take it. */
+export const STICKY_SCHEDULE_TO_START = '3s';
+
 /** A worker on the configured task queue, running every workflow and activity of the project. */
 export async function createWorker(config: Config, deps: ActivityDeps, opts: { taskQueue?: string } = {}) {
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -20,6 +23,12 @@ export async function createWorker(config: Config, deps: ActivityDeps, opts: { t
     taskQueue: opts.taskQueue ?? config.TEMPORAL_TASK_QUEUE,
     ...(config.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE } } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(deps),
+    // A worker that dies (a crash, a deploy's SIGKILL) leaves the next workflow task of every workflow it had
+    // cached on its sticky queue, where nobody polls; the server moves it to the shared queue only after this
+    // timeout (the SDK's default, 10 s, stalled every task of a killed worker for 10 s in the chaos runs). A
+    // live worker takes its sticky tasks in milliseconds; one too busy for 3 s hands them to another, which
+    // replays the (short) history.
+    stickyQueueScheduleToStartTimeout: STICKY_SCHEDULE_TO_START,
     // Tracing (tracing/temporal.ts) and activity metrics (metrics/temporal.ts); both empty when off.
     interceptors: {
       // A prebuilt bundle has them already (scripts/bundle-workflows.ts).

@@ -87,6 +87,12 @@ export interface TaskDocument {
   callback_url?: string | null;
   /** The upstream attempts of the submission (channel, status, latency), at most the ladder's three (docs/call-log.md). */
   attempts_log?: CallAttempt[];
+  /**
+   * Set on a task that could not be accepted (`not_started`) while its hold may
+   * still be on: the orphan sweep releases it and clears the flag
+   * (services/media-tasks.ts `abandon`).
+   */
+  release_pending?: boolean;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;

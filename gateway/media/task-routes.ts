@@ -3,7 +3,7 @@ import { errors } from '../../domain/errors';
 import type { Channel, EndpointType, Model } from '../../domain/catalogue';
 import type { TaskKind } from '../../domain/media/task';
 import type { TaskDoc } from '../../infra/mongo';
-import { MediaTasks, type SubmitTask } from '../../services/media-tasks';
+import { MediaTasks, TaskNotAccepted, type SubmitTask } from '../../services/media-tasks';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';
@@ -69,7 +69,12 @@ export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>,
 
     /** Accept the task (reserve, task document, workflow); from here its usage row is the task's own. */
     async submit(ctx: Ctx, task: Omit<SubmitTask, 'auth' | 'requestId' | 'kind'>): Promise<TaskDoc> {
-      const doc = await tasks.submit({ ...task, auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: family.kind, callbackUrl: ctx.state.callbackUrl });
+      const doc = await tasks.submit({ ...task, auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: family.kind, callbackUrl: ctx.state.callbackUrl })
+        .catch((err: unknown) => {
+          // A task closed as not accepted keeps the call's one usage row (error, cost 0): no second row.
+          if (err instanceof TaskNotAccepted) ctx.state.usageRecorded = true;
+          throw err;
+        });
       ctx.state.usageRecorded = true;
       return doc;
     },

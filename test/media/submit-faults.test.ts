@@ -1,0 +1,195 @@
+import test from 'ava';
+import { startGateway, type TestGateway } from '../helpers/stack';
+import type { TaskDoc } from '../../infra/mongo';
+import type { Wallet } from '../../services/wallet';
+
+/**
+ * A submission whose hold or workflow start gets no answer (Redis restarting
+ * after the hold's script ran, a reply lost, Temporal failing after it
+ * started the workflow) leaves no money stuck and one usage row: the hold is
+ * asked again (same op id), and a task that cannot be accepted is closed as
+ * not started and released exactly as a refunding settlement would be. The
+ * faults are injected around the real wallet script and the real workflow
+ * start of an in-process gateway (no worker: workflows never run here).
+ */
+let gw: TestGateway;
+test.before(async () => {
+  gw = await startGateway();
+});
+test.after.always(async () => gw?.close());
+
+const BODY = { model: 'gpt-image-1', prompt: 'a lighthouse', n: 1, async: true };
+
+/** Lets the real hold script run, then fails the calls named by `fail` (1-based per submission) as a lost answer would. */
+function faultyHolds(fail: (call: number) => boolean): () => void {
+  const wallet = gw.deps.wallet as Wallet;
+  const real = wallet.applyMarkedAhead.bind(wallet);
+  let calls = 0;
+  wallet.applyMarkedAhead = async (op, opts) => {
+    if (op.kind !== 'reserve') return real(op, opts);
+    calls++;
+    if (!fail(calls)) return real(op, opts);
+    // The first failing call runs the script (its answer is lost); later ones never reach Redis.
+    if (calls === 1) await real(op, opts);
+    throw new Error('Connection is closed.');
+  };
+  return () => {
+    wallet.applyMarkedAhead = real;
+  };
+}
+
+async function account() {
+  const a = await gw.newAccount();
+  const k = await gw.newKey(a.id);
+  return { accountId: a.id, keyId: k.id, key: k.key, balance: await gw.deps.wallet.balance(a.id) };
+}
+
+async function submit(key: string) {
+  const r = await fetch(`${gw.url}/v1/images/generations`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(BODY),
+  });
+  return { status: r.status, trace: r.headers.get('x-gateway-trace')!, body: (await r.json()) as any };
+}
+
+async function books(accountId: string, keyId: string, requestId: string) {
+  await gw.deps.usage.flush();
+  const tasks = await gw.deps.db.Task.find({ request_id: requestId }).lean<TaskDoc[]>();
+  const ledger = await gw.deps.db.Ledger.find({ ref: { $in: tasks.map((t) => t._id) } }).lean();
+  const holds = await gw.deps.db.Ledger.find({ account_id: accountId, kind: 'reserve' }).lean();
+  const rows = await gw.deps.db.Usage.find({ request_id: requestId }).lean();
+  return {
+    tasks, rows,
+    ops: ledger.map((l) => l.kind).sort().join(','),
+    holdsWithoutTask: holds.filter((h) => !tasks.some((t) => t._id === h.ref)).length,
+    balance: await gw.deps.wallet.balance(accountId),
+    spend: await gw.deps.wallet.keySpend(keyId),
+  };
+}
+
+test.serial('a hold whose answer was lost is asked again: the task is accepted with one hold', async (t) => {
+  const { accountId, keyId, key, balance } = await account();
+  const restore = faultyHolds((call) => call === 1);
+  let res;
+  try {
+    res = await submit(key);
+  } finally {
+    restore();
+  }
+  t.is(res.status, 200, JSON.stringify(res.body));
+  const b = await books(accountId, keyId, res.trace);
+  t.is(b.tasks.length, 1);
+  t.is(b.tasks[0]._id, res.body.id);
+  t.is(b.tasks[0].state, 'queued');
+  t.is(b.ops, 'reserve', 'one hold, applied once');
+  t.is(b.balance, balance - b.tasks[0].reserved_nano);
+  t.is(b.rows.length, 1, 'one usage row: the task in flight');
+  t.is(b.rows[0].status, 'in_flight');
+});
+
+test.serial('a hold that never answers: the task is closed as not started, its hold released once, one usage row', async (t) => {
+  const { accountId, keyId, key, balance } = await account();
+  // The script runs, then Redis answers nothing for the whole retry budget (a first call and 7 retries); the
+  // release's own call goes through.
+  const restore = faultyHolds((call) => call <= 8);
+  let res;
+  try {
+    res = await submit(key);
+  } finally {
+    restore();
+  }
+  t.is(res.status, 503, JSON.stringify(res.body));
+  t.truthy(res.body.error?.message, 'an error in the endpoint\'s shape');
+  const b = await books(accountId, keyId, res.trace);
+  t.is(b.tasks.length, 1, 'the task is kept (its hold was on)');
+  t.is(b.tasks[0].state, 'failed');
+  t.is(b.tasks[0].error_code, 'not_started');
+  t.is(b.tasks[0].release_pending, false);
+  t.is(b.ops, 'reserve,settle', 'held and released, once each');
+  t.is(b.holdsWithoutTask, 0);
+  t.is(b.balance, balance, 'nothing charged');
+  t.is(b.spend, 0);
+  t.is(b.rows.length, 1, 'one usage row for the call');
+  t.is(b.rows[0].status, 'error');
+  t.is(b.rows[0].cost_nano, 0);
+});
+
+test.serial('a release that cannot finish now is finished by the orphan sweep', async (t) => {
+  const { accountId, keyId, key, balance } = await account();
+  // Redis stays out past the submission and the release (8 + 7 calls): the hold stays on until the sweep runs.
+  const restore = faultyHolds(() => true);
+  let res;
+  try {
+    res = await submit(key);
+  } finally {
+    restore();
+  }
+  t.is(res.status, 503);
+  let b = await books(accountId, keyId, res.trace);
+  t.is(b.tasks[0].state, 'failed');
+  t.is(b.tasks[0].release_pending, true);
+  t.is(b.balance, balance - b.tasks[0].reserved_nano, 'the hold is still on');
+  const { MediaTasks } = await import('../../services/media-tasks');
+  await new MediaTasks(gw.deps).resumeOrphans(2 * 60_000);
+  b = await books(accountId, keyId, res.trace);
+  t.is(b.tasks[0].release_pending, false);
+  t.is(b.ops, 'reserve,settle');
+  t.is(b.balance, balance);
+  t.is(b.spend, 0);
+  t.is(b.rows.length, 1);
+  t.is(b.rows[0].status, 'error');
+});
+
+test.serial('a workflow start whose answer was lost: the workflow is terminated, the hold released, one usage row', async (t) => {
+  const { accountId, keyId, key, balance } = await account();
+  const wf = gw.deps.temporal.workflow;
+  const realStart = wf.start.bind(wf);
+  // The first start reaches the server (its answer is lost); the retries find Temporal unreachable.
+  let starts = 0;
+  wf.start = (async (...args: Parameters<typeof wf.start>) => {
+    if (++starts === 1) await realStart(...args);
+    throw new Error('14 UNAVAILABLE: connection reset');
+  }) as typeof wf.start;
+  let res;
+  try {
+    res = await submit(key);
+  } finally {
+    wf.start = realStart;
+  }
+  t.is(res.status, 503, JSON.stringify(res.body));
+  const b = await books(accountId, keyId, res.trace);
+  t.is(b.tasks.length, 1);
+  t.is(b.tasks[0].state, 'failed');
+  t.is(b.ops, 'reserve,settle');
+  t.is(b.balance, balance);
+  t.is(b.spend, 0);
+  t.is(b.rows.length, 1);
+  const desc = await wf.getHandle(b.tasks[0]._id).describe();
+  t.is(desc.status.name, 'TERMINATED', 'the workflow that did start never runs the task');
+});
+
+test.serial('a task insert whose answer was lost is sent again: one task, one usage row, even after the orphan sweep', async (t) => {
+  const { accountId, keyId, key, balance } = await account();
+  const Task = gw.deps.db.Task;
+  const realCreate = Task.create.bind(Task);
+  let creates = 0;
+  (Task as any).create = async (...args: unknown[]) => {
+    const r = await (realCreate as (...a: unknown[]) => Promise<unknown>)(...args);
+    if (++creates === 1) throw new Error('connection 3 to 127.0.0.1:27017 closed');
+    return r;
+  };
+  let res;
+  try {
+    res = await submit(key);
+  } finally {
+    (Task as any).create = realCreate;
+  }
+  t.is(res.status, 200, JSON.stringify(res.body));
+  // The sweep resumes tasks left queued without a workflow (here at once): none may be this call's second task or row.
+  const { MediaTasks } = await import('../../services/media-tasks');
+  await new MediaTasks(gw.deps).resumeOrphans(0);
+  const b = await books(accountId, keyId, res.trace);
+  t.is(b.tasks.length, 1);
+  t.is(b.ops, 'reserve');
+  t.is(b.balance, balance - b.tasks[0].reserved_nano);
+  t.is(b.rows.length, 1, 'one usage row for the call');
+});
