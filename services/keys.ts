@@ -20,7 +20,7 @@ const UNLOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call(
 
 function keyStoreBusy(cause?: unknown): GatewayError {
   return new GatewayError('internal_error', 'the key change could not be confirmed (a store is briefly unavailable); retry the request', {
-    status: 503, headers: { 'retry-after': '1' }, cause,
+    headers: { 'retry-after': '1' }, cause,
   });
 }
 

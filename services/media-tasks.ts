@@ -26,15 +26,16 @@ const CLOSE_RETRY = { retries: 8, minTimeout: 100, factor: 2, maxTimeout: 3_000 
 const NOT_STARTED = 'the task could not be accepted; nothing was charged';
 
 /**
- * The answer to a submission that could not be accepted (503, in the
- * endpoint's error shape): the task is closed as not started and any hold it
+ * The answer to a submission that could not be accepted (500
+ * `internal_error` with Retry-After, in the endpoint's error shape; spec 1
+ * section 7 has no other code for it): the task is closed as not started and any hold it
  * got is released. The task owns the call's usage row (error, cost 0), so
  * the route writes no second one.
  */
 export class TaskNotAccepted extends GatewayError {
   constructor(readonly taskId: string, cause: unknown) {
     super('internal_error', 'the task could not be accepted (a store was briefly unavailable); nothing was charged, retry the request', {
-      status: 503, headers: { 'retry-after': '1' }, cause,
+      headers: { 'retry-after': '1' }, cause,
     });
   }
 }
@@ -77,7 +78,7 @@ export interface SubmitTask {
  * a gateway restart never loses an accepted task. A step whose answer is
  * lost is asked again (each is idempotent); a task that still cannot be
  * accepted is closed as not started and its hold, if it got one, released
- * once (`abandon`): the client gets a 503 and nothing is charged.
+ * once (`abandon`): the client gets a 500 (Retry-After: 1) and nothing is charged.
  */
 export class MediaTasks {
   constructor(
@@ -105,7 +106,7 @@ export class MediaTasks {
     });
     await create().catch(() => pRetry(create, HOLD_RETRY)).catch((err: unknown) => {
       throw new GatewayError('internal_error', 'the task could not be stored (the store is briefly unavailable); nothing was charged, retry the request', {
-        status: 503, headers: { 'retry-after': '1' }, cause: err,
+        headers: { 'retry-after': '1' }, cause: err,
       });
     });
     // 2. Reserve the worst case: atomic, 402 when it does not fit. A hold whose answer never came (Redis

@@ -97,7 +97,7 @@ test.serial('a hold that never answers: the task is closed as not started, its h
   } finally {
     restore();
   }
-  t.is(res.status, 503, JSON.stringify(res.body));
+  t.is(res.status, 500, JSON.stringify(res.body));
   t.truthy(res.body.error?.message, 'an error in the endpoint\'s shape');
   const b = await books(accountId, keyId, res.trace);
   t.is(b.tasks.length, 1, 'the task is kept (its hold was on)');
@@ -123,7 +123,7 @@ test.serial('a release that cannot finish now is finished by the orphan sweep', 
   } finally {
     restore();
   }
-  t.is(res.status, 503);
+  t.is(res.status, 500);
   let b = await books(accountId, keyId, res.trace);
   t.is(b.tasks[0].state, 'failed');
   t.is(b.tasks[0].release_pending, true);
@@ -155,7 +155,7 @@ test.serial('a workflow start whose answer was lost: the workflow is terminated,
   } finally {
     wf.start = realStart;
   }
-  t.is(res.status, 503, JSON.stringify(res.body));
+  t.is(res.status, 500, JSON.stringify(res.body));
   const b = await books(accountId, keyId, res.trace);
   t.is(b.tasks.length, 1);
   t.is(b.tasks[0].state, 'failed');
