@@ -8,7 +8,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pickPort, spawnManaged, stopAll, tailFile, waitForPort } from './lib/proc';
 import { startServices, type Services } from './lib/services';
-import { summaryLine, TapReporter, type TapCounts } from './lib/tap';
+import { failureRecap, summaryLine, TapReporter, type TapCounts, type TapFailure } from './lib/tap';
 import { ensureChromium, ensureTools } from './lib/tools';
 import { checkLayers } from './lib/layers';
 import { bundleWorkflows } from './bundle-workflows';
@@ -46,6 +46,7 @@ async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
 }
 
 const counts: TapCounts = { passed: 0, failed: 0, skipped: 0 };
+const failures: TapFailure[] = [];
 const started = Date.now();
 const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
 const dataDir = path.join(root, '.data', `test-${stamp}`);
@@ -87,6 +88,7 @@ try {
     if (ok) console.log('  typecheck passed');
     else {
       counts.failed++;
+      failures.push({ title: 'typecheck (tsc --noEmit -p tsconfig.json)', detail: output.trimEnd().split('\n').map((l) => `      ${l}`) });
       console.log('  ✘ typecheck failed (tsc --noEmit -p tsconfig.json)');
     }
   });
@@ -96,6 +98,7 @@ try {
     if (violations.length === 0) console.log('  layering holds (scripts/lib/layers.ts)');
     else {
       counts.failed++;
+      failures.push({ title: 'layering (scripts/lib/layers.ts)', detail: violations.map((v) => `      ${v}`) });
       for (const v of violations) console.log(`  ✘ ${v}`);
       console.log('  ✘ layering check failed (scripts/lib/layers.ts)');
     }
@@ -122,7 +125,9 @@ try {
   }
 } catch (err) {
   counts.failed++;
-  console.error(`\n✘ ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  const text = err instanceof Error ? err.stack ?? err.message : String(err);
+  failures.push({ title: 'the test run itself', detail: text.split('\n').map((l) => `      ${l}`) });
+  console.error(`\n✘ ${text}`);
 } finally {
   await phase('stop', async () => {
     await services?.stop();
@@ -134,6 +139,7 @@ try {
 console.log(`\nphases: ${phases.map(([n, s]) => `${n} ${s.toFixed(1)} s`).join(', ')}; total ${((Date.now() - started) / 1000).toFixed(1)} s`);
 if (counts.failed === 0) fs.rmSync(dataDir, { recursive: true, force: true });
 else console.log(`service logs kept in ${path.relative(root, dataDir)}/logs`);
+for (const line of failureRecap(failures)) console.log(line);
 console.log(summaryLine(counts));
 process.exit(counts.failed > 0 ? 1 : 0);
 
@@ -186,8 +192,10 @@ async function runAva(env: NodeJS.ProcessEnv, args: string[]): Promise<void> {
   counts.passed += reporter.counts.passed;
   counts.failed += reporter.counts.failed;
   counts.skipped += reporter.counts.skipped;
+  failures.push(...reporter.failures);
   if (code !== 0 && reporter.counts.failed === 0) {
     counts.failed++;
+    failures.push({ title: `ava exited with ${signal ?? `code ${code}`} without reporting a failed test`, detail: [] });
     console.log(`  ✘ ava exited with ${signal ?? `code ${code}`} without reporting a failed test`);
   }
 }
