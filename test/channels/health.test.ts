@@ -6,8 +6,14 @@ import { startGateway, type TestGateway } from '../helpers/stack';
 import { addFault, post, upstreamCount, usageRow, user } from '../chat/helpers';
 import { channelBreakerStates } from '../../services/channel-health';
 
-/** Long enough that a loaded machine finishes each open phase inside it. */
-const COOL_DOWN_MS = 4000;
+/**
+ * Long enough that a loaded machine finishes each open phase inside it, and
+ * that three concurrent media workflows' first submissions (whose start a
+ * busy worker may spread over seconds) still fall within one cool-down of
+ * each other, so they count as one streak (4 s was not: a full suite at load
+ * 11 saw the streak reset and the breaker stay closed).
+ */
+const COOL_DOWN_MS = 10_000;
 
 let gw: TestGateway;
 let key: string;
