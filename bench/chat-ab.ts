@@ -7,12 +7,14 @@
  * on the same three loads: sequential non-streaming, sequential streaming
  * time to first byte, 64 clients non-streaming; and the CPU per request of
  * each gateway. Prints the median of the rounds and B's figures over A's.
- *   BENCH_A=/path/to/other/worktree npx tsx bench/chat-ab.ts
+ *   BENCH_A=/path/to/other/worktree npm run bench:chat-ab
  * A is the gateway built in BENCH_A (scripts/build.ts there, run from there);
- * B is this worktree's. Both run with this worktree's production flags
- * (scripts/lib/gateway-node-flags.ts) unless BENCH_A_FLAGS / BENCH_B_FLAGS
- * say otherwise ("" for none).
+ * B is this worktree's. BENCH_A_FLAGS / BENCH_B_FLAGS: node flags for each
+ * (heap trials such as --max-semi-space-size=2; none by default, as `npm start`).
  * Env: BENCH_ROUNDS (5), BENCH_SECONDS (3, per load).
+ * Both gateways drain the shared settlement journal, so each may pay for some
+ * of the other's batches: read a difference under about 25 % in CPU or
+ * throughput as noise (two runs of the same non-streaming code differed so).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,7 +22,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, spawnManaged, stopAll, waitForPort } from '../scripts/lib/proc';
 import { buildAll } from '../scripts/build';
-import { GATEWAY_NODE_FLAGS } from '../scripts/lib/gateway-node-flags';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { runLoad } from './lib/load';
 
@@ -28,7 +29,7 @@ const A_DIR = process.env.BENCH_A;
 if (!A_DIR) throw new Error('BENCH_A: the worktree of the "before" build');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const MS = Number(process.env.BENCH_SECONDS ?? 3) * 1000;
-const flags = (v: string | undefined) => (v === undefined ? [...GATEWAY_NODE_FLAGS] : v.split(' ').filter(Boolean));
+const flags = (v: string | undefined) => (v ?? '').split(' ').filter(Boolean);
 
 const { services, secrets } = await benchServices('chat-ab');
 const simPort = await freePort();

@@ -11,7 +11,7 @@
  * BENCH_TSX=1 runs its TypeScript through tsx instead (as dev and tests do).
  * CPU per request is the gateway's own and, alongside, its stores' (Redis, FerretDB) over the same load.
  * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/),
- * BENCH_NODE_FLAGS (extra node flags for the gateway, after its production flags: scripts/lib/gateway-node-flags.ts).
+ * BENCH_NODE_FLAGS (extra node flags for the gateway).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,7 +20,6 @@ import path from 'node:path';
 import { Agent, request } from 'undici';
 import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../scripts/lib/proc';
 import { buildAll } from '../scripts/build';
-import { GATEWAY_NODE_FLAGS } from '../scripts/lib/gateway-node-flags';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { fmt, runLoad, type LoadResult } from './lib/load';
 import type { Phase } from './lib/profile-summary';
@@ -41,8 +40,7 @@ const env = { ...services.env, ...secrets, LOG_LEVEL: 'warn', SIMULATOR_URL: sim
 await runOnce('scripts/seed.ts', env);
 const gwPort = await freePort();
 const profDir = path.resolve('.data/bench-prof');
-// The gateway's production flags (scripts/lib/gateway-node-flags.ts), then any trial flags (the last of a flag wins).
-const profArgs = [...GATEWAY_NODE_FLAGS, ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...NODE_FLAGS];
+const profArgs = [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...NODE_FLAGS];
 let gateway: Managed;
 if (TSX) gateway = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, profArgs);
 else {

@@ -28,7 +28,6 @@ import path from 'node:path';
 import { request } from 'undici';
 import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../scripts/lib/proc';
 import { buildAll } from '../scripts/build';
-import { GATEWAY_NODE_FLAGS } from '../scripts/lib/gateway-node-flags';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { runLoad, type LoadResult } from './lib/load';
 
@@ -123,12 +122,12 @@ console.log('building the compiled gateway (scripts/build.ts) ...');
 await buildAll();
 const gwCompiledPort = await freePort();
 const gwCompiled = spawnManaged({
-  name: 'gateway-compiled', cmd: process.execPath, args: [...GATEWAY_NODE_FLAGS, 'dist/gateway.mjs'],
+  name: 'gateway-compiled', cmd: process.execPath, args: ['dist/gateway.mjs'],
   env: { ...process.env, ...env, PORT: String(gwCompiledPort) }, logFile: path.resolve('.data/bench-logs/gateway-compiled.log'),
 });
 await waitForPort(gwCompiledPort, gwCompiled, 120_000);
 const gwTsxPort = await freePort();
-const gwTsx = await startProcess('gateway-tsx', 'gateway/server.ts', { ...env, PORT: String(gwTsxPort) }, gwTsxPort, [...GATEWAY_NODE_FLAGS]);
+const gwTsx = await startProcess('gateway-tsx', 'gateway/server.ts', { ...env, PORT: String(gwTsxPort) }, gwTsxPort);
 
 const gwUrl = `http://127.0.0.1:${gwCompiledPort}`;
 const admin = async (method: string, p: string, body: unknown) => {

@@ -10,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { pickPort, spawnManaged, stopAll, waitForPort, type Managed } from './lib/proc';
 import { startServices } from './lib/services';
 import { ensureDemo, type Demo } from './lib/demo';
-import { GATEWAY_NODE_FLAGS } from './lib/gateway-node-flags';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 process.chdir(root);
@@ -75,7 +74,7 @@ async function main(): Promise<void> {
   // Gateway and worker ----------------------------------------------------
   let gateway: Managed | undefined;
   if (exists('gateway/server.ts', 'gateway')) {
-    gateway = tsx('gateway', 'gateway/server.ts', { ...baseEnv, PORT: String(gatewayPort), METRICS_PORT: String(metricsPorts.gateway) }, GATEWAY_NODE_FLAGS);
+    gateway = tsx('gateway', 'gateway/server.ts', { ...baseEnv, PORT: String(gatewayPort), METRICS_PORT: String(metricsPorts.gateway) });
   }
   if (exists('workers/main.ts', 'worker')) tsx('worker', 'workers/main.ts', { ...baseEnv, METRICS_PORT: String(metricsPorts.worker) });
 
@@ -126,8 +125,8 @@ function exists(file: string, what: string): boolean {
   return false;
 }
 
-function tsx(name: string, entry: string, env: NodeJS.ProcessEnv, nodeFlags: readonly string[] = []): Managed {
-  const m = spawnManaged({ name, cmd: process.execPath, args: [...nodeFlags, '--import', 'tsx', entry], env, prefix: true });
+function tsx(name: string, entry: string, env: NodeJS.ProcessEnv): Managed {
+  const m = spawnManaged({ name, cmd: process.execPath, args: ['--import', 'tsx', entry], env, prefix: true });
   void m.exited.then(({ code, signal }) => {
     if (name !== 'seed' || code !== 0) say(`${name} exited (${signal ?? `code ${code}`})`);
   });

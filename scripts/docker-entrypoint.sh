@@ -5,16 +5,14 @@ run() { exec node --import tsx "$1"; }
 # Gateway and worker run the compiled bundles (npm run build, in the image). When OTEL_* variables ask for
 # traces (docs/observability.md) they run from source under tsx with the tracing preload instead: the
 # instrumentations hook each library as it loads, and a bundle loads none.
-serve() { exec node "${@:2}" --import tsx --import ./tracing/register.ts "$1"; }
-# The gateway's node flags (scripts/lib/gateway-node-flags.ts says why; package.json's start has the same).
-GATEWAY_FLAGS=(--max-semi-space-size=2)
+serve() { exec node --import tsx --import ./tracing/register.ts "$1"; }
 tracing() {
   [[ "${OTEL_SDK_DISABLED:-}" != true ]] || return 1
   [[ -n "${OTEL_EXPORTER_OTLP_ENDPOINT:-}${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT:-}" ]] && return 0
   [[ -n "${OTEL_TRACES_EXPORTER:-}" && "${OTEL_TRACES_EXPORTER}" != none ]]
 }
 case "${1:-gateway}" in
-  gateway) if tracing; then serve gateway/server.ts "${GATEWAY_FLAGS[@]}"; else exec node "${GATEWAY_FLAGS[@]}" dist/gateway.mjs; fi ;;
+  gateway) if tracing; then serve gateway/server.ts; else exec node dist/gateway.mjs; fi ;;
   worker) if tracing; then serve workers/main.ts; else exec node dist/worker.mjs; fi ;;
   seed) run scripts/seed.ts ;;
   simulator) run simulator/server.ts ;;
