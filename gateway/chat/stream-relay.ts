@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { createUsageAccumulator, SseParser, type Protocol, type SseEvent, type Translator } from '../../protocols';
+import { createUsageAccumulator, formatSse, SseParser, type Protocol, type SseEvent, type Translator } from '../../protocols';
 import { usageToBill } from '../../domain/usage-estimate';
 import type { Ctx } from '../context';
 import type { ChatCall, ChatEnv, StopReason } from './pipeline';
@@ -12,8 +12,9 @@ import { armed, failpoint } from '../../infra/failpoints';
 export const BUILTIN_TOOL_STREAM_ERROR =
   `data: ${JSON.stringify(openAiErrorBody({ message: 'upstream stream failed', type: 'api_error', code: 'upstream_error' }))}\n\ndata: [DONE]\n\n`;
 
+/** An event as one SSE frame; data of several lines (an upstream may split its JSON so) keeps one `data:` line each. */
 function frame(ev: SseEvent): string {
-  return ev.event ? `event: ${ev.event}\ndata: ${ev.data}\n\n` : `data: ${ev.data}\n\n`;
+  return formatSse(ev.data, ev.event);
 }
 
 /** A chat-completions chunk that only carries usage (choices: []), which the client did not ask for. */
