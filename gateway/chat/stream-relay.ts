@@ -1,18 +1,20 @@
 import type { Dispatcher } from 'undici';
-import { createUsageAccumulator, SseParser, type Protocol, type SseEvent, type Translator } from '../../protocols';
+import { createUsageAccumulator, formatSse, SseParser, type Protocol, type SseEvent, type Translator } from '../../protocols';
 import { usageToBill } from '../../domain/usage-estimate';
 import type { Ctx } from '../context';
 import type { ChatCall, ChatEnv, StopReason } from './pipeline';
 import { promptBytes, toTokenUsage } from './pipeline';
 import { failAfterAnswer, settleDurably } from './settle';
 import { openAiErrorBody } from '../../domain/error-bodies';
+import { armed, failpoint } from '../../infra/failpoints';
 
 /** The one error chunk of the chat-completions built-in-tool path (spec 1 section 6). */
 export const BUILTIN_TOOL_STREAM_ERROR =
   `data: ${JSON.stringify(openAiErrorBody({ message: 'upstream stream failed', type: 'api_error', code: 'upstream_error' }))}\n\ndata: [DONE]\n\n`;
 
+/** An event as one SSE frame; data of several lines (an upstream may split its JSON so) keeps one `data:` line each. */
 function frame(ev: SseEvent): string {
-  return ev.event ? `event: ${ev.event}\ndata: ${ev.data}\n\n` : `data: ${ev.data}\n\n`;
+  return formatSse(ev.data, ev.event);
 }
 
 /** A chat-completions chunk that only carries usage (choices: []), which the client did not ask for. */
@@ -78,14 +80,32 @@ export async function relayStream(
       out.once('close', done);
     });
   };
+  // The protocol's last event: `[DONE]` on chat-completions (usage comes after the finish_reason),
+  // message_stop, response.completed or incomplete, the candidate's finishReason.
+  const ended = () => (s.upstream === 'chat-completions' ? sawDone : acc.completed);
   // A generate-content JSON array stream (no alt=sse): `[` item `,\r\n` item ... `]`, as Google frames it.
   const frameOf = (ev: SseEvent) => (array ? (items++ === 0 ? '[' : ',\r\n') + ev.data : frame(ev));
+  /**
+   * Where the batch framed last reached the protocol's end: the index of the event that ended the
+   * stream and the length of the frames before it (-1: the stream did not end in that batch).
+   */
+  let endEvent = -1;
+  let endCut = -1;
   /** Account every event; return what the client gets for them (all frames of one upstream chunk in one write). */
   const framesOf = (events: SseEvent[]): string => {
     let text = '';
-    for (const ev of events) {
+    endEvent = -1;
+    endCut = -1;
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i];
+      const wasEnded = endEvent !== -1 || ended();
+      const before = text.length;
       acc.push(ev);
       if (ev.data.length === 6 && ev.data === '[DONE]') sawDone = true;
+      if (!wasEnded && ended()) {
+        endEvent = i;
+        endCut = before;
+      }
       if (enc) text += enc.push(ev).frames.join('');
       else if (!passthrough && !(dropUsageChunk && isUsageOnlyChunk(ev))) text += frameOf(ev);
     }
@@ -93,11 +113,18 @@ export async function relayStream(
   };
 
   /**
-   * Bill the turn before its last bytes reach the client: the charge is written ahead (durable) by
-   * the time the client can see the stream end, so a gateway that dies right after is no loss.
+   * Bill the turn before its last event reaches the client: the charge is written ahead (durable) by
+   * the time the client can see the stream end, so a gateway that dies right after is no loss. What
+   * came before that event is written as it arrives, also when it arrived in the same chunk.
    */
   const settle = async () => {
     settled = true;
+    if (armed('chat.stream-settling')) {
+      // Test hook: die once the settlement has begun, after what was written so far left the process
+      // (http flushes a response's first write on the next tick).
+      await new Promise((resolve) => setImmediate(resolve));
+      failpoint('chat.stream-settling');
+    }
     const clientGone = s.stopped.client || out.destroyed;
     const completed = acc.completed && !failure && !clientGone;
     // The output's characters are counted only if the bill depends on them (protocols/usage: chunks that
@@ -127,15 +154,34 @@ export async function relayStream(
       },
     });
   };
-  // The protocol's last event: `[DONE]` on chat-completions (usage comes after the finish_reason),
-  // message_stop, response.completed or incomplete, the candidate's finishReason.
-  const ended = () => (s.upstream === 'chat-completions' ? sawDone : acc.completed);
-
   try {
     for await (const chunk of s.res.body as AsyncIterable<Buffer>) {
-      const text = framesOf(parser.push(chunk));
-      if (!settled && ended()) await settle();
-      await write(passthrough ? chunk : text);
+      // Whether this chunk starts and ends on event boundaries (the upstream's whole answer in one chunk,
+      // typically): then a passthrough chunk can be reframed event by event.
+      const alignedStart = passthrough && !settled && parser.idle;
+      const events = parser.push(chunk);
+      const text = framesOf(events);
+      if (!settled && ended()) {
+        // Everything before the event that ended the stream goes out now; that event (the client's sign
+        // that the stream is complete: `[DONE]`, message_stop, ...) only once the charge is durable.
+        let early = '';
+        let rest: string | Buffer = chunk;
+        if (!passthrough) {
+          early = text.slice(0, Math.max(0, endCut));
+          rest = text.slice(early.length);
+        } else if (alignedStart && endEvent > 0 && chunk[chunk.length - 1] === 10 && parser.idle) {
+          // Every byte of the chunk belongs to one of `events`: they can go out as frames instead.
+          let tail = '';
+          for (let i = 0; i < events.length; i++) {
+            if (i < endEvent) early += frame(events[i]);
+            else tail += frame(events[i]);
+          }
+          rest = tail;
+        }
+        await write(early);
+        await settle();
+        await write(rest);
+      } else await write(passthrough ? chunk : text);
       if (s.stopped.client) break;
     }
     if (!s.stopped.client) {

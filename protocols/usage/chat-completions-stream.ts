@@ -1,5 +1,5 @@
 import type { SseEvent } from '../types';
-import { parseData, textLength, type UsageAccumulator } from './accumulator';
+import { hasNonNull, parseData, textLength, type UsageAccumulator } from './accumulator';
 import { chatUsage } from './chat-completions';
 import type { NormalizedUsage } from './normalized';
 
@@ -15,20 +15,6 @@ interface ChunkChoice {
 
 /** Raw text of unparsed chunks kept per stream before they are counted at once (bounds the memory of a long stream). */
 const DEFERRED_MAX_CHARS = 64 * 1024;
-
-/**
- * True when `word` occurs in `data` other than as `word":null`. JSON cannot
- * spell a key without its letters (or a `\u` escape, which the caller checks
- * for), and `word":null` with an unescaped quote is a member named (or
- * ending in) `word` whose value is null: so when this is false, the chunk
- * has no member `word` with a value other than null.
- */
-function hasNonNull(data: string, word: string): boolean {
-  for (let i = data.indexOf(word); i !== -1; i = data.indexOf(word, i + word.length)) {
-    if (!data.startsWith('":null', i + word.length)) return true;
-  }
-  return false;
-}
 
 /**
  * chat-completions stream: complete on `[DONE]` or a chunk with a finish_reason (spec 1 section 6).
@@ -86,12 +72,12 @@ export class ChatCompletionsUsageAccumulator implements UsageAccumulator {
     if (chunk.usage != null) this.usage = chatUsage(chunk.usage) ?? this.usage;
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as ChunkChoice[]) : [];
     for (const c of choices) {
-      const d = c.delta;
+      const d = c?.delta;
       if (d) {
         this.counted += textLength(d.content) + textLength(d.reasoning_content) + textLength(d.refusal);
-        for (const t of d.tool_calls ?? []) this.counted += textLength(t.function?.name) + textLength(t.function?.arguments);
+        if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) this.counted += textLength(t?.function?.name) + textLength(t?.function?.arguments);
       }
-      if (c.finish_reason) this.completed = true;
+      if (c?.finish_reason) this.completed = true;
     }
   }
 }

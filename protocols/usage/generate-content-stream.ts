@@ -1,5 +1,5 @@
 import type { SseEvent } from '../types';
-import { parseData, textLength, type UsageAccumulator } from './accumulator';
+import { DeferredChars, hasNonNull, parseData, textLength, type UsageAccumulator } from './accumulator';
 import { generateContentUsage } from './generate-content';
 import type { NormalizedUsage } from './normalized';
 
@@ -8,26 +8,58 @@ interface Candidate {
   finishReason?: unknown;
 }
 
+const candidatesOf = (chunk: Record<string, unknown>): Candidate[] => (Array.isArray(chunk.candidates) ? (chunk.candidates as Candidate[]) : []);
+
+/** Generated characters of a chunk: its parts' text, and each function call as JSON. */
+function partChars(chunk: Record<string, unknown>): number {
+  let n = 0;
+  for (const c of candidatesOf(chunk)) {
+    const parts = c?.content?.parts;
+    if (!Array.isArray(parts)) continue;
+    for (const p of parts) {
+      n += textLength(p?.text);
+      if (p?.functionCall !== undefined) n += JSON.stringify(p.functionCall).length;
+    }
+  }
+  return n;
+}
+
 /**
  * generate-content stream: every chunk may carry usageMetadata (running
  * totals, the last one wins); complete when a candidate has a finishReason.
+ *
+ * A chunk is parsed on arrival when it may change the bill or the end: it
+ * holds `usageMetadata`, a `finishReason` that is not null, a `functionCall`
+ * (counted as re-serialised JSON, which can outgrow its text) or any `\u`
+ * escape. Every other chunk only adds its parts' text and is kept as text
+ * until the characters are read.
  */
 export class GenerateContentUsageAccumulator implements UsageAccumulator {
   usage: NormalizedUsage | undefined;
-  outputChars = 0;
   completed = false;
+  private readonly chars = new DeferredChars((event) => {
+    const chunk = parseData(event.data);
+    return chunk ? partChars(chunk) : 0;
+  });
+
+  get outputChars(): number {
+    return this.chars.total;
+  }
+
+  get outputCharsAtMost(): number {
+    return this.chars.atMost;
+  }
 
   push(event: SseEvent): void {
-    const chunk = parseData(event.data);
+    const data = event.data;
+    if (!data.includes('usageMetadata') && !hasNonNull(data, 'finishReason') && !data.includes('functionCall') && !data.includes('\\u')) {
+      this.chars.add(event);
+      return;
+    }
+    const chunk = parseData(data);
     if (!chunk) return;
     if (chunk.usageMetadata != null) this.usage = generateContentUsage(chunk.usageMetadata) ?? this.usage;
-    const candidates = Array.isArray(chunk.candidates) ? (chunk.candidates as Candidate[]) : [];
-    for (const c of candidates) {
-      for (const p of c.content?.parts ?? []) {
-        this.outputChars += textLength(p.text);
-        if (p.functionCall !== undefined) this.outputChars += JSON.stringify(p.functionCall).length;
-      }
-      if (c.finishReason) this.completed = true;
-    }
+    this.chars.addCounted(partChars(chunk));
+    for (const c of candidatesOf(chunk)) if (c?.finishReason) this.completed = true;
   }
 }

@@ -1,20 +1,58 @@
 import type { SseEvent } from '../types';
-import { parseData, textLength, type UsageAccumulator } from './accumulator';
+import { DeferredChars, parseData, textLength, type UsageAccumulator } from './accumulator';
 import { messagesUsage } from './messages';
 import type { NormalizedUsage } from './normalized';
+
+/** Generated characters of a content event (content_block_start or _delta; 0 for any other). */
+function contentChars(e: Record<string, unknown>, event: SseEvent): number {
+  switch (e.type ?? event.event) {
+    case 'content_block_start': {
+      const b = e.content_block as { text?: unknown; name?: unknown; thinking?: unknown } | undefined;
+      return textLength(b?.text) + textLength(b?.name) + textLength(b?.thinking);
+    }
+    case 'content_block_delta': {
+      const d = e.delta as { text?: unknown; partial_json?: unknown; thinking?: unknown } | undefined;
+      return textLength(d?.text) + textLength(d?.partial_json) + textLength(d?.thinking);
+    }
+    default:
+      return 0;
+  }
+}
 
 /**
  * messages stream: usage starts in message_start and each message_delta
  * updates it (counts are cumulative, later values win); complete on message_stop.
+ *
+ * Only an event that may be one of those three is parsed on arrival: its data
+ * or its event name holds `message_` (JSON cannot spell the type without those
+ * letters, except with a `\u` escape, which also parses it). Every other event
+ * (the content blocks, ping) only adds generated characters and is kept as
+ * text until they are read (see ./chat-completions-stream.ts).
  */
 export class MessagesUsageAccumulator implements UsageAccumulator {
   private raw: Record<string, unknown> | undefined;
   usage: NormalizedUsage | undefined;
-  outputChars = 0;
   completed = false;
+  private readonly chars = new DeferredChars((event) => {
+    const e = parseData(event.data);
+    return e ? contentChars(e, event) : 0;
+  });
+
+  get outputChars(): number {
+    return this.chars.total;
+  }
+
+  get outputCharsAtMost(): number {
+    return this.chars.atMost;
+  }
 
   push(event: SseEvent): void {
-    const e = parseData(event.data);
+    const data = event.data;
+    if (!data.includes('message_') && !data.includes('\\u') && !event.event?.includes('message_')) {
+      this.chars.add(event);
+      return;
+    }
+    const e = parseData(data);
     if (!e) return;
     switch (e.type ?? event.event) {
       case 'message_start': {
@@ -30,19 +68,11 @@ export class MessagesUsageAccumulator implements UsageAccumulator {
         this.usage = messagesUsage(this.raw);
         break;
       }
-      case 'content_block_start': {
-        const b = e.content_block as { text?: unknown; name?: unknown; thinking?: unknown } | undefined;
-        this.outputChars += textLength(b?.text) + textLength(b?.name) + textLength(b?.thinking);
-        break;
-      }
-      case 'content_block_delta': {
-        const d = e.delta as { text?: unknown; partial_json?: unknown; thinking?: unknown } | undefined;
-        this.outputChars += textLength(d?.text) + textLength(d?.partial_json) + textLength(d?.thinking);
-        break;
-      }
       case 'message_stop':
         this.completed = true;
         break;
+      default:
+        this.chars.addCounted(contentChars(e, event));
     }
   }
 }
