@@ -9,13 +9,17 @@
  *   npm run bench:media      (starts its own services on free ports)
  *   BENCH_TASKS=300 BENCH_CONCURRENCY=32 BENCH_ROUNDS=3 BENCH_POLL_MS=250
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
+import { Pool } from 'undici';
 import { freePort, stopAll } from '../scripts/lib/proc';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { findPid, perUnit, processSet } from './lib/cpu';
 import { counters, delta, sum } from './lib/metrics';
 import { benchNoopWorkflow } from '../workflows/bench';
+import type { Phase as ProfilePhase } from './lib/profile-summary';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -33,8 +37,11 @@ const env = {
 };
 const sim = await startProcess('simulator', 'simulator/server.ts', { ...env, SIMULATOR_PORT: String(simPort), SIM_MEDIA_DELAY_MS: '0' }, simPort);
 await runOnce('scripts/seed.ts', env);
-// BENCH_PROFILE=1: CPU profiles of the gateway and the worker in .data/profiles (open in Chrome DevTools or speedscope).
-const prof = (name: string) => (process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=.data/profiles', `--cpu-prof-name=media-${name}-${Date.now()}.cpuprofile`] : []);
+// BENCH_PROFILE=1: CPU profiles of the gateway and the worker (its workflow thread too) in .data/profiles/media-<time>/,
+// one directory each (a profile per thread), with the rounds' time windows (phases.json):
+// `npx tsx bench/lib/profile-summary.ts <profile file>` prints CPU per unit by phase.
+const profDir = path.resolve(`.data/profiles/media-${Date.now()}`);
+const prof = (name: string) => (process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, name)}`] : []);
 const gw = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, prof('gateway'));
 const worker = await startProcess('worker', 'workers/main.ts', env, undefined, prof('worker'));
 
@@ -50,8 +57,15 @@ const procs = processSet({
 const redis = new Redis(services.env.REDIS_URL);
 
 const base = `http://127.0.0.1:${gwPort}`;
-const admin = async (path: string, body: unknown, method = 'POST') =>
-  (await (await fetch(`${base}/admin/v1${path}`, { method, headers: { authorization: `Bearer ${secrets.ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as any;
+// The clients' HTTP: one keep-alive connection per client on undici's Pool (as bench/chat.ts), not fetch, whose
+// stream machinery cost the client about as much CPU per call as the gateway's poll route.
+const http = new Pool(base, { connections: CONCURRENCY });
+async function call(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; text: string }> {
+  const r = await http.request({ method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: r.statusCode, text: await r.body.text() };
+}
+const admin = async (path: string, body: unknown) =>
+  JSON.parse((await call('POST', `/admin/v1${path}`, { authorization: `Bearer ${secrets.ADMIN_TOKEN}`, 'content-type': 'application/json' }, body)).text) as any;
 const account = await admin('/accounts', { name: 'bench' });
 await admin(`/accounts/${account.id}/topups`, { amount_usd: '100000' });
 const key = (await admin(`/accounts/${account.id}/keys`, { name: 'bench' })).key as string;
@@ -88,10 +102,16 @@ const temporalOps = () => counters(`http://127.0.0.1:${metricsPorts!.temporal}/m
 
 interface Phase { rate: number; polls: number; cpu: Record<string, number>; redis: Map<string, number>; mongo: Map<string, number>; temporal: Map<string, number> }
 
-async function measured(units: number, run: () => Promise<number>): Promise<Phase> {
+/** The rounds' time windows on CLOCK_MONOTONIC (V8's profile clock), for bench/lib/profile-summary.ts. */
+const profilePhases: ProfilePhase[] = [];
+const monoUs = () => Number(process.hrtime.bigint() / 1000n);
+
+async function measured(label: string, units: number, run: () => Promise<number>): Promise<Phase> {
   const [c0, r0, m0, t0] = [procs.sample(), await redisCalls(), await mongoOps(), await temporalOps()];
   const p0 = polls;
+  const startUs = monoUs();
   const rate = await run();
+  profilePhases.push({ label, startUs, endUs: monoUs(), requests: units });
   const [c1, r1, m1, t1] = [procs.sample(), await redisCalls(), await mongoOps(), await temporalOps()];
   // The stats call itself is one Redis command.
   r1.set('info', (r1.get('info') ?? 1) - 1);
@@ -116,14 +136,14 @@ async function tasks(n: number): Promise<number> {
   cycleMs = [];
   const ids = await pool(n, async () => {
     const t0 = performance.now();
-    const sub = await fetch(`${base}/v1/images/generations`, { method: 'POST', headers, body: JSON.stringify({ model: 'gpt-image-1', prompt: 'bench', async: true }) });
-    if (sub.status !== 200) throw new Error(`submission answered ${sub.status}: ${await sub.text()}`);
-    const { id } = (await sub.json()) as { id: string };
+    const sub = await call('POST', '/v1/images/generations', headers, { model: 'gpt-image-1', prompt: 'bench', async: true });
+    if (sub.status !== 200) throw new Error(`submission answered ${sub.status}: ${sub.text}`);
+    const { id } = JSON.parse(sub.text) as { id: string };
     submitMs.push(performance.now() - t0);
     for (;;) {
-      const r = await fetch(`${base}/v1/images/generations/${id}`, { headers });
+      const r = await call('GET', `/v1/images/generations/${id}`, headers);
       polls++;
-      const text = await r.text();
+      const text = r.text;
       if (r.status !== 202) {
         if (r.status !== 200) throw new Error(`task ${id} ended with ${r.status}: ${text}`);
         cycleMs.push(performance.now() - t0);
@@ -160,16 +180,18 @@ await tasks(30);
 const bares: Phase[] = [];
 const runs: Phase[] = [];
 for (let r = 0; r < ROUNDS; r++) {
-  bares.push(await measured(TASKS, () => bare(TASKS)));
-  runs.push(await measured(TASKS, () => tasks(TASKS)));
+  bares.push(await measured(`bare workflows, round ${r + 1}`, TASKS, () => bare(TASKS)));
+  runs.push(await measured(`async image tasks, round ${r + 1}`, TASKS, () => tasks(TASKS)));
   console.log(`round ${r + 1}: bare ${bares[r].rate.toFixed(1)} /s, tasks ${runs[r].rate.toFixed(1)} /s, ratio ${(runs[r].rate / bares[r].rate).toFixed(2)}`);
 }
 const b = medianPhase(bares);
 const t = medianPhase(runs);
 
 // Upstream answer to the task showing succeeded (settlement written), over the last round's tasks.
-const last = await db.Task.find({ account_id: account.id, started_at: { $ne: null } }, { started_at: 1, completed_at: 1 }).sort({ created_at: -1 }).limit(TASKS).lean();
+const last = await db.Task.find({ account_id: account.id, started_at: { $ne: null } }, { created_at: 1, started_at: 1, completed_at: 1 }).sort({ created_at: -1 }).limit(TASKS).lean();
 const settleLag = last.filter((d) => d.completed_at).map((d) => d.completed_at!.getTime() - d.started_at!.getTime()).sort((x, y) => x - y);
+// The gateway's created_at (before its task insert) to the upstream's answer: the rest of the submission, the workflow start, the worker picking it up.
+const startLag = last.map((d) => d.started_at!.getTime() - d.created_at.getTime()).sort((x, y) => x - y);
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 const ratios = runs.map((r, i) => r.rate / bares[i].rate);
 
@@ -177,6 +199,7 @@ console.log(`\n${TASKS} per round, ${CONCURRENCY} concurrent, median of ${ROUNDS
 console.log(`bare Temporal workflow start+complete  ${b.rate.toFixed(1)} /s`);
 console.log(`async image tasks end to end           ${t.rate.toFixed(1)} /s  (first submit to last succeeded, server clock)`);
 console.log(`ratio tasks/bare                        ${median(ratios).toFixed(2)}  (rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; target >= 0.7)`);
+console.log(`task created -> upstream answer        p50 ${pct(startLag, 50)} ms  p99 ${pct(startLag, 99)} ms  (server clocks)`);
 console.log(`upstream answer -> task succeeded      p50 ${pct(settleLag, 50)} ms  p99 ${pct(settleLag, 99)} ms  (n=${settleLag.length})`);
 const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
 const [subs, cycles] = [sorted(submitMs), sorted(cycleMs)];
@@ -195,6 +218,13 @@ console.log(`  Redis per task:    ${show(t.redis)}`);
 console.log(`  Redis per bare:    ${show(b.redis)}`);
 console.log(`  Temporal per task: ${show(t.temporal)}`);
 console.log(`  Temporal per bare: ${show(b.temporal)}`);
+if (process.env.BENCH_PROFILE) {
+  fs.mkdirSync(profDir, { recursive: true });
+  fs.writeFileSync(path.join(profDir, 'phases.json'), JSON.stringify(profilePhases));
+  console.log(`\nCPU profiles: ${profDir}/{gateway,worker}/ (written as the processes exit, one per thread); per unit by phase:`);
+  console.log(`  npx tsx bench/lib/profile-summary.ts ${profDir}/worker/<file>.cpuprofile`);
+}
+await http.close();
 await db.conn.close();
 redis.disconnect();
 await client.connection.close();

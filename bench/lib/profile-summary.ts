@@ -112,12 +112,15 @@ function print(label: string, s: ReturnType<typeof summarise>, requests: number,
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const dir = process.argv[2] ?? '.data/bench-prof';
+  // A directory (its newest profile, phases.json in it) or one profile file (phases.json beside it or one level up).
+  const arg = process.argv[2] ?? '.data/bench-prof';
   const top = Number(process.argv[3] ?? 25);
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(dir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  const isFile = arg.endsWith('.cpuprofile');
+  const dir = isFile ? path.dirname(arg) : arg;
+  const files = isFile ? [arg] : fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(dir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
   if (files.length === 0) throw new Error(`no .cpuprofile in ${dir}`);
   const profile = JSON.parse(fs.readFileSync(files[0], 'utf8')) as Profile;
-  const phasesFile = path.join(dir, 'phases.json');
+  const phasesFile = [path.join(dir, 'phases.json'), path.join(dir, '..', 'phases.json')].find((f) => fs.existsSync(f)) ?? path.join(dir, 'phases.json');
   const phases = fs.existsSync(phasesFile) ? (JSON.parse(fs.readFileSync(phasesFile, 'utf8')) as Phase[]) : [];
   console.log(`profile ${files[0]}`);
   if (phases.length === 0) print('whole profile', summarise(profile, undefined), 0, top);
