@@ -35,6 +35,11 @@ export interface ChaosOptions {
   /** Freezes the upstream for that long (chaos/simulator-process.ts); without it that fault is off. */
   pauseUpstream?: (ms: number) => Promise<void>;
   pauseUpstreamEveryMs?: number;
+  /**
+   * How gateways and workers are started: `node <script>` of the production build (scripts/build.ts, as a
+   * deployment runs them: each restart costs a fraction of tsx's start), or the sources through tsx (default).
+   */
+  compiled?: { gateway: string; worker: string };
   /** The final wait gives up when no task became final for this long (200 s: longer than the orphan sweep). */
   finalStallMs?: number;
   log?: (line: string) => void;
@@ -119,9 +124,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     ADMIN_TOKEN: randomBytes(16).toString('hex'),
     KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     SIMULATOR_URL: opts.simulatorUrl,
-    // Polls every second (vendors want 5 s or more): each poll is a durable timer and a workflow task,
-    // the run's main cost per task; the simulator's tasks take 0.3 to 1.5 s.
-    MEDIA_POLL_INTERVAL_MS: '1000',
+    // Polls every 2 s (the production cadence of images and speech; video and music poll every 5 s): the
+    // simulator's tasks take 0.3 to 1.5 s (scripts/chaos.ts), so each async task is polled once, when it is
+    // done. Each poll is a durable timer, a workflow task and a store read: at 1 s, videos and music were
+    // polled twice, and the run's per-task cost grew with every task that waited behind another.
+    MEDIA_POLL_INTERVAL_MS: process.env.CHAOS_MEDIA_POLL_MS ?? '2000',
     LOG_LEVEL: 'warn',
   };
   const config = loadConfig({ ...process.env, ...env });
@@ -140,8 +147,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let seq = 0;
   const spawnNode = async (kind: 'gateway' | 'worker', port?: number): Promise<Proc> => {
     const name = `${kind}-${++seq}`;
+    const args = opts.compiled ? [opts.compiled[kind]] : ['--import', 'tsx', kind === 'gateway' ? 'gateway/server.ts' : 'workers/main.ts'];
     const managed = spawnManaged({
-      name, cmd: process.execPath, args: ['--import', 'tsx', kind === 'gateway' ? 'gateway/server.ts' : 'workers/main.ts'],
+      name, cmd: process.execPath, args,
       env: { ...process.env, ...env, ...(port ? { PORT: String(port) } : {}) }, logFile: path.join(logDir, `${name}.log`),
     });
     if (port) await waitForPort(port, managed, 60_000);

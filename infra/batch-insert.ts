@@ -6,9 +6,9 @@ import { isDuplicateKey } from './mongo';
  * together with one insertMany through the driver (no mongoose document
  * building), each caller awaiting its own row. An idle writer flushes at the
  * next tick, so a lone insert is not delayed. A row whose _id exists already
- * is a success (that is what makes ledger ops idempotent). FerretDB stops an
- * unordered batch at its first duplicate, so after one the batch is retried
- * row by row.
+ * is a success (that is what makes ledger ops idempotent). After a duplicate,
+ * rows the store did not report as written or existing are retried row by
+ * row (`duplicatesOf`).
  */
 type Collection<T extends mongo.Document> = mongo.Collection<T>;
 
@@ -42,12 +42,10 @@ export class BatchInserter<T extends mongo.Document & { _id: string }> {
         }
         // The rows reported as duplicates exist; every other row is written again one by one (FerretDB stops
         // at its first duplicate; on MongoDB the row was written and its second insert says duplicate).
-        const e = err as { writeErrors?: Array<{ index: number; code: number }> | { index: number; code: number } };
-        const writeErrors = e.writeErrors === undefined ? [] : Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
-        const dup = new Set(writeErrors.filter((w) => w.code === 11000).map((w) => w.index));
+        const { dup, accounted } = duplicatesOf(err, batch.length);
         for (const [i, b] of batch.entries()) {
-          if (dup.has(i)) {
-            b.resolve(false);
+          if (dup.has(i) || accounted) {
+            b.resolve(!dup.has(i));
             continue;
           }
           try {
@@ -77,6 +75,7 @@ export async function insertIgnoringDuplicates<T extends mongo.Document>(collect
     return;
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
+    if (duplicatesOf(err, docs.length).accounted) return;
   }
   for (const doc of docs) {
     try {
@@ -85,4 +84,21 @@ export async function insertIgnoringDuplicates<T extends mongo.Document>(collect
       if (!isDuplicateKey(err)) throw err;
     }
   }
+}
+
+/**
+ * What an unordered insertMany that failed on duplicates did: the indexes of
+ * the rows that exist already, and whether every row is accounted for
+ * (written, or a duplicate): then nothing is left to write. MongoDB goes on
+ * past a duplicate in an unordered batch, and so does FerretDB v1.24 (a
+ * batch that fails is written row by row on the server, each duplicate
+ * reported); whatever reports fewer goes through the row-by-row path.
+ */
+export function duplicatesOf(err: unknown, rows: number): { dup: Set<number>; accounted: boolean } {
+  const e = err as { writeErrors?: Array<{ index: number; code: number }> | { index: number; code: number }; insertedCount?: number; result?: { insertedCount?: number } };
+  const writeErrors = e.writeErrors === undefined ? [] : Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+  const dup = new Set(writeErrors.filter((w) => w.code === 11000).map((w) => w.index));
+  const inserted = e.insertedCount ?? e.result?.insertedCount;
+  const accounted = dup.size === writeErrors.length && typeof inserted === 'number' && inserted + dup.size === rows;
+  return { dup, accounted };
 }

@@ -577,6 +577,9 @@ export interface Db {
   KbIdClaim: Model<KbIdClaimDoc>;
 }
 
+/** A connection (or the monitor's check) whose handshake gets no answer for this long is given up and tried again (not shorter: a heartbeat that times out interrupts the operations in flight, and a loaded dev store can be slow). */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 /** A process that starts while the store restarts waits this long for it (connection and indexes) before giving up. */
 const STARTUP_WAIT_MS = 90_000;
 
@@ -599,7 +602,15 @@ export async function connectMongo(url: string, log?: Logger): Promise<Db> {
   let conn: Connection;
   for (;;) {
     // maxPoolSize in the URL wins (the chaos run keeps FerretDB's writers few); 20 otherwise.
-    conn = mongoose.createConnection(url, { serverSelectionTimeoutMS: 10_000, ...(/[?&]maxPoolSize=/i.test(url) ? {} : { maxPoolSize: 20 }) });
+    // connectTimeoutMS (the driver's default is 30 s) also bounds the monitor's handshake: a store restarting
+    // may accept the connection before it answers, and a monitor stuck on that handshake leaves the process
+    // without a store for the whole timeout while the store is back (the chaos run saw one gateway's
+    // operations fail server selection for 20 s after a 1 s restart). The URL's value wins here too.
+    conn = mongoose.createConnection(url, {
+      serverSelectionTimeoutMS: 10_000,
+      ...(/[?&]maxPoolSize=/i.test(url) ? {} : { maxPoolSize: 20 }),
+      ...(/[?&]connectTimeoutMS=/i.test(url) ? {} : { connectTimeoutMS: CONNECT_TIMEOUT_MS }),
+    });
     try {
       await conn.asPromise();
       break;

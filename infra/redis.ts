@@ -125,6 +125,8 @@ export const rkeys = {
   /** Held while one change of a key is written (services/keys.ts `change`). */
   keyLock: (keyId: string) => `keylock:${keyId}`,
   account: (accountId: string) => `${tag(accountId)}acct:${accountId}`,
+  /** Held while one change of an account is written (services/accounts.ts `update`). */
+  accountLock: (accountId: string) => `acctlock:${accountId}`,
   rateWindow: (accountId: string) => `${tag(accountId)}rl:win:${accountId}`,
   rateLeases: (accountId: string) => `${tag(accountId)}rl:conc:${accountId}`,
   keyLastUsed: (accountId: string, keyId: string) => `${tag(accountId)}klast:${keyId}`,

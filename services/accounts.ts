@@ -5,6 +5,21 @@ import { newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
 import { parseCredits } from '../domain/money';
 import type { Wallet } from './wallet';
+import { withRecordLock } from './record-lock';
+import pRetry from 'p-retry';
+
+/** Changes of one account wait this long for each other (and for Redis, through a restart). */
+const CHANGE_WAIT_MS = 10_000;
+/** Mongo and Redis writes of a change: about 10 s of outage. */
+const WRITE_RETRY = { retries: 6, minTimeout: 100, factor: 2, maxTimeout: 2_000 } as const;
+/** A change saved in Mongo whose Redis record could not be written is published again for about ten minutes. */
+const REPUBLISH_RETRY = { retries: 25, minTimeout: 1_000, factor: 1.5, maxTimeout: 30_000 } as const;
+
+function accountStoreBusy(cause?: unknown): GatewayError {
+  return new GatewayError('internal_error', 'the account change could not be confirmed (a store is briefly unavailable); retry the request', {
+    headers: { 'retry-after': '1' }, cause,
+  });
+}
 
 /** Signup grant and top-up minimum (spec 1 section 2.2). */
 export const SIGNUP_GRANT_NANO = parseCredits('40.44');
@@ -53,16 +68,43 @@ export class AccountService {
     return doc;
   }
 
+  /**
+   * One change of an account (status, limits), acknowledged only once every
+   * gateway judges by it, as a key change is (services/keys.ts): changes of
+   * one account run one at a time under a Redis lock, each on the document
+   * as the previous one left it (a deactivation and a new rate limit sent
+   * together both apply); Mongo, then the Redis record every request reads,
+   * each retried for about 10 s. A change Redis cannot take is not
+   * acknowledged (500 internal_error, Retry-After: 1) and is published again
+   * once Redis is back.
+   */
   async update(id: string, patch: { status?: AccountDoc['status']; rate_limit?: { rpm?: number | null; concurrency?: number | null } }) {
-    const doc = await this.get(id);
-    const next: AccountDoc = {
+    return this.change(id, (doc) => ({
       ...doc,
       status: patch.status ?? doc.status,
       rate_limit: { ...doc.rate_limit, ...patch.rate_limit } as AccountDoc['rate_limit'],
-    };
-    await this.db.Account.replaceOne({ _id: id }, next);
-    await this.publish(next);
-    return next;
+    }));
+  }
+
+  private async change(id: string, next: (doc: AccountDoc) => AccountDoc, repairing = false): Promise<AccountDoc> {
+    await this.get(id); // 404 before taking any lock
+    return withRecordLock(this.redis, rkeys.accountLock(id), CHANGE_WAIT_MS, () => accountStoreBusy(), async () => {
+      const doc = next(await this.get(id));
+      await pRetry(() => this.db.Account.replaceOne({ _id: id }, doc), WRITE_RETRY).catch((err: unknown) => {
+        if (!repairing) this.republishLater(id); // the write may have landed, its answer lost
+        throw accountStoreBusy(err);
+      });
+      await pRetry(() => this.publish(doc), WRITE_RETRY).catch((err: unknown) => {
+        if (!repairing) this.republishLater(id);
+        throw accountStoreBusy(err);
+      });
+      return doc;
+    });
+  }
+
+  /** Publish the account's Mongo state again (under its lock), retried for about ten minutes. */
+  private republishLater(id: string): void {
+    void pRetry(() => this.change(id, (doc) => doc, true), REPUBLISH_RETRY).catch(() => undefined);
   }
 
   /** A top-up is a ledger op; the caller's op id (e.g. the payment id) makes it idempotent. */
@@ -72,11 +114,24 @@ export class AccountService {
     return this.wallet.apply({ opId: `${id}:topup:${opId}`, accountId: id, kind: 'topup', amountNano, ref: opId });
   }
 
+  /** The record a request is judged by: Redis first, rebuilt from Mongo when Redis has none. */
   async lookup(id: string): Promise<AccountRecord | null> {
     const cached = await this.redis.get(rkeys.account(id));
     if (cached) return JSON.parse(cached) as AccountRecord;
     const doc = await this.db.Account.findById(id).lean<AccountDoc>();
-    return doc ? this.publish(doc) : null;
+    return doc ? this.fill(doc) : null;
+  }
+
+  /**
+   * A record rebuilt from Mongo on a miss is written only where none is: the
+   * document was read before the write, so a change (`change`) that lands in
+   * between must not be overwritten by the older state it read (a deactivated
+   * account served again).
+   */
+  private async fill(doc: AccountDoc): Promise<AccountRecord> {
+    const record = toAccountRecord(doc);
+    await this.redis.set(rkeys.account(doc._id), JSON.stringify(record), 'NX');
+    return record;
   }
 
   private async publish(doc: AccountDoc): Promise<AccountRecord> {

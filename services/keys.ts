@@ -4,19 +4,15 @@ import { seal, sha256Hex, unseal } from '../infra/secrets';
 import { KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
 import { generateApiKey, newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
-import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
+import { withRecordLock } from './record-lock';
 
-/** Changes of one key wait this long for each other (and for Redis, through a restart) before answering 503. */
+/** Changes of one key wait this long for each other (and for Redis, through a restart) before answering 500 internal_error (Retry-After: 1). */
 const CHANGE_WAIT_MS = 10_000;
-/** A lock left by a process that died mid-change frees itself after this long (longer than a change's retries). */
-const KEY_LOCK_MS = 30_000;
 /** Mongo and Redis writes of a change: about 10 s of outage. */
 const WRITE_RETRY = { retries: 6, minTimeout: 100, factor: 2, maxTimeout: 2_000 } as const;
 /** A change saved in Mongo whose Redis record could not be written is published again for about ten minutes. */
 const REPUBLISH_RETRY = { retries: 25, minTimeout: 1_000, factor: 1.5, maxTimeout: 30_000 } as const;
-const UNLOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
 function keyStoreBusy(cause?: unknown): GatewayError {
   return new GatewayError('internal_error', 'the key change could not be confirmed (a store is briefly unavailable); retry the request', {
@@ -158,16 +154,7 @@ export class KeyService {
    */
   private async change(id: string, next: (doc: ApiKeyDoc) => ApiKeyDoc, repairing = false): Promise<ApiKeyDoc> {
     await this.get(id); // 404 before taking any lock
-    const lock = rkeys.keyLock(id);
-    const holder = randomBytes(8).toString('hex');
-    const deadline = Date.now() + CHANGE_WAIT_MS;
-    for (;;) {
-      const got = await this.redis.set(lock, holder, 'PX', KEY_LOCK_MS, 'NX').catch(() => null);
-      if (got === 'OK') break;
-      if (Date.now() > deadline) throw keyStoreBusy();
-      await sleep(50);
-    }
-    try {
+    return withRecordLock(this.redis, rkeys.keyLock(id), CHANGE_WAIT_MS, () => keyStoreBusy(), async () => {
       const doc = next(await this.get(id));
       await pRetry(() => this.db.ApiKey.replaceOne({ _id: id }, doc), WRITE_RETRY).catch((err: unknown) => {
         if (!repairing) this.republishLater(id); // the write may have landed, its answer lost
@@ -180,9 +167,7 @@ export class KeyService {
         throw keyStoreBusy(err);
       });
       return doc;
-    } finally {
-      await this.redis.eval(UNLOCK, 1, lock, holder).catch(() => undefined);
-    }
+    });
   }
 
   /** Publish the key's Mongo state again (under its lock), retried for about ten minutes. */

@@ -1,5 +1,6 @@
 import type { Db, UsageDoc } from '../infra/mongo';
 import type { Logger } from '../infra/logger';
+import { duplicatesOf } from '../infra/batch-insert';
 
 export type UsageRow = Partial<UsageDoc> & Pick<UsageDoc, '_id' | 'account_id' | 'endpoint' | 'status' | 'request_id'>;
 
@@ -66,8 +67,8 @@ export class UsageRecorder {
 
   /**
    * Writes the rows; returns those the store did not take (not a duplicate:
-   * an outage). FerretDB stops an unordered batch at its first duplicate
-   * (MongoDB goes on), so after a duplicate the rest is written one by one.
+   * an outage). After a duplicate, rows the store did not report as written
+   * or existing are written one by one (`duplicatesOf`).
    */
   private async insertAll(rows: UsageDoc[]): Promise<UsageDoc[]> {
     try {
@@ -75,6 +76,7 @@ export class UsageRecorder {
       return [];
     } catch (err) {
       if ((err as { code?: number }).code !== 11000) return rows;
+      if (duplicatesOf(err, rows.length).accounted) return [];
     }
     const left: UsageDoc[] = [];
     for (const row of rows) {

@@ -16,7 +16,7 @@ import { getTranslator, extractUsage, outputChars, type Translator } from '../..
 import { usageToBill } from '../../domain/usage-estimate';
 import { relayStream } from './stream-relay';
 import { deadlineIn } from '../deadlines';
-import { recordOutcome } from '../middleware/usage-capture';
+import { recordOutcomeAhead } from '../middleware/usage-capture';
 import { loggedAttempt, type CallAttempt } from '../../domain/call-attempts';
 import { climbLadder, CHAT_LADDER, UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';
 
@@ -202,9 +202,11 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
     const { prepared, res } = answer;
     await relayStream(env, ctx, call, { res, translation: prepared.translation, upstream: prepared.channel.upstream as Protocol, channel: prepared.channel.id, attempts, stopped });
   } catch (err) {
-    // One usage row per request, with the attempts it took (failed attempts are not rows).
+    // One usage row per request, with the attempts it took (failed attempts are not rows). Written ahead
+    // (the ledger journal in Redis) before the error goes out, as every refusal's row is: kept in this
+    // process's batch, the row of an upstream 429 or 5xx died with a gateway killed right after answering.
     if (err instanceof GatewayError && !ctx.state.usageRecorded && attempts > 0) {
-      recordOutcome(env, ctx, {
+      await recordOutcomeAhead(env, ctx, {
         status: err.status < 500 ? 'rejected' : 'error',
         model: call.model.id,
         attempts_count: attempts,

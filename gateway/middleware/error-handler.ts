@@ -3,6 +3,7 @@ import type { Logger } from '../../infra/logger';
 import type { Ctx, Middleware } from '../context';
 import { errorBody, shapeOfPath } from '../errors/shapes';
 import { ClientDisconnected } from './body';
+import { isStoreUnavailable } from '../../infra/store-retry';
 
 /**
  * First in the chain: every error becomes a response in the called
@@ -66,6 +67,11 @@ function toGatewayError(thrown: unknown, ctx: Ctx, log: Logger): GatewayError {
   const status = (thrown as { status?: number; expose?: boolean }).status;
   if (status && status >= 400 && status < 500 && (thrown as { expose?: boolean }).expose) {
     return new GatewayError(status === 413 ? 'invalid_request' : 'invalid_request', (thrown as Error).message, { status });
+  }
+  // The store did not answer (down or restarting): the spec's code and status, and when to come back.
+  if (isStoreUnavailable(thrown)) {
+    log.warn('store unavailable', { trace: ctx.state.requestId, path: ctx.path, err: thrown });
+    return new GatewayError('internal_error', `a store is briefly unavailable; retry the request (trace id ${ctx.state.requestId})`, { headers: { 'retry-after': '1' } });
   }
   log.error('unhandled error', { trace: ctx.state.requestId, path: ctx.path, err: thrown });
   return new GatewayError('internal_error', `internal error; quote trace id ${ctx.state.requestId}`);

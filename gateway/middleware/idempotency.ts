@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../domain/errors';
 import { isDuplicateKey, type IdempotencyDoc } from '../../infra/mongo';
+import { isStoreUnavailable, retryStore } from '../../infra/store-retry';
 import { sha256Hex } from '../../infra/secrets';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
@@ -34,6 +35,21 @@ export function idempotencyKeyOf(ctx: Ctx): string | undefined {
   return key;
 }
 
+/**
+ * A claim is certainly its holder's while it is this far from lapsing: only a lapsed claim is ever
+ * taken over (by another request, on its own clock), so the margin covers clock skew between gateways.
+ */
+const SURELY_MINE_MS = 60_000;
+/** Recording the answer of a call that succeeded: about 10 s of store outage. */
+const SETTLE_RETRY = { retries: 6, minTimeoutMs: 150, budgetMs: 10_000 } as const;
+
+/** The key's claim could not be read or written (the store is down or restarting): the spec's code, with Retry-After. */
+function storeBusy(cause: unknown): GatewayError {
+  return new GatewayError('internal_error', 'the Idempotency-Key could not be checked (a store is briefly unavailable); nothing was done, retry the request', {
+    headers: { 'retry-after': '1' }, cause,
+  });
+}
+
 const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-Key was used with a different request body; use a new key for a new request', { status: 409 });
 
 /**
@@ -52,13 +68,17 @@ export function idempotency(deps: GatewayDeps): Middleware {
     const bodyHash = sha256Hex(ctx.state.rawBody ?? Buffer.alloc(0));
     const holder = randomBytes(8).toString('hex');
 
+    const until = new Date(Date.now() + IN_FLIGHT_HOLD_MS);
+    // Every store call of the claim is retried when the store did not answer (a restart closed the connection
+    // under it): an insert whose answer was lost is found on the next round as a claim with this request's own
+    // (random) holder, so a retry never makes two claims, never refuses its own claim as in flight.
     const claim = async (): Promise<boolean> => {
       const now = Date.now();
       try {
-        await db.Idempotency.create({
-          _id: id, account_id: account, body_hash: bodyHash, state: 'in_flight', holder, until: new Date(now + IN_FLIGHT_HOLD_MS),
+        await retryStore(() => db.Idempotency.create({
+          _id: id, account_id: account, body_hash: bodyHash, state: 'in_flight', holder, until,
           status: null, headers: null, body: null, not_cached: false, created_at: new Date(now),
-        });
+        }));
         return true;
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
@@ -67,63 +87,91 @@ export function idempotency(deps: GatewayDeps): Middleware {
     };
     const busy = () => new GatewayError('idempotency_in_flight', 'this Idempotency-Key is busy; retry shortly', { status: 409 });
 
-    for (let round = 0; ; round++) {
-      if (round > 5) throw busy();
-      if (await claim()) break;
-      const existing = await db.Idempotency.findById(id).lean<IdempotencyDoc>();
-      if (!existing) continue;
-      if (existing.until.getTime() <= Date.now()) {
-        // Retention over (done) or the holder vanished (in flight): the key counts as new. FerretDB does
-        // not make a conditional delete atomic, so takeovers are serialised by a short Redis lock: the
-        // delete re-reads the claim under it and can never remove a claim another taker just made.
-        const lock = `idemtakeover:${id}`;
-        if ((await deps.redis.set(lock, holder, 'PX', TAKEOVER_LOCK_MS, 'NX')) !== 'OK') throw busy();
-        let mine = false;
-        try {
-          await db.Idempotency.deleteOne({ _id: id, holder: existing.holder });
-          mine = await claim();
-        } finally {
-          await deps.redis.del(lock);
+    try {
+      for (let round = 0; ; round++) {
+        if (round > 5) throw busy();
+        if (await claim()) break;
+        const existing = await retryStore(() => db.Idempotency.findById(id).lean<IdempotencyDoc>());
+        if (!existing) continue;
+        if (existing.holder === holder) break; // this request's own insert, whose answer was lost
+        if (existing.until.getTime() <= Date.now()) {
+          // Retention over (done) or the holder vanished (in flight): the key counts as new. FerretDB does
+          // not make a conditional delete atomic, so takeovers are serialised by a short Redis lock: the
+          // delete re-reads the claim under it and can never remove a claim another taker just made.
+          const lock = `idemtakeover:${id}`;
+          if ((await deps.redis.set(lock, holder, 'PX', TAKEOVER_LOCK_MS, 'NX')) !== 'OK') throw busy();
+          let mine = false;
+          try {
+            await retryStore(() => db.Idempotency.deleteOne({ _id: id, holder: existing.holder }));
+            mine = await claim();
+          } finally {
+            await deps.redis.del(lock);
+          }
+          if (mine) break;
+          continue;
         }
-        if (mine) break;
-        continue;
+        if (existing.body_hash !== bodyHash) {
+          currentMetrics()?.idempotency.inc({ outcome: 'conflict' });
+          throw reuse();
+        }
+        if (existing.state === 'in_flight') {
+          currentMetrics()?.idempotency.inc({ outcome: 'in_flight' });
+          throw new GatewayError('idempotency_in_flight', 'a request with this Idempotency-Key is still running', { status: 409 });
+        }
+        if (existing.not_cached) {
+          throw new GatewayError(
+            'idempotency_response_not_cached',
+            'the original request succeeded but its response was too large to keep; use the default url output to replay, or resubmit with a new key (charged again)',
+            { status: 409 },
+          );
+        }
+        ctx.status = existing.status ?? 200;
+        ctx.type = existing.headers?.['content-type'] ?? 'application/json';
+        ctx.set('Idempotency-Replayed', 'true');
+        currentMetrics()?.idempotency.inc({ outcome: 'replay' });
+        ctx.body = existing.body ?? '';
+        ctx.state.usageRecorded = true; // a replay is not a new call
+        return;
       }
-      if (existing.body_hash !== bodyHash) {
-        currentMetrics()?.idempotency.inc({ outcome: 'conflict' });
-        throw reuse();
+    } catch (err) {
+      // Nothing ran yet: the store stayed down past the retries. A claim this request may have made (an
+      // insert whose answer was lost) is freed if the store comes back while the driver still waits for it;
+      // otherwise it lapses with the in-flight hold.
+      if (isStoreUnavailable(err)) {
+        void db.Idempotency.deleteOne({ _id: id, holder }).catch(() => undefined);
+        throw storeBusy(err);
       }
-      if (existing.state === 'in_flight') {
-        currentMetrics()?.idempotency.inc({ outcome: 'in_flight' });
-        throw new GatewayError('idempotency_in_flight', 'a request with this Idempotency-Key is still running', { status: 409 });
-      }
-      if (existing.not_cached) {
-        throw new GatewayError(
-          'idempotency_response_not_cached',
-          'the original request succeeded but its response was too large to keep; use the default url output to replay, or resubmit with a new key (charged again)',
-          { status: 409 },
-        );
-      }
-      ctx.status = existing.status ?? 200;
-      ctx.type = existing.headers?.['content-type'] ?? 'application/json';
-      ctx.set('Idempotency-Replayed', 'true');
-      currentMetrics()?.idempotency.inc({ outcome: 'replay' });
-      ctx.body = existing.body ?? '';
-      ctx.state.usageRecorded = true; // a replay is not a new call
-      return;
+      throw err;
     }
 
+    /**
+     * The claim's own document: by `_id` alone while the claim is surely still this request's (the store
+     * finds it through its index; FerretDB v1 reads the whole collection for any other filter, holding its
+     * one write lock), by `_id` and holder near the end of the in-flight hold.
+     */
+    const mineFilter = () => (Date.now() < until.getTime() - SURELY_MINE_MS ? { _id: id } : { _id: id, holder });
+
     let settled = false;
+    /** Frees the key for a retry; if the store cannot take it, the claim lapses with the in-flight hold. */
     const release = async () => {
       settled = true;
-      await db.Idempotency.deleteOne({ _id: id, holder });
+      await retryStore(() => db.Idempotency.deleteOne(mineFilter()), SETTLE_RETRY).catch((err: unknown) => {
+        deps.log.warn('Idempotency-Key not released; it stays in flight until its hold lapses', { trace: ctx.state.requestId, err });
+      });
     };
+    /**
+     * Keeps a 2xx answer for replays. The call succeeded (a task exists, money moved): if the store cannot
+     * take the answer, the client still gets it, and the key stays in flight until its hold lapses.
+     */
     const remember = async (status: number, body: string, contentType: string) => {
       settled = true;
       const tooLarge = Buffer.byteLength(body) > (deps.config.IDEMPOTENCY_MAX_CACHED_BODY_BYTES ?? MAX_CACHED_BODY_BYTES);
-      await db.Idempotency.updateOne(
-        { _id: id, holder },
+      await retryStore(() => db.Idempotency.updateOne(
+        mineFilter(),
         { $set: { state: 'done', until: new Date(Date.now() + RETENTION_MS), status, headers: { 'content-type': contentType }, body: tooLarge ? null : body, not_cached: tooLarge } },
-      );
+      ), SETTLE_RETRY).catch((err: unknown) => {
+        deps.log.error('answer of an Idempotency-Key not kept; the key stays in flight until its hold lapses', { trace: ctx.state.requestId, err });
+      });
     };
     const handle: IdempotencyHandle = {
       complete: (status, body, contentType) => (status >= 200 && status < 300 ? remember(status, body, contentType) : release()),

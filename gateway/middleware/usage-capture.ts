@@ -61,7 +61,7 @@ export function outcomeRow(ctx: Ctx, row: OutcomeRow): UsageRow {
  * the in-memory batch (the chaos run found such 402s). If Redis refuses the
  * append, the row goes to the batch as before.
  */
-async function recordOutcomeAhead(deps: GatewayDeps, ctx: Ctx, row: OutcomeRow): Promise<void> {
+export async function recordOutcomeAhead(deps: GatewayDeps, ctx: Ctx, row: OutcomeRow): Promise<void> {
   ctx.state.usageRecorded = true;
   const doc = usageDoc(outcomeRow(ctx, row));
   await deps.wallet.journal.append({ u: doc }, walletOf(ctx.state.auth!.key)).catch(() => deps.usage.record(doc));

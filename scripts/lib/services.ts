@@ -87,6 +87,9 @@ export function ferretSqliteUrl(dir: string): string {
   return `file:${dir}/?${params.join('&')}`;
 }
 
+/** The dev server's SQLite file: see where it is started. */
+export const TEMPORAL_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
+
 export async function startServices(opts: StartServicesOptions): Promise<Services> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const dataDir = path.resolve(opts.dataDir);
@@ -202,6 +205,11 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
         '--port', String(port),
         '--ui-port', String(uiPort),
         '--db-filename', path.join(dataDir, 'temporal.db'),
+        // SQLite's defaults (a rollback journal, synchronous=FULL) fsync every commit, and every workflow
+        // task, timer and activity result of every workflow is a commit: the dev server's one writer then
+        // waits on the disk. WAL with synchronous=NORMAL (as the store above) fsyncs at checkpoints only and
+        // still survives a crash of the process (only a power loss drops the last commits); dev/test only.
+        ...TEMPORAL_SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]),
         '--namespace', 'default',
         '--log-level', 'warn',
         '--color', 'never',

@@ -14,12 +14,20 @@ export interface BlipProxy {
   up(): void;
   /** Down for `ms`, then up again. */
   blip(ms: number): Promise<void>;
+  /**
+   * From now on the connections open now lose what flows one way: `requests` never reach the store,
+   * `answers` never reach the client (the store did the work). New connections are not affected.
+   */
+  drop(direction: 'requests' | 'answers'): void;
+  /** A store restart as the client sees it: every open connection reset, new ones accepted at once. */
+  restart(): void;
   close(): Promise<void>;
 }
 
 export async function startBlipProxy(target: { host: string; port: number }): Promise<BlipProxy> {
   const open = new Set<net.Socket>();
   let isDown = false;
+  const pairs = new Map<net.Socket, { requests: boolean; answers: boolean }>();
   const server = net.createServer((client) => {
     if (isDown) {
       client.resetAndDestroy();
@@ -29,6 +37,7 @@ export async function startBlipProxy(target: { host: string; port: number }): Pr
     open.add(client);
     open.add(upstream);
     const end = () => {
+      pairs.delete(client);
       client.destroy();
       upstream.destroy();
       open.delete(client);
@@ -36,8 +45,14 @@ export async function startBlipProxy(target: { host: string; port: number }): Pr
     };
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    const pair = { requests: false, answers: false };
+    pairs.set(client, pair);
+    client.on('data', (chunk: Buffer) => {
+      if (!pair.requests) upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!pair.answers) client.write(chunk);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -50,6 +65,13 @@ export async function startBlipProxy(target: { host: string; port: number }): Pr
     },
     up() {
       isDown = false;
+    },
+    drop(direction) {
+      for (const pair of pairs.values()) pair[direction] = true;
+    },
+    restart() {
+      proxy.down();
+      proxy.up();
     },
     async blip(ms) {
       proxy.down();
