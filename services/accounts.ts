@@ -5,15 +5,7 @@ import { newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
 import { parseCredits } from '../domain/money';
 import type { Wallet } from './wallet';
-import { withRecordLock } from './record-lock';
-import pRetry from 'p-retry';
-
-/** Changes of one account wait this long for each other (and for Redis, through a restart). */
-const CHANGE_WAIT_MS = 10_000;
-/** Mongo and Redis writes of a change: about 10 s of outage. */
-const WRITE_RETRY = { retries: 6, minTimeout: 100, factor: 2, maxTimeout: 2_000 } as const;
-/** A change saved in Mongo whose Redis record could not be written is published again for about ten minutes. */
-const REPUBLISH_RETRY = { retries: 25, minTimeout: 1_000, factor: 1.5, maxTimeout: 30_000 } as const;
+import { changeRecord } from './record-lock';
 
 function accountStoreBusy(cause?: unknown): GatewayError {
   return new GatewayError('internal_error', 'the account change could not be confirmed (a store is briefly unavailable); retry the request', {
@@ -86,25 +78,11 @@ export class AccountService {
     }));
   }
 
-  private async change(id: string, next: (doc: AccountDoc) => AccountDoc, repairing = false): Promise<AccountDoc> {
-    await this.get(id); // 404 before taking any lock
-    return withRecordLock(this.redis, rkeys.accountLock(id), CHANGE_WAIT_MS, () => accountStoreBusy(), async () => {
-      const doc = next(await this.get(id));
-      await pRetry(() => this.db.Account.replaceOne({ _id: id }, doc), WRITE_RETRY).catch((err: unknown) => {
-        if (!repairing) this.republishLater(id); // the write may have landed, its answer lost
-        throw accountStoreBusy(err);
-      });
-      await pRetry(() => this.publish(doc), WRITE_RETRY).catch((err: unknown) => {
-        if (!repairing) this.republishLater(id);
-        throw accountStoreBusy(err);
-      });
-      return doc;
-    });
-  }
-
-  /** Publish the account's Mongo state again (under its lock), retried for about ten minutes. */
-  private republishLater(id: string): void {
-    void pRetry(() => this.change(id, (doc) => doc, true), REPUBLISH_RETRY).catch(() => undefined);
+  private change(id: string, next: (doc: AccountDoc) => AccountDoc): Promise<AccountDoc> {
+    return changeRecord({
+      redis: this.redis, lockKey: rkeys.accountLock(id), busy: accountStoreBusy,
+      read: () => this.get(id), save: (doc) => this.db.Account.replaceOne({ _id: id }, doc), publish: (doc) => this.publish(doc),
+    }, next);
   }
 
   /** A top-up is a ledger op; the caller's op id (e.g. the payment id) makes it idempotent. */

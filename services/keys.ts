@@ -4,15 +4,7 @@ import { seal, sha256Hex, unseal } from '../infra/secrets';
 import { KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
 import { generateApiKey, newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
-import pRetry from 'p-retry';
-import { withRecordLock } from './record-lock';
-
-/** Changes of one key wait this long for each other (and for Redis, through a restart) before answering 500 internal_error (Retry-After: 1). */
-const CHANGE_WAIT_MS = 10_000;
-/** Mongo and Redis writes of a change: about 10 s of outage. */
-const WRITE_RETRY = { retries: 6, minTimeout: 100, factor: 2, maxTimeout: 2_000 } as const;
-/** A change saved in Mongo whose Redis record could not be written is published again for about ten minutes. */
-const REPUBLISH_RETRY = { retries: 25, minTimeout: 1_000, factor: 1.5, maxTimeout: 30_000 } as const;
+import { changeRecord } from './record-lock';
 
 function keyStoreBusy(cause?: unknown): GatewayError {
   return new GatewayError('internal_error', 'the key change could not be confirmed (a store is briefly unavailable); retry the request', {
@@ -141,38 +133,14 @@ export class KeyService {
 
   /**
    * One change of a key, acknowledged only once every gateway judges by it:
-   * - changes of one key run one at a time (a Redis lock per key), each on
-   *   the document as the previous change left it: two admins patching the
-   *   same key at once (a disable and a new spend cap) both apply, neither
-   *   undoes the other (FerretDB has no atomic read-modify-write, and the
-   *   Redis records of two racing changes could land in either order);
-   * - the new record is written to Mongo, then to Redis (the record every
-   *   gateway reads on each request), both retried for about 10 s, so a
-   *   Redis restart delays the answer instead of losing the change; if Redis
-   *   stays down the change is not acknowledged (503: retry), and what Mongo
-   *   holds is published once Redis is back.
+   * one at a time per key, on the fresh document, Mongo then Redis
+   * (`changeRecord` in services/record-lock.ts, shared with accounts).
    */
-  private async change(id: string, next: (doc: ApiKeyDoc) => ApiKeyDoc, repairing = false): Promise<ApiKeyDoc> {
-    await this.get(id); // 404 before taking any lock
-    return withRecordLock(this.redis, rkeys.keyLock(id), CHANGE_WAIT_MS, () => keyStoreBusy(), async () => {
-      const doc = next(await this.get(id));
-      await pRetry(() => this.db.ApiKey.replaceOne({ _id: id }, doc), WRITE_RETRY).catch((err: unknown) => {
-        if (!repairing) this.republishLater(id); // the write may have landed, its answer lost
-        throw keyStoreBusy(err);
-      });
-      await pRetry(() => this.publish(doc), WRITE_RETRY).catch((err: unknown) => {
-        // Saved in Mongo, not in Redis: not acknowledged, and published once Redis is back, so gateways never
-        // keep judging by the record this change replaced.
-        if (!repairing) this.republishLater(id);
-        throw keyStoreBusy(err);
-      });
-      return doc;
-    });
-  }
-
-  /** Publish the key's Mongo state again (under its lock), retried for about ten minutes. */
-  private republishLater(id: string): void {
-    void pRetry(() => this.change(id, (doc) => doc, true), REPUBLISH_RETRY).catch(() => undefined);
+  private change(id: string, next: (doc: ApiKeyDoc) => ApiKeyDoc): Promise<ApiKeyDoc> {
+    return changeRecord({
+      redis: this.redis, lockKey: rkeys.keyLock(id), busy: keyStoreBusy,
+      read: () => this.get(id), save: (doc) => this.db.ApiKey.replaceOne({ _id: id }, doc), publish: (doc) => this.publish(doc),
+    }, next);
   }
 
   /**
