@@ -11,7 +11,8 @@
  * A is the gateway built in BENCH_A (scripts/build.ts there, run from there);
  * B is this worktree's. BENCH_A_FLAGS / BENCH_B_FLAGS: node flags for each
  * (heap trials such as --max-semi-space-size=2; none by default, as `npm start`).
- * Env: BENCH_ROUNDS (5), BENCH_SECONDS (3, per load).
+ * Env: BENCH_ROUNDS (5), BENCH_SECONDS (3, per load), BENCH_PAIRED (3000: sequential requests per
+ * target in the paired phase, which rotates direct, a bare proxy, A and B request by request; 0 skips it).
  * Both gateways drain the shared settlement journal, so each may pay for some
  * of the other's batches: read a difference under about 25 % in CPU or
  * throughput as noise (two runs of the same non-streaming code differed so).
@@ -24,6 +25,7 @@ import { freePort, spawnManaged, stopAll, waitForPort } from '../scripts/lib/pro
 import { buildAll } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { runLoad } from './lib/load';
+import { Pool } from 'undici';
 
 const A_DIR = process.env.BENCH_A;
 if (!A_DIR) throw new Error('BENCH_A: the worktree of the "before" build');
@@ -50,6 +52,9 @@ async function gateway(name: string, dir: string, nodeFlags: string[]) {
   return { name, url: `http://127.0.0.1:${port}`, pid: g.child.pid! };
 }
 const A = await gateway('gateway-a', path.resolve(A_DIR), flags(process.env.BENCH_A_FLAGS));
+// The least a proxy hop costs here (bench/servers/bare-proxy.ts), for the paired figures below.
+const bareProxyPort = await freePort();
+await startProcess('bare-proxy', 'bench/servers/bare-proxy.ts', { UPSTREAM: `${simUrl}/ch/openai-a`, PORT: String(bareProxyPort) }, bareProxyPort);
 const B = await gateway('gateway-b', process.cwd(), flags(process.env.BENCH_B_FLAGS));
 
 const admin = async (method: string, p: string, body: unknown) => {
@@ -118,6 +123,39 @@ for (const k of ['A', 'B'] as const) {
   console.log(`${k}: seq added p50 ${added(k, 'seq').toFixed(3)} ms, TTFB added p50 ${added(k, 'ttfb').toFixed(3)} ms, @64 ${ratio(k).toFixed(3)} of direct (${med(k, 'rps64').toFixed(0)} req/s), CPU ms/req seq ${med(k, 'cpuSeq').toFixed(3)}, TTFB ${med(k, 'cpuTtfb').toFixed(3)}, @64 ${med(k, 'cpu64').toFixed(3)}, RSS ${rss(k === 'A' ? A.pid : B.pid).toFixed(1)} MB`);
 }
 console.log(`B over A: seq added x${(added('B', 'seq') / added('A', 'seq')).toFixed(2)}, TTFB added x${(added('B', 'ttfb') / added('A', 'ttfb')).toFixed(2)}, @64 x${(ratio('B') / ratio('A')).toFixed(2)}, CPU/req @64 x${(med('B', 'cpu64') / med('A', 'cpu64')).toFixed(2)}`);
+
+// ---------------------------------------------------------------- paired sequential requests
+// The rounds above compare seconds-long loads, between which this host's speed drifts by up to 2x. Here
+// one client sends request after request, each to the next target in turn (direct, bare proxy, A, B, the
+// order rotating), so every target sees the same moments of the host: the medians' differences are the
+// added latencies with the drift cancelled.
+const PAIRED = Number(process.env.BENCH_PAIRED ?? 3000);
+if (PAIRED > 0) {
+  const bareUrl = `http://127.0.0.1:${bareProxyPort}`;
+  const targets = [
+    { name: 'direct', url: `${simUrl}/ch/openai-a/v1/chat/completions`, headers: headersOf(simUrl) },
+    { name: 'bare proxy', url: `${bareUrl}/v1/chat/completions`, headers: { 'content-type': 'application/json' } },
+    { name: 'A', url: urlOf(A.url), headers: headersOf(A.url) },
+    { name: 'B', url: urlOf(B.url), headers: headersOf(B.url) },
+  ].map((t) => ({ ...t, pool: new Pool(new URL(t.url).origin, { connections: 1, pipelining: 1, keepAliveTimeout: 30_000 }), path: new URL(t.url).pathname }));
+  for (const [label, body, firstChunk] of [['non-streaming, whole answer', jsonBody, false], ['streaming, first byte', streamBody, true]] as const) {
+    const lat = targets.map(() => [] as number[]);
+    for (let i = 0; i < PAIRED * targets.length; i++) {
+      const k = (i + Math.floor(i / targets.length)) % targets.length;
+      const t = targets[k];
+      const t0 = performance.now();
+      const res = await t.pool.request({ path: t.path, method: 'POST', headers: t.headers, body });
+      let first = 0;
+      for await (const _ of res.body) if (!first) first = performance.now();
+      if (res.statusCode !== 200) throw new Error(`${t.name}: HTTP ${res.statusCode}`);
+      lat[k].push((firstChunk ? first : performance.now()) - t0);
+    }
+    const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)];
+    const d50 = pct(lat[0], 0.5);
+    console.log(`paired, ${label} (${PAIRED} each): ` + targets.map((t, k) => `${t.name} p50 ${pct(lat[k], 0.5).toFixed(3)} ms${k ? ` (added ${(pct(lat[k], 0.5) - d50).toFixed(3)})` : ''}, p90 ${pct(lat[k], 0.9).toFixed(3)}`).join('; '));
+  }
+  for (const t of targets) await t.pool.close();
+}
 
 await stopAll();
 await services.stop();

@@ -52,6 +52,9 @@ else {
   await waitForPort(gwPort, gateway, 120_000);
 }
 const gwUrl = `http://127.0.0.1:${gwPort}`;
+// The least a proxy hop costs on this machine (bench/servers/bare-proxy.ts): what the gateway adds over it is its own.
+const bareProxyPort = await freePort();
+await startProcess('bare-proxy', 'bench/servers/bare-proxy.ts', { UPSTREAM: `${simUrl}/ch/openai-a`, PORT: String(bareProxyPort) }, bareProxyPort);
 
 const admin = async (method: string, p: string, body: unknown) => {
   const r = await fetch(`${gwUrl}/admin/v1${p}`, { method, headers: { authorization: `Bearer ${secrets.ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -70,6 +73,7 @@ const jsonBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_token
 const streamBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_tokens: 16, stream: true, stream_options: { include_usage: true } });
 const direct = { url: `${simUrl}/ch/openai-a/v1/chat/completions`, headers: { authorization: 'Bearer upstream', 'content-type': 'application/json' } };
 const through = { url: `${gwUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } };
+const bare = { url: `http://127.0.0.1:${bareProxyPort}/v1/chat/completions`, headers: { 'content-type': 'application/json' } };
 
 function status(pid: number): Record<string, string> {
   const out: Record<string, string> = {};
@@ -168,7 +172,7 @@ const streamReport = [
 ];
 
 // ---------------------------------------------------------------- throughput and latency
-const rows: [string, LoadResult, LoadResult][] = [];
+const rows: [string, LoadResult, LoadResult, LoadResult][] = [];
 /** The gateway's load phases, in CLOCK_MONOTONIC microseconds (V8's profile clock): bench/lib/profile-summary.ts cuts the profile by them. */
 const phases: Phase[] = [{ label: `${OPEN_STREAMS} open streams`, startUs: openStartUs, endUs: openEndUs, requests: OPEN_STREAMS }];
 const monoUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -191,16 +195,19 @@ for (const [label, body, firstChunk] of [['non-streaming', jsonBody, false], ['s
     const perReq = (ticks: number) => ((ticks * 10) / g.requests).toFixed(3);
     const storeCpu = storesBefore.filter(([, p]) => p).map(([name, p, t]) => `${name} ${perReq(cpuTicks(p!) - t)}`).join(', ');
     cpuPerRequest.push(`${label}, ${connections} client${connections > 1 ? 's' : ''}: ${perReq(cpuTicks(pid) - before)} ms (stores: ${storeCpu || 'n/a'})`);
-    rows.push([`${label}, ${connections} client${connections > 1 ? 's' : ''}`, d, g]);
+    const b = await runLoad({ ...bare, method: 'POST', body, connections, durationMs: ms, firstChunk });
+    rows.push([`${label}, ${connections} client${connections > 1 ? 's' : ''}`, d, g, b]);
   }
 }
 
 console.log('');
-for (const [label, d, g] of rows) {
+for (const [label, d, g, b] of rows) {
   console.log(label);
-  console.log(`  direct   ${fmt(d)}`);
-  console.log(`  gateway  ${fmt(g)}`);
-  console.log(`  ratio gateway/direct ${(g.rps / d.rps).toFixed(2)}   added p50 ${(g.p50ms - d.p50ms).toFixed(3)} ms`);
+  console.log(`  direct      ${fmt(d)}`);
+  console.log(`  gateway     ${fmt(g)}`);
+  console.log(`  bare proxy  ${fmt(b)}`);
+  console.log(`  ratio gateway/direct ${(g.rps / d.rps).toFixed(2)}   added p50 ${(g.p50ms - d.p50ms).toFixed(3)} ms   ` +
+    `(bare proxy: ratio ${(b.rps / d.rps).toFixed(2)}, added p50 ${(b.p50ms - d.p50ms).toFixed(3)} ms)`);
 }
 const seq = rows[0];
 const par = rows[1];

@@ -4,6 +4,7 @@ import type { CallAttempt } from '../domain/call-attempts';
 import type { RateDecision } from '../services/auth-lookup';
 import type { IdempotencyHandle } from './middleware/idempotency';
 import type { HeldLease } from './middleware/rate-limit';
+import type { AuthConfirmation } from './middleware/auth';
 
 export type { AuthState };
 
@@ -14,6 +15,13 @@ export interface GatewayState {
   requestId: string;
   startedAt: number;
   auth?: AuthState;
+  /** SHA-256 of the key the call presented (services/auth-lookup.ts keys its guesses by it). */
+  keyHash?: string;
+  /**
+   * Set on an optimistic call (gateway/middleware/auth.ts): settles once the key's fresh state admits the
+   * call (rejects with the refusal otherwise). Await it before anything reaches the client or the wallet.
+   */
+  authConfirmed?: Promise<AuthConfirmation>;
   /** The account limiter's verdict, taken during authentication. */
   rate?: RateDecision;
   /** The concurrency slot this request holds, when the account has a concurrency limit. */
@@ -21,6 +29,8 @@ export interface GatewayState {
   /** Set by routes that produce a usage row, so a refusal can be logged with the model. */
   usageEndpoint?: string;
   model?: string;
+  /** The model id as the client sent it (an alias, say), for a model-access check made again. */
+  requestedModel?: string;
   /** Extra columns of this request's usage row (agent calls: the agent and the injected page ids). */
   usageTags?: { agent_id?: string | null; kb_page_ids?: string[] };
   /** The charge being written in the background (settleDurably): resolves once it is applied or given up. */

@@ -11,11 +11,17 @@ import type { Ctx } from './context';
 export function resolveModel(deps: GatewayDeps, ctx: Ctx, requested: unknown): Model {
   if (typeof requested !== 'string' || requested === '') throw errors.invalidRequest('model is required', 'model');
   ctx.state.model = requested;
+  ctx.state.requestedModel = requested;
   const model = deps.catalogue().resolve(requested);
   if (!model || !model.callable) throw errors.modelNotFound(requested);
   ctx.state.model = model.id;
+  checkModelAccess(ctx, model, requested);
+  return model;
+}
+
+/** model_not_allowed unless the key's whitelist names the model (its id, the name asked for, or an alias). */
+export function checkModelAccess(ctx: Ctx, model: Model, requested: string): void {
   if (!isModelAllowed(ctx.state.auth!.key.allowed_models, [model.id, requested, ...model.aliases])) {
     throw errors.modelNotAllowed(requested);
   }
-  return model;
 }

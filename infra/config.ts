@@ -28,6 +28,13 @@ const EnvSchema = z.object({
   /** A prebuilt workflow bundle (scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /**
+   * What a chat call does while its key's fresh state is read (gateway/middleware/auth.ts, docs/wallet.md):
+   * `prepare` parses, validates and routes the body on the key's last known state, and calls upstream only
+   * once the fresh state admits it; `upstream` also sends the upstream call (a refusal stops it, so a stale
+   * guess can cost a stopped upstream call; spec 1 section 8 wants none on a pre-charge 402); `off` waits first.
+   */
+  CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('prepare'),
   /** Upstream timeout of the four chat endpoints, streaming included. */
   CHAT_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
   /** Keep-alive connections per upstream origin; an open stream holds one for its whole life. */

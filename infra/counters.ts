@@ -8,7 +8,7 @@ export type Labels = Record<string, string>;
 export class Counter {
   private readonly values = new Map<string, { labels: Labels; value: number }>();
 
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(readonly name: string, readonly help: string, readonly labelNames: readonly string[]) {}
 
   inc(labels: Labels = {}, by = 1): void {
     const id = JSON.stringify(labels);
@@ -32,5 +32,15 @@ export const counters = {
   chatUsageEstimated: new Counter(
     'gateway_chat_usage_estimated_total',
     'Completed chat turns billed on the character estimate because the upstream reported usage missing, zero or implausibly low (labels: channel, model, reason)',
+    ['channel', 'model', 'reason'],
+  ),
+  /**
+   * Chat calls run on the key's last known state while the fresh one was read (gateway/middleware/auth.ts),
+   * by what the fresh state said. `refused` ones may have cost an upstream call that was stopped.
+   */
+  chatOptimisticAuth: new Counter(
+    'gateway_chat_optimistic_auth_total',
+    'Chat calls started on the key\'s last known state while its fresh state was read, by the fresh verdict (label outcome: admitted, refused; a refused one may have cost a stopped upstream call)',
+    ['outcome'],
   ),
 };

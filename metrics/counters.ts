@@ -7,15 +7,16 @@ import { counters } from '../infra/counters';
  * scrape time: no second increment on the hot path.
  */
 export function exportProcessCounters(registry: Registry): void {
-  const source = counters.chatUsageEstimated;
-  new Counter({
-    name: source.name,
-    help: source.help,
-    labelNames: ['channel', 'model', 'reason'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const { labels, value } of source.snapshot()) this.inc(labels, value);
-    },
-  });
+  for (const source of Object.values(counters)) {
+    new Counter({
+      name: source.name,
+      help: source.help,
+      labelNames: source.labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { labels, value } of source.snapshot()) this.inc(labels, value);
+      },
+    });
+  }
 }

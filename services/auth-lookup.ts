@@ -22,7 +22,18 @@ export interface AuthSnapshot {
   keySpendNano: number;
   /** Set when limits were applied in the same round trip (see rate-limit middleware). */
   rate?: RateDecision;
+  /** The key and account records as Redis held them: a guess is confirmed unchanged by comparing these. */
+  raw?: { key: string; account: string };
 }
+
+/** The last verdict read for a key hash in this process, and when (the seed of an optimistic call, below). */
+interface Recent {
+  snapshot: AuthSnapshot;
+  at: number;
+}
+
+/** A guess older than this is not acted on: the call waits for its fresh state as usual. */
+export const GUESS_MAX_AGE_MS = 5_000;
 
 /**
  * Everything authentication and the rate limiter need in one Redis round trip
@@ -49,6 +60,35 @@ export class AuthLookup {
   /** Accounts last seen with limits: they go straight to the Lua gate. */
   private readonly limited = new Set<string>();
 
+  /** Per key hash, the last snapshot read (gateway/middleware/auth.ts may act on it while the fresh one is read). */
+  private readonly recent = new Map<string, Recent>();
+
+  /**
+   * The last snapshot this process read for a key hash, if it is at most GUESS_MAX_AGE_MS old. Only a
+   * guess: the caller reads the fresh state anyway and confirms it before anything reaches the client.
+   */
+  guess(hash: string, now = Date.now()): AuthSnapshot | undefined {
+    const r = this.recent.get(hash);
+    return r && now - r.at <= GUESS_MAX_AGE_MS ? r.snapshot : undefined;
+  }
+
+  /**
+   * This process charged a key: its guess follows, so the next optimistic call of that key sees its own
+   * spend (what others spend meanwhile only the fresh state shows).
+   */
+  spent(hash: string, costNano: number): void {
+    const r = this.recent.get(hash);
+    if (!r) return;
+    r.snapshot.balanceNano -= costNano;
+    r.snapshot.keySpendNano += costNano;
+  }
+
+  private remember(hash: string, snapshot: AuthSnapshot): AuthSnapshot {
+    if (this.recent.size > 100_000) this.recent.clear();
+    this.recent.set(hash, { snapshot, at: Date.now() });
+    return snapshot;
+  }
+
   async byHash(hash: string, limit?: { member: string; leaseMs: number }): Promise<AuthSnapshot | null> {
     let owner = this.owners.get(hash);
     if (!owner) {
@@ -74,7 +114,10 @@ export class AuthLookup {
       if (keyJson && accountJson && balance !== null) {
         const account = JSON.parse(accountJson) as AccountRecord;
         if (!limit || (!account.rpm && !account.concurrency)) {
-          return { key: JSON.parse(keyJson) as KeyRecord, account, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0 };
+          return this.remember(hash, {
+            key: JSON.parse(keyJson) as KeyRecord, account, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0,
+            raw: { key: keyJson, account: accountJson },
+          });
         }
         this.limited.add(accountId);
       }
@@ -100,11 +143,12 @@ export class AuthLookup {
       account: JSON.parse(accountJson) as AccountRecord,
       balanceNano: balance !== null ? Number(balance) : await this.wallet.balance(walletId),
       keySpendNano: spend !== null ? Number(spend) : 0,
+      raw: { key: keyJson, account: accountJson },
     };
     if (limited !== 1) this.limited.delete(accountId);
     if (limited === 1) {
       snapshot.rate = { allowed: r[5] === 1, reason: r[6], rpm: r[7], concurrency: r[8], rpmUsed: r[9], concUsed: r[10], resetMs: r[11] };
     }
-    return snapshot;
+    return this.remember(hash, snapshot);
   }
 }

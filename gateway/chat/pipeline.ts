@@ -10,6 +10,7 @@ import { chatProviders } from '../../providers';
 import type { Protocol } from '../../protocols/types';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
+import { checkModelAccess } from '../model-access';
 import { chatUpstreamFailure } from '../upstream-errors';
 import { failAfterAnswer, settleChat, settleDurably } from './settle';
 import { getTranslator, extractUsage, outputChars, type Translator } from '../../protocols';
@@ -57,10 +58,46 @@ export interface StopReason {
 
 /** Pre-charge gate: an estimate above what the key can spend is 402, with no upstream call. */
 export function precharge(deps: GatewayDeps, ctx: Ctx, call: ChatCall): void {
+  if (prechargeRoom(deps, ctx, call) < 0) throw errors.quota();
+}
+
+/** What the key could still spend once this call's pre-charge estimate is taken (negative: refused). */
+function prechargeRoom(deps: GatewayDeps, ctx: Ctx, call: ChatCall): number {
   const auth = ctx.state.auth!;
-  const bytes = promptBytes(call);
-  const estimate = prechargeEstimate(call.model, deps.catalogue().pricingRules, bytes, call.maxTokens);
-  if (estimate > remainingNano(auth.balanceNano, auth.key, auth.keySpendNano)) throw errors.quota();
+  const estimate = prechargeEstimate(call.model, deps.catalogue().pricingRules, promptBytes(call), call.maxTokens);
+  return remainingNano(auth.balanceNano, auth.key, auth.keySpendNano) - estimate;
+}
+
+/**
+ * An optimistic call's gate (gateway/middleware/auth.ts): wait for the key's fresh state, which throws
+ * the refusal, or admits the call; then what was checked on the guess is checked on the fresh state
+ * (the model's access only if the key or account record changed; the pre-charge always).
+ */
+async function confirmAuth(deps: GatewayDeps, ctx: Ctx, call: ChatCall): Promise<void> {
+  const pending = ctx.state.authConfirmed;
+  if (!pending) return;
+  const { changed } = await pending;
+  if (changed) checkModelAccess(ctx, call.model, ctx.state.requestedModel ?? call.model.id);
+  precharge(deps, ctx, call);
+}
+
+/**
+ * The gate before the upstream call. An optimistic call waits here for its key's fresh state
+ * (CHAT_AUTH_OVERLAP=prepare: what came before overlapped the read). With `upstream`, a call whose
+ * guessed balance covers at least twice the estimate goes ahead while the read is under way; one closer
+ * to its limit waits, so a wallet running dry does not send upstream calls that will be refused.
+ */
+async function gateUpstream(deps: GatewayDeps, ctx: Ctx, call: ChatCall): Promise<boolean> {
+  if (!ctx.state.authConfirmed) {
+    precharge(deps, ctx, call);
+    return false;
+  }
+  if (deps.config.CHAT_AUTH_OVERLAP === 'upstream') {
+    const estimate = prechargeEstimate(call.model, deps.catalogue().pricingRules, promptBytes(call), call.maxTokens);
+    if (prechargeRoom(deps, ctx, call) >= estimate) return true;
+  }
+  await confirmAuth(deps, ctx, call);
+  return false;
 }
 
 export function promptBytes(call: ChatCall): number {
@@ -126,6 +163,9 @@ export class StopSignal extends EventEmitter {
 /** Thrown out of the ladder when the client went away: nothing reached it, nothing is billed. */
 class ClientGone extends Error {}
 
+/** Thrown out of the ladder when an optimistic call's fresh state refused it: the refusal is the answer. */
+class AuthRefused extends Error {}
+
 /**
  * One chat request: climb the channel ladder (domain/channel-ladder.ts:
  * a 5xx or a connection failure moves to the next channel, nothing is
@@ -134,7 +174,8 @@ class ClientGone extends Error {}
  */
 export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<void> {
   if (call.channels.length === 0) throw errors.noChannel(call.model.id, call.client);
-  precharge(env, ctx, call);
+  /** The upstream call goes out before the key's fresh state admitted the call (CHAT_AUTH_OVERLAP=upstream). */
+  const upstreamBeforeAuth = await gateUpstream(env, ctx, call);
 
   // One signal stops the upstream request: the client went away, or the deadline (streaming included)
   // passed; `stopped` says which. The deadline is an entry in a shared sweep (./deadlines), not a
@@ -153,8 +194,17 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
     stopped.deadline = true;
     stop.abort();
   });
+  // A refusal stops an upstream call sent before the key's fresh state came (it is answered below, by confirmAuth).
+  let refused = false;
+  if (upstreamBeforeAuth) {
+    ctx.state.authConfirmed!.catch(() => {
+      refused = true;
+      stop.abort();
+    });
+  }
   /** A thrown transport error: the client left, the deadline passed, or the channel failed (the ladder decides). */
   const transportFailure = (err: unknown): Error => {
+    if (refused) return new AuthRefused();
     if (stopped.deadline) return new UpstreamTransportError('timeout', 'the request deadline passed');
     const kind = classifyTransportError(err);
     if (stopped.client || kind === 'aborted') return new ClientGone();
@@ -165,6 +215,13 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
   // Channel, status and latency of each attempt, for the usage row and the call log (at most 3).
   const tried: CallAttempt[] = [];
   ctx.state.attempts = tried;
+  /** An optimistic call's confirmation; its refusal is answered as if it came first (no attempts, no upstream row). */
+  const confirmed = () =>
+    confirmAuth(env, ctx, call).catch((err: unknown) => {
+      attempts = 0;
+      ctx.state.attempts = undefined;
+      throw err;
+    });
   try {
     let answer: Answer;
     try {
@@ -194,8 +251,17 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
         return { prepared, res, bytes };
       }, (a) => a.res.statusCode), { breaker: env.channelHealth.ladder }));
     } catch (err) {
+      if (upstreamBeforeAuth) await confirmed();
       if (err instanceof ClientGone) return await clientLeft(env, ctx, call, attempts);
       throw chatUpstreamFailure(err, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
+    }
+    if (upstreamBeforeAuth) {
+      try {
+        await confirmed();
+      } catch (err) {
+        answer.res.body.destroy();
+        throw err;
+      }
     }
     setTranslationHeaders(ctx, call, answer.prepared);
     if (answer.bytes) return await relayJson(env, ctx, call, answer.bytes, answer.prepared, attempts);

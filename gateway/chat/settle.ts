@@ -98,6 +98,7 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
   // The call's concurrency slot is freed by the same script when it lives in the wallet's shard.
   const held = ctx.state.lease;
   const lease = held && sameShard(held.accountId, op.accountId) ? held : undefined;
+  if (ctx.state.keyHash) deps.authLookup.spent(ctx.state.keyHash, cost);
   const ticket = deps.wallet.ticket();
   try {
     await writeCharge(deps, op, row, ticket, lease);

@@ -1,10 +1,12 @@
-import { AUTH_MESSAGES, errors } from '../../domain/errors';
+import { AUTH_MESSAGES, errors, type GatewayError } from '../../domain/errors';
 import { KEY_PATTERN, remainingNano } from '../../domain/api-key';
 import { sha256Hex } from '../../infra/secrets';
+import { counters } from '../../infra/counters';
 import { rkeys } from '../../infra/redis';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import { holdLease, isStreamingBody, LEASE_MS } from './rate-limit';
+import type { AuthSnapshot } from '../../services/auth-lookup';
+import { applyRate, holdLease, isStreamingBody, LEASE_MS } from './rate-limit';
 
 export interface AuthOptions {
   /** `all`: x-api-key, x-goog-api-key, ?key=, Bearer (in that order); `header-only`: x-api-key and Bearer. */
@@ -17,6 +19,11 @@ export interface AuthOptions {
   rateLimited?: boolean;
   /** Only POST /v1/chat/completions serves agent keys (spec 3 section 5); every other endpoint refuses them here. */
   agentKeys?: 'serve';
+  /**
+   * Run the handler on this process's last snapshot of the key while its fresh state is read (see
+   * `optimistic`). Only for handlers that await `ctx.state.authConfirmed` before any effect: the chat pipeline.
+   */
+  optimistic?: boolean;
 }
 
 const SOURCES_ALL = 'x-api-key, x-goog-api-key, ?key= or Authorization: Bearer';
@@ -59,23 +66,110 @@ export function authenticate(deps: GatewayDeps, options: AuthOptions): Middlewar
     if (!presented) throw errors.auth(AUTH_MESSAGES.missing(`send the key in ${sources}`));
     if (!KEY_PATTERN.test(presented)) throw errors.auth(AUTH_MESSAGES.missing('expected sk-<service>-<64 hex characters>'));
 
-    const limited = options.rateLimited !== false;
-    const snapshot = await deps.authLookup.byHash(sha256Hex(presented), limited ? { member: ctx.state.requestId, leaseMs: LEASE_MS } : undefined);
-    if (!snapshot || snapshot.key.deleted) throw errors.auth(AUTH_MESSAGES.invalid);
-    const { key, account, balanceNano, keySpendNano } = snapshot;
-    if (!key.enabled) throw errors.auth(AUTH_MESSAGES.revoked);
-    if (key.expires_at !== null && key.expires_at <= Date.now()) throw errors.auth(AUTH_MESSAGES.expired);
-    if (!account || account.status !== 'active') throw errors.auth(AUTH_MESSAGES.inactive);
-    if (key.agent_id && options.agentKeys !== 'serve') throw errors.agentKeyEndpoint();
-    ctx.state.auth = { key, account, balanceNano, keySpendNano };
-    ctx.state.rate = snapshot.rate;
-    const release = snapshot.rate?.allowed && snapshot.rate.concurrency ? holdLease(deps, ctx, account.id) : undefined;
+    const hash = sha256Hex(presented);
+    ctx.state.keyHash = hash;
+    const limit = options.rateLimited !== false ? { member: ctx.state.requestId, leaseMs: LEASE_MS } : undefined;
+    const guess = options.optimistic ? deps.authLookup.guess(hash) : undefined;
+    if (guess && actsOn(guess, options)) return optimistic(deps, ctx, next, options, guess, deps.authLookup.byHash(hash, limit));
+
+    const release = admit(deps, ctx, await deps.authLookup.byHash(hash, limit), options);
     try {
-      if (options.billable && remainingNano(balanceNano, key, keySpendNano) <= 0) throw errors.quota();
-      if (options.touchLastUsed) touchLastUsed(deps, key.account_id, key.id);
       await next();
     } finally {
       if (release && !isStreamingBody(ctx)) release();
     }
   };
+}
+
+/** Why this key may not make this call (401, or 403 for an agent key off its endpoint), or null. */
+export function refusal(snapshot: AuthSnapshot | null, options: Pick<AuthOptions, 'agentKeys'>, now = Date.now()): GatewayError | null {
+  if (!snapshot || snapshot.key.deleted) return errors.auth(AUTH_MESSAGES.invalid);
+  const { key, account } = snapshot;
+  if (!key.enabled) return errors.auth(AUTH_MESSAGES.revoked);
+  if (key.expires_at !== null && key.expires_at <= now) return errors.auth(AUTH_MESSAGES.expired);
+  if (!account || account.status !== 'active') return errors.auth(AUTH_MESSAGES.inactive);
+  if (key.agent_id && options.agentKeys !== 'serve') return errors.agentKeyEndpoint();
+  return null;
+}
+
+/**
+ * Admit the request on its fresh snapshot: 401/403 (refusal), else the call's auth state and the
+ * limiter's verdict, a concurrency slot when one was granted, then 402 for a spent wallet on a billable
+ * endpoint. Returns what frees the slot.
+ */
+function admit(deps: GatewayDeps, ctx: Ctx, snapshot: AuthSnapshot | null, options: AuthOptions): (() => void) | undefined {
+  const refused = refusal(snapshot, options);
+  if (refused) throw refused;
+  const { key, account, balanceNano, keySpendNano, rate } = snapshot!;
+  ctx.state.auth = { key, account: account!, balanceNano, keySpendNano };
+  ctx.state.rate = rate;
+  const release = rate?.allowed && rate.concurrency ? holdLease(deps, ctx, account!.id) : undefined;
+  if (options.billable && remainingNano(balanceNano, key, keySpendNano) <= 0) {
+    release?.();
+    throw errors.quota();
+  }
+  if (options.touchLastUsed) touchLastUsed(deps, key.account_id, key.id);
+  return release;
+}
+
+/**
+ * A guess is acted on only when the call it predicts is admitted with room to spare: every check
+ * passes, the wallet is not spent, and the account's limits (if any) had at least a tenth of their
+ * room left (two requests at least). A wrong guess costs an upstream call that is stopped when the
+ * fresh state arrives; these bounds keep that to state changes (a key disabled, a cap reached), not
+ * to every call of an account at its limit.
+ */
+function actsOn(guess: AuthSnapshot, options: AuthOptions): boolean {
+  if (refusal(guess, options) || guess.key.agent_id || !guess.raw) return false;
+  if (options.billable && remainingNano(guess.balanceNano, guess.key, guess.keySpendNano) <= 0) return false;
+  const rate = guess.rate;
+  if (!rate) return true;
+  const room = (limit: number, used: number) => !limit || limit - used >= Math.max(2, Math.ceil(limit / 10));
+  return rate.allowed && room(rate.rpm, rate.rpmUsed) && room(rate.concurrency, rate.concUsed);
+}
+
+const ADMITTED = { outcome: 'admitted' };
+const REFUSED = { outcome: 'refused' };
+
+/** What an optimistic call learns when its fresh state arrives and admits it: whether the records moved since the guess. */
+export interface AuthConfirmation {
+  /** The key or account record differs from the guess: checks made on the guess (model access) are made again. */
+  changed: boolean;
+}
+
+/**
+ * An optimistic call (the chat endpoints): the handler runs on the last snapshot this process read for
+ * the key (at most GUESS_MAX_AGE_MS old) while the fresh one is read, so the auth round trip overlaps the
+ * upstream call instead of preceding it. Nothing reaches the client, and nothing is charged or logged,
+ * before the fresh state admits the call: the chat pipeline awaits `ctx.state.authConfirmed` before it
+ * answers or settles, and stops the upstream call at once when it refuses; here, any error the handler
+ * throws is outranked by a refusal, and a handler that did not wait is waited for. The refusal is the
+ * one a non-optimistic call would get (401, 402, 429 with its headers), with the same usage row.
+ */
+async function optimistic(deps: GatewayDeps, ctx: Ctx, next: () => Promise<unknown>, options: AuthOptions, guess: AuthSnapshot, fresh: Promise<AuthSnapshot | null>): Promise<void> {
+  ctx.state.auth = { key: guess.key, account: guess.account!, balanceNano: guess.balanceNano, keySpendNano: guess.keySpendNano };
+  let release: (() => void) | undefined;
+  const confirmed = fresh.then((snapshot): AuthConfirmation => {
+    ctx.state.auth = undefined; // a 401 has no account to log the call against
+    try {
+      release = admit(deps, ctx, snapshot, options);
+      if (ctx.state.rate) applyRate(ctx, ctx.state.rate);
+    } catch (err) {
+      counters.chatOptimisticAuth.inc(REFUSED);
+      throw err;
+    }
+    counters.chatOptimisticAuth.inc(ADMITTED);
+    return { changed: snapshot!.raw?.key !== guess.raw!.key || snapshot!.raw?.account !== guess.raw!.account };
+  });
+  confirmed.catch(() => undefined); // awaited below, and by the pipeline
+  ctx.state.authConfirmed = confirmed;
+  try {
+    await next().catch(async (err: unknown) => {
+      await confirmed;
+      throw err;
+    });
+    await confirmed;
+  } finally {
+    if (release && !isStreamingBody(ctx)) release();
+  }
 }

@@ -18,17 +18,21 @@ const RENEW_EVERY_MS = LEASE_MS / 3;
 export function rateLimit(): Middleware {
   return async function limitRate(ctx: Ctx, next) {
     const rate = ctx.state.rate;
-    if (!rate) return next();
-    const headers = rateHeaders(rate);
-    if (!rate.allowed) {
-      currentMetrics()?.rateLimited.inc({ reason: rate.reason === 'concurrency' ? 'concurrency' : 'rpm' });
-      headers['retry-after'] = String(Math.max(1, Math.ceil(rate.resetMs / 1000)));
-      const what = rate.reason === 'rpm' ? `${rate.rpm} requests per minute` : `${rate.concurrency} concurrent requests`;
-      throw new GatewayError('rate_limit_exceeded', `Rate limit reached for this account: ${what}. Retry after ${headers['retry-after']} s.`, { headers });
-    }
-    ctx.set(headers);
+    if (rate) applyRate(ctx, rate);
     return next();
   };
+}
+
+/** The limiter's verdict: its headers on the response, or the 429 (with them) when it refused. */
+export function applyRate(ctx: Ctx, rate: RateDecision): void {
+  const headers = rateHeaders(rate);
+  if (!rate.allowed) {
+    currentMetrics()?.rateLimited.inc({ reason: rate.reason === 'concurrency' ? 'concurrency' : 'rpm' });
+    headers['retry-after'] = String(Math.max(1, Math.ceil(rate.resetMs / 1000)));
+    const what = rate.reason === 'rpm' ? `${rate.rpm} requests per minute` : `${rate.concurrency} concurrent requests`;
+    throw new GatewayError('rate_limit_exceeded', `Rate limit reached for this account: ${what}. Retry after ${headers['retry-after']} s.`, { headers });
+  }
+  ctx.set(headers);
 }
 
 function rateHeaders(rate: RateDecision): Record<string, string> {

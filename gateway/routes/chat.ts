@@ -43,8 +43,10 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const chain = (endpoint: string) => [
     usageCapture(deps, endpoint),
-    // Agent keys call only chat completions (spec 3 section 5).
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true, ...(endpoint === 'chat.completions' ? { agentKeys: 'serve' as const } : {}) }),
+    // Agent keys call only chat completions (spec 3 section 5). Optimistic: the body is read, validated and
+    // routed while the key's fresh state is read; the pipeline waits for it before the upstream call
+    // (CHAT_AUTH_OVERLAP=upstream: before the answer).
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true, optimistic: deps.config.CHAT_AUTH_OVERLAP !== 'off', ...(endpoint === 'chat.completions' ? { agentKeys: 'serve' as const } : {}) }),
     rateLimit(),
     jsonBody(CHAT_BODY_LIMIT, { memberBytes: true }),
   ];

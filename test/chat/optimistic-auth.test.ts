@@ -1,0 +1,175 @@
+// Optimistic authentication on the chat endpoints (gateway/middleware/auth.ts): a call is read, validated
+// and routed on the key's last known state while its fresh state is read. Whatever changed in between (a
+// key disabled, deleted or capped, a model taken off the whitelist, an account at its rate limit) must be
+// answered exactly as a call that waited: the same status, code and headers, no content, no charge, and
+// the usage row a refusal gets. The counter shows the optimistic path was taken (else these would prove
+// nothing). Every case runs under both overlaps: `prepare` (the default: no upstream call before the fresh
+// state admits the call, so a refused call made none) and `upstream` (the upstream call goes out at once;
+// a refusal stops it).
+import test, { type ExecutionContext } from 'ava';
+import { startGateway, type TestGateway } from '../helpers/stack';
+import { AUTH_MESSAGES } from '../../domain/errors';
+import { counters } from '../../infra/counters';
+import { rkeys } from '../../infra/redis';
+import { chargeEntry, freshKey, post, sseEvents, usageRow, user, type Reply } from './helpers';
+
+const MODES = ['prepare', 'upstream'] as const;
+type Mode = (typeof MODES)[number];
+const gateways = new Map<Mode, TestGateway>();
+test.before(async () => {
+  for (const mode of MODES) gateways.set(mode, await startGateway({ CHAT_AUTH_OVERLAP: mode }, { simulator: true }));
+});
+test.after.always(async () => {
+  for (const g of gateways.values()) await g.close();
+});
+
+const body = (extra: Record<string, unknown> = {}) => ({ model: 'gpt-5.1', messages: user('hello'), max_tokens: 8, ...extra });
+const refusedSoFar = () => counters.chatOptimisticAuth.get({ outcome: 'refused' });
+const admittedSoFar = () => counters.chatOptimisticAuth.get({ outcome: 'admitted' });
+/** Requests the mode's simulator received, on every channel. */
+const upstreamTotal = async (gw: TestGateway) => (await gw.control('GET', '/requests')).count as number;
+
+/**
+ * A refused call: nothing generated reached the client and nothing was charged; under `prepare` it made
+ * no upstream call either.
+ */
+async function assertRefused(t: ExecutionContext, gw: TestGateway, mode: Mode, call: () => Promise<Reply>, status: number, code: string | null, accountId: string): Promise<Reply> {
+  const before = await gw.deps.wallet.balance(accountId);
+  const upstream = await upstreamTotal(gw);
+  const r = await call();
+  t.is(r.status, status, r.text);
+  if (code) t.is(r.json?.error?.code, code, r.text);
+  t.false(r.text.includes('choices'), 'no upstream content');
+  t.is(await chargeEntry(gw, r.trace), null, 'no charge');
+  t.is(await gw.deps.wallet.balance(accountId), before, 'balance untouched');
+  if (mode === 'prepare') t.is(await upstreamTotal(gw), upstream, 'no upstream call before the fresh state admitted the call');
+  return r;
+}
+
+for (const mode of MODES) {
+  const gwOf = () => gateways.get(mode)!;
+  const chat = (key: string, extra: Record<string, unknown> = {}) => post(gwOf(), '/v1/chat/completions', body(extra), { key });
+
+  test.serial(`${mode}: a key disabled after its last call: the next optimistic call is 401 revoked, streaming or not, and logs no usage`, async (t) => {
+    const gw = gwOf();
+    const acc = await freshKey(gw);
+    for (const stream of [false, true]) {
+      await gw.admin('PATCH', `/keys/${acc.keyId}`, { enabled: true });
+      t.is((await chat(acc.key)).status, 200);
+      await gw.admin('PATCH', `/keys/${acc.keyId}`, { enabled: false });
+      const refused = refusedSoFar();
+      const r = await assertRefused(t, gw, mode, () => chat(acc.key, { stream }), 401, 'invalid_api_key', acc.accountId);
+      t.is(r.json.error.message, AUTH_MESSAGES.revoked);
+      t.is(refusedSoFar(), refused + 1, 'the call was optimistic');
+      t.is(await usageRow(gw, r.trace, 300), null, 'a 401 has no usage row');
+    }
+  });
+
+  test.serial(`${mode}: a deleted key: 401 invalid on every protocol`, async (t) => {
+    const gw = gwOf();
+    for (const [path, b] of [
+      ['/v1/chat/completions', body()],
+      ['/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 8, messages: user('hi') }],
+      ['/v1/responses', { model: 'gpt-5.1', input: 'hi', max_output_tokens: 8 }],
+      ['/v1beta/models/gemini-2.5-flash:generateContent', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }],
+    ] as const) {
+      const acc = await freshKey(gw);
+      t.is((await post(gw, path, b, { key: acc.key })).status, 200, path);
+      t.true((await gw.admin('DELETE', `/keys/${acc.keyId}`)).status < 300);
+      const refused = refusedSoFar();
+      // Each protocol's error shape (spec 1 section 7): the message is the same.
+      const r = await assertRefused(t, gw, mode, () => post(gw, path, b, { key: acc.key }), 401, null, acc.accountId);
+      t.is(r.json.error.message, AUTH_MESSAGES.invalid, path);
+      t.is(refusedSoFar(), refused + 1, `${path}: the call was optimistic`);
+    }
+  });
+
+  test.serial(`${mode}: a spend cap reached since the last call: 402, one rejected usage row without attempts, no charge`, async (t) => {
+    const gw = gwOf();
+    const acc = await freshKey(gw);
+    t.is((await chat(acc.key)).status, 200);
+    t.is((await gw.admin('PATCH', `/keys/${acc.keyId}`, { spend_cap_usd: '0' })).status, 200);
+    const refused = refusedSoFar();
+    const r = await assertRefused(t, gw, mode, () => chat(acc.key, { stream: true }), 402, 'quota_exceeded', acc.accountId);
+    t.is(refusedSoFar(), refused + 1, 'the call was optimistic');
+    const row = await usageRow(gw, r.trace);
+    t.is(row?.status, 'rejected');
+    t.is(row?.cost_nano, 0);
+    t.falsy(row?.attempts?.length, 'a refused call has no upstream attempts');
+  });
+
+  test.serial(`${mode}: a pre-charge above the balance left by the key's own last call: 402 and no upstream call`, async (t) => {
+    const gw = gwOf();
+    const acc = await freshKey(gw);
+    // The guess was read before this call's charge, which takes 80 % of the balance; the charge is counted
+    // into the guess (AuthLookup.spent), so the next call sees the estimate does not fit and waits.
+    const start = await gw.deps.wallet.balance(acc.accountId);
+    await gw.control('POST', '/usage', { channel: 'openai-a', usage: { prompt_tokens: 5, output_tokens: Math.floor((start * 0.8) / 10_000) } });
+    t.is((await chat(acc.key)).status, 200);
+    await gw.control('POST', '/reset');
+    const balance = await gw.deps.wallet.balance(acc.accountId);
+    const upstream = await upstreamTotal(gw);
+    // gpt-5.1 output: 10,000 nano a token; this estimate is above the balance, and below half the first one.
+    const r = await chat(acc.key, { max_tokens: Math.ceil(balance / 10_000) + 10 });
+    t.is(r.status, 402, r.text);
+    t.is(await upstreamTotal(gw), upstream, 'spec 1 section 8: 402 and no upstream call');
+  });
+
+  test.serial(`${mode}: a model taken off the key whitelist since the last call: 400 model_not_allowed, as a call that waited`, async (t) => {
+    const gw = gwOf();
+    const acc = await freshKey(gw);
+    t.is((await chat(acc.key)).status, 200);
+    t.is((await gw.admin('PATCH', `/keys/${acc.keyId}`, { allowed_models: ['gpt-5-mini'] })).status, 200);
+    const admitted = admittedSoFar();
+    await assertRefused(t, gw, mode, () => chat(acc.key), 400, 'model_not_allowed', acc.accountId);
+    t.is(admittedSoFar(), admitted + 1, 'admitted on the fresh key, then refused on its whitelist');
+  });
+
+  test.serial(`${mode}: the account at its rate limit through another key: 429 with the limiter headers`, async (t) => {
+    const gw = gwOf();
+    const acc = await freshKey(gw);
+    const other = await gw.newKey(acc.accountId);
+    t.is((await gw.admin('PATCH', `/accounts/${acc.accountId}`, { rate_limit: { rpm: 10 } })).status, 200);
+    const first = await chat(acc.key);
+    t.is(first.status, 200);
+    t.is(first.headers.get('x-ratelimit-limit-requests'), '10');
+    for (let i = 0; i < 9; i++) t.is((await chat(other.key)).status, 200);
+    const refused = refusedSoFar();
+    const r = await assertRefused(t, gw, mode, () => chat(acc.key), 429, 'rate_limit_exceeded', acc.accountId);
+    t.is(refusedSoFar(), refused + 1, 'the call was optimistic (its guess had 9 of 10 left)');
+    t.is(r.headers.get('x-ratelimit-limit-requests'), '10');
+    t.is(r.headers.get('x-ratelimit-remaining-requests'), '0');
+    t.truthy(r.headers.get('retry-after'));
+  });
+
+  test.serial(`${mode}: an admitted optimistic call is answered and charged as any other, with the limiter headers, and frees its slot`, async (t) => {
+    const gw = gwOf();
+    const acc = await freshKey(gw);
+    await gw.admin('PATCH', `/accounts/${acc.accountId}`, { rate_limit: { rpm: 1000, concurrency: 50 } });
+    t.is((await chat(acc.key)).status, 200);
+    for (const stream of [false, true]) {
+      const admitted = admittedSoFar();
+      const before = await gw.deps.wallet.balance(acc.accountId);
+      const r = await chat(acc.key, stream ? { stream, stream_options: { include_usage: true } } : {});
+      t.is(r.status, 200, r.text);
+      t.is(admittedSoFar(), admitted + 1, 'the call was optimistic');
+      t.is(r.headers.get('x-ratelimit-limit-requests'), '1000');
+      t.is(r.headers.get('x-ratelimit-limit-concurrency'), '50');
+      if (stream) t.is(sseEvents(r.text).at(-1)?.data, '[DONE]');
+      const entry = await chargeEntry(gw, r.trace);
+      t.truthy(entry);
+      t.is(before - (await gw.deps.wallet.balance(acc.accountId)), -entry.amount_nano);
+      t.is((await usageRow(gw, r.trace))?.status, 'success');
+    }
+    t.is(await gw.deps.redis.zcard(rkeys.rateLeases(acc.accountId)), 0, 'every concurrency slot freed');
+  });
+
+  test.serial(`${mode}: a key this process has not seen yet is not optimistic: the call waits`, async (t) => {
+    const gw = gwOf();
+    const acc = await freshKey(gw);
+    const [admitted, refused] = [admittedSoFar(), refusedSoFar()];
+    t.is((await chat(acc.key)).status, 200);
+    t.is(admittedSoFar(), admitted);
+    t.is(refusedSoFar(), refused);
+  });
+}
