@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, spawnManaged, stopAll, waitForPort } from '../scripts/lib/proc';
-import { buildAll } from '../scripts/build';
+import { buildAll, gatewayNodeFlags } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { runLoad } from './lib/load';
 import { Pool } from 'undici';
@@ -45,7 +45,7 @@ execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: A
 async function gateway(name: string, dir: string, nodeFlags: string[]) {
   const port = await freePort();
   const g = spawnManaged({
-    name, cmd: process.execPath, args: [...nodeFlags, path.join(dir, 'dist/gateway.mjs')], cwd: dir,
+    name, cmd: process.execPath, args: [...gatewayNodeFlags(), ...nodeFlags, path.join(dir, 'dist/gateway.mjs')], cwd: dir,
     env: { ...process.env, ...env, PORT: String(port) }, logFile: path.resolve(`.data/bench-logs/${name}.log`),
   });
   await waitForPort(port, g, 120_000);

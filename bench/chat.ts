@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../scripts/lib/proc';
-import { buildAll } from '../scripts/build';
+import { buildAll, gatewayNodeFlags } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { fmt, runLoad, type LoadResult } from './lib/load';
 import type { Phase } from './lib/profile-summary';
@@ -46,7 +46,7 @@ if (TSX) gateway = await startProcess('gateway', 'gateway/server.ts', { ...env, 
 else {
   await buildAll();
   gateway = spawnManaged({
-    name: 'gateway', cmd: process.execPath, args: [...profArgs, 'dist/gateway.mjs'],
+    name: 'gateway', cmd: process.execPath, args: [...gatewayNodeFlags(), ...profArgs, 'dist/gateway.mjs'],
     env: { ...process.env, ...env, PORT: String(gwPort) }, logFile: path.resolve('.data/bench-logs/gateway.log'),
   });
   await waitForPort(gwPort, gateway, 120_000);

@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../scripts/lib/proc';
-import { buildAll } from '../scripts/build';
+import { buildAll, gatewayNodeFlags } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { runLoad, type LoadResult } from './lib/load';
 
@@ -122,7 +122,7 @@ console.log('building the compiled gateway (scripts/build.ts) ...');
 await buildAll();
 const gwCompiledPort = await freePort();
 const gwCompiled = spawnManaged({
-  name: 'gateway-compiled', cmd: process.execPath, args: ['dist/gateway.mjs'],
+  name: 'gateway-compiled', cmd: process.execPath, args: [...gatewayNodeFlags(), 'dist/gateway.mjs'],
   env: { ...process.env, ...env, PORT: String(gwCompiledPort) }, logFile: path.resolve('.data/bench-logs/gateway-compiled.log'),
 });
 await waitForPort(gwCompiledPort, gwCompiled, 120_000);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnManaged, freePort, waitForPort, type Managed } from '../scripts/lib/proc';
+import { gatewayNodeFlags } from '../scripts/build';
 import { loadConfig } from '../infra/config';
 import { connectMongo, type Db } from '../infra/mongo';
 import { connectRedis, rkeys } from '../infra/redis';
@@ -147,7 +148,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let seq = 0;
   const spawnNode = async (kind: 'gateway' | 'worker', port?: number): Promise<Proc> => {
     const name = `${kind}-${++seq}`;
-    const args = opts.compiled ? [opts.compiled[kind]] : ['--import', 'tsx', kind === 'gateway' ? 'gateway/server.ts' : 'workers/main.ts'];
+    const flags = kind === 'gateway' ? gatewayNodeFlags() : [];
+    const args = opts.compiled ? [...flags, opts.compiled[kind]] : [...flags, '--import', 'tsx', kind === 'gateway' ? 'gateway/server.ts' : 'workers/main.ts'];
     const managed = spawnManaged({
       name, cmd: process.execPath, args,
       env: { ...process.env, ...env, ...(port ? { PORT: String(port) } : {}) }, logFile: path.join(logDir, `${name}.log`),

@@ -7,11 +7,13 @@ import { startMetrics } from '../metrics/start';
 import { currentTracing } from '../tracing/current';
 import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../infra/process-guards';
+import { tuneHeap } from '../infra/heap';
 
 /** Capped by the kernel (net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
 
 const config = loadConfig();
+tuneHeap(config.GATEWAY_HEAP_GROWING_PERCENT);
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
 guardProcess(log);
 const deps = await buildDeps(config, log);

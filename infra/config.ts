@@ -35,6 +35,11 @@ const EnvSchema = z.object({
    * guess can cost a stopped upstream call; spec 1 section 8 wants none on a pre-charge 402); `off` waits first.
    */
   CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('prepare'),
+  /**
+   * The gateway's old-generation growth past its last full collection, in percent (infra/heap.ts);
+   * 0 leaves V8's own rule (up to 4x on a small heap, which let a burst's garbage set the RSS peak).
+   */
+  GATEWAY_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(300).default(25),
   /** Upstream timeout of the four chat endpoints, streaming included. */
   CHAT_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
   /** Keep-alive connections per upstream origin; an open stream holds one for its whole life. */

@@ -1,5 +1,5 @@
 import { stemmer } from 'stemmer';
-import { eng, jpn, zho } from 'stopword';
+import { createRequire } from 'node:module';
 
 /**
  * The one tokeniser of knowledge search: pages are indexed and queries are
@@ -17,8 +17,19 @@ import { eng, jpn, zho } from 'stopword';
  *   "indexing" finds "indexed".
  */
 
-const segmenter = new Intl.Segmenter('zh', { granularity: 'word' });
-const STOP = new Set<string>([...eng, ...zho, ...jpn]);
+// Both made on first use, not when the gateway starts: the segmenter loads ICU's CJK dictionary and the
+// `stopword` package holds the lists of 62 languages (about 10 MB of a gateway's idle memory together);
+// a gateway that serves no knowledge search never needs them.
+let segmenter: Intl.Segmenter | undefined;
+let stopWords: Set<string> | undefined;
+const segmenterOf = () => (segmenter ??= new Intl.Segmenter('zh', { granularity: 'word' }));
+function stopSet(): Set<string> {
+  if (!stopWords) {
+    const { eng, zho, jpn } = createRequire(import.meta.url)('stopword') as Record<'eng' | 'zho' | 'jpn', string[]>;
+    stopWords = new Set<string>([...eng, ...zho, ...jpn]);
+  }
+  return stopWords;
+}
 const HAS_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 const LATIN_WORD = /^[a-z]+$/;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
@@ -38,7 +49,7 @@ export function termOf(word: string): string | null {
   if (ASCII_WORD.test(word)) return asciiTermOf(word.toLowerCase());
   const w = word.normalize('NFKC').toLowerCase();
   if (!HAS_LETTER_OR_DIGIT.test(w)) return null;
-  if (STOP.has(w)) return null;
+  if (stopSet().has(w)) return null;
   if (LATIN_WORD.test(w) && w.length > 2) return stemOf(w);
   return w;
 }
@@ -50,7 +61,7 @@ const asciiTerms = new Map<string, string | null>();
 function asciiTermOf(w: string): string | null {
   let term = asciiTerms.get(w);
   if (term === undefined) {
-    term = STOP.has(w) ? null : w.length > 2 && LATIN_WORD.test(w) ? stemmer(w) : w;
+    term = stopSet().has(w) ? null : w.length > 2 && LATIN_WORD.test(w) ? stemmer(w) : w;
     if (asciiTerms.size < 200_000) asciiTerms.set(w, term);
   }
   return term;
@@ -109,7 +120,7 @@ export function eachTerm(text: string, each: (term: string, start: number, end: 
       if (term) each(term, at, i);
       continue;
     }
-    for (const seg of segmenter.segment(word)) {
+    for (const seg of segmenterOf().segment(word)) {
       if (!seg.isWordLike) continue;
       const term = termOf(seg.segment);
       if (term) each(term, at + seg.index, at + seg.index + seg.segment.length);

@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { GatewayError } from '../domain/errors';
 import type { GatewayDeps } from '../gateway/deps';
 import type { Ctx, GatewayState, Middleware } from '../gateway/context';
@@ -30,6 +29,9 @@ const CORS = {
   'access-control-max-age': '86400',
 };
 
+/** Loaded on the first /mcp call, as the SDK's server (mcp/tools.ts). */
+let transportModule: Promise<typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')> | undefined;
+
 export function mcpRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const auth = authenticate(deps, { methods: 'header-only', billable: false, touchLastUsed: true });
@@ -42,13 +44,13 @@ export function mcpRoutes(deps: GatewayDeps): Router<GatewayState> {
   router.post(MCP_PATH, jsonRpcRefusals(), auth, rateLimit(), async (ctx) => {
     const accountId = ctx.state.auth!.account.id;
     let scope: Promise<BaseRef[]> | undefined;
-    const server = createWikiServer({
+    const [server, { StreamableHTTPServerTransport }] = await Promise.all([createWikiServer({
       reader: deps.knowledge,
       scope: () => (scope ??= deps.knowledge.scopeOfAccount(accountId)),
       origin: requestOrigin(ctx),
       log: deps.log,
       traceId: ctx.state.requestId,
-    });
+    }), (transportModule ??= import('@modelcontextprotocol/sdk/server/streamableHttp.js'))]);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     ctx.res.on('close', () => {
       void transport.close().catch(() => undefined);

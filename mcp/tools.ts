@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { GatewayError } from '../domain/errors';
@@ -43,7 +43,14 @@ const pageSchema = z.object({
 });
 const pageId = z.string().trim().min(1).max(200).describe('page id (from search_wiki, list_by_tag or backlinks)');
 
-export function createWikiServer(ctx: ToolContext): McpServer {
+/**
+ * The MCP SDK (about 15 MB of modules with its schema libraries) is loaded on the first /mcp call, not
+ * with every gateway: most never serve one. A dynamic import stays one in the bundle (scripts/build.ts).
+ */
+let sdk: Promise<typeof import('@modelcontextprotocol/sdk/server/mcp.js')> | undefined;
+
+export async function createWikiServer(ctx: ToolContext): Promise<McpServer> {
+  const { McpServer } = await (sdk ??= import('@modelcontextprotocol/sdk/server/mcp.js'));
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {} },
     instructions: 'Read-only access to the knowledge bases this API key may read: search_wiki to find pages, read_page / read_pages to read them, list_by_tag, backlinks and get_source to navigate.',

@@ -14,7 +14,8 @@ import type { Logger } from '../infra/logger';
 import type { ApplyResult, Wallet } from './wallet';
 import { usageDoc, type UsageRecorder } from './usage';
 import { usageRowFromTask } from './task-usage';
-import { mediaTaskWorkflow, type MediaTaskInput } from '../workflows/media-task';
+import type { mediaTaskWorkflow, MediaTaskInput } from '../workflows/media-task';
+import { MEDIA_TASK_WORKFLOW } from '../domain/workflow-ids';
 import pRetry from 'p-retry';
 
 /** Starting a task's workflow: 3 tries over about 0.6 s (the workflow start is idempotent). */
@@ -172,7 +173,7 @@ export class MediaTasks {
       ...(doc.callback_url ? { callback: true } : {}),
     };
     try {
-      await this.deps.temporal.workflow.start(mediaTaskWorkflow, {
+      await this.deps.temporal.workflow.start<typeof mediaTaskWorkflow>(MEDIA_TASK_WORKFLOW, {
         taskQueue: this.deps.config.TEMPORAL_TASK_QUEUE,
         workflowId: doc._id,
         args: [input],

@@ -3,7 +3,8 @@ import { errors, GatewayError } from '../domain/errors';
 import { FINAL_STATES } from '../domain/media/task';
 import type { Config } from '../infra/config';
 import type { Db, TaskDoc } from '../infra/mongo';
-import { taskWebhookWorkflow, taskWebhookWorkflowId } from '../workflows/task-webhook';
+import type { taskWebhookWorkflow } from '../workflows/task-webhook';
+import { TASK_WEBHOOK_WORKFLOW, taskWebhookWorkflowId } from '../domain/workflow-ids';
 import { eventIdOf, webhookModels, type WebhookEventDoc } from './models';
 
 const busy = (taskId: string) =>
@@ -32,7 +33,7 @@ export async function replayTaskWebhook(
   // Pending before the start: the replay's own outcome, written by its workflow, must come after.
   await m.Event.updateOne({ _id: eventId }, { $set: { state: 'pending', updated_at: new Date() } });
   try {
-    await deps.temporal.workflow.start(taskWebhookWorkflow, {
+    await deps.temporal.workflow.start<typeof taskWebhookWorkflow>(TASK_WEBHOOK_WORKFLOW, {
       taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
       workflowId: taskWebhookWorkflowId(taskId, round),
       args: [{ taskId, round }],

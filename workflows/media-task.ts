@@ -1,6 +1,7 @@
 import { ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, proxyLocalActivities, sleep, startChild } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { taskWebhookWorkflow, taskWebhookWorkflowId } from './task-webhook';
+import { taskWebhookWorkflow } from './task-webhook';
+import { taskWebhookWorkflowId } from '../domain/workflow-ids';
 import type { MediaActivities, SettleInput, SyncAnswer, TaskFacts } from '../activities/media';
 import type { ProviderOutcome } from '../domain/media/task';
 import { mediaErrorJson } from '../domain/error-bodies';

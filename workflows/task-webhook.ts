@@ -7,10 +7,6 @@ const { openTaskWebhook, closeTaskWebhook } = proxyLocalActivities<WebhookActivi
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-/** The workflow id of a task's webhook delivery (one per task: starting it twice is refused). */
-export function taskWebhookWorkflowId(taskId: string, round = 0): string {
-  return round === 0 ? `webhook-${taskId}` : `webhook-${taskId}-replay-${round}`;
-}
 
 export interface TaskWebhookResult {
   state: 'delivered' | 'failed' | 'refused' | 'none';

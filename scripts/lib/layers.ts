@@ -35,6 +35,13 @@ export const LAYER_RULES: IForbiddenRuleType[] = [
     to: { dependencyTypes: ['core'] },
   },
   {
+    name: 'workflow-code-stays-in-the-worker',
+    comment: 'the gateway starts workflows by name (domain/workflow-ids.ts) and imports workflows/ only as types: workflow code and @temporalio/workflow are the worker\'s, not loaded by every gateway',
+    severity: 'error',
+    from: { path: '^(gateway|services|infra|webhooks|mcp|agents|knowledge|console|calllog|payments|metrics|integrations)/' },
+    to: { path: '^workflows/', dependencyTypesNot: ['type-only'] },
+  },
+  {
     name: 'services-know-no-gateway',
     comment: 'services are called by the gateway and the workers; they do not import gateway code or types',
     severity: 'error',
@@ -58,7 +65,8 @@ export const LAYER_RULES: IForbiddenRuleType[] = [
 ];
 
 /** The production folders the rules read (tests, scripts and benchmarks may import anything). */
-export const LAYERED_FOLDERS = ['domain', 'workflows', 'activities', 'workers', 'services', 'infra', 'gateway', 'protocols', 'providers', 'simulator'];
+export const LAYERED_FOLDERS = ['domain', 'workflows', 'activities', 'workers', 'services', 'infra', 'gateway', 'protocols', 'providers', 'simulator',
+  'webhooks', 'mcp', 'agents', 'knowledge', 'console', 'calllog', 'payments', 'metrics', 'integrations'];
 
 /** Cruise `folders` under `baseDir` and return one line per broken rule (empty: the layering holds). */
 export async function checkLayers(baseDir: string, folders: string[] = LAYERED_FOLDERS): Promise<string[]> {

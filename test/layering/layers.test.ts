@@ -22,6 +22,8 @@ const CLEAN = {
   'activities/media.ts': "export const createMediaActivities = () => ({ a: async () => 1 });\nexport type MediaActivities = ReturnType<typeof createMediaActivities>;\n",
   'workflows/media-task.ts': "import type { MediaActivities } from '../activities/media';\nimport { Nano } from '../domain/money';\nexport type A = MediaActivities;\nexport const n = Nano;\n",
   'gateway/context.ts': "import type { MediaActivities } from '../activities/media';\nexport type Ctx = MediaActivities;\n",
+  // The gateway starts a workflow by name, typed by an import type of it.
+  'gateway/start.ts': "import type { A } from '../workflows/media-task';\nexport type Started = A;\n",
   'services/tasks.ts': "import { Nano } from '../domain/money';\nexport const t = Nano;\n",
   'protocols/sse.ts': 'export const SSE_DONE = "data: [DONE]";\n',
   'providers/chat.ts': "import { SSE_DONE } from '../protocols/sse';\nexport const p = SSE_DONE;\n",
@@ -39,6 +41,8 @@ const SEEDED: Array<[rule: string, file: string, text: string]> = [
   ['workflows-see-activities-as-types', 'workflows/bad2.ts', "import { p } from '../providers/chat';\nexport const w = p;\n"],
   ['workflows-are-deterministic', 'workflows/bad3.ts', "import { t } from '../services/tasks';\nexport const w = t;\n"],
   ['workflows-use-no-node-builtins', 'workflows/bad4.ts', "import fs from 'node:fs';\nexport const w = fs;\n"],
+  ['workflow-code-stays-in-the-worker', 'services/starts.ts', "import { n } from '../workflows/media-task';\nexport const s = n;\n"],
+  ['workflow-code-stays-in-the-worker', 'gateway/starts.ts', "import { n } from '../workflows/media-task';\nexport const g = n;\n"],
   ['services-know-no-gateway', 'services/bad.ts', "import type { Ctx } from '../gateway/context';\nexport type S = Ctx;\n"],
   ['simulator-shares-nothing-with-adapters', 'simulator/bad.ts', "import { SSE_DONE } from '../protocols/sse';\nexport const s = SSE_DONE;\n"],
   ['adapters-share-nothing-with-simulator', 'providers/bad.ts', "import { DONE } from '../simulator/sse';\nexport const s = DONE;\n"],
