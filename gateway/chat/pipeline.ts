@@ -58,14 +58,17 @@ export interface StopReason {
 
 /** Pre-charge gate: an estimate above what the key can spend is 402, with no upstream call. */
 export function precharge(deps: GatewayDeps, ctx: Ctx, call: ChatCall): void {
-  if (prechargeRoom(deps, ctx, call) < 0) throw errors.quota();
+  const { estimate, remaining } = prechargeFit(deps, ctx, call);
+  if (estimate > remaining) throw errors.quota();
 }
 
-/** What the key could still spend once this call's pre-charge estimate is taken (negative: refused). */
-function prechargeRoom(deps: GatewayDeps, ctx: Ctx, call: ChatCall): number {
+/** This call's pre-charge estimate and what the key can spend now (on the auth state the call has). */
+function prechargeFit(deps: GatewayDeps, ctx: Ctx, call: ChatCall): { estimate: number; remaining: number } {
   const auth = ctx.state.auth!;
-  const estimate = prechargeEstimate(call.model, deps.catalogue().pricingRules, promptBytes(call), call.maxTokens);
-  return remainingNano(auth.balanceNano, auth.key, auth.keySpendNano) - estimate;
+  return {
+    estimate: prechargeEstimate(call.model, deps.catalogue().pricingRules, promptBytes(call), call.maxTokens),
+    remaining: remainingNano(auth.balanceNano, auth.key, auth.keySpendNano),
+  };
 }
 
 /**
@@ -93,8 +96,8 @@ async function gateUpstream(deps: GatewayDeps, ctx: Ctx, call: ChatCall): Promis
     return false;
   }
   if (deps.config.CHAT_AUTH_OVERLAP === 'upstream') {
-    const estimate = prechargeEstimate(call.model, deps.catalogue().pricingRules, promptBytes(call), call.maxTokens);
-    if (prechargeRoom(deps, ctx, call) >= estimate) return true;
+    const { estimate, remaining } = prechargeFit(deps, ctx, call);
+    if (remaining >= 2 * estimate) return true;
   }
   await confirmAuth(deps, ctx, call);
   return false;
