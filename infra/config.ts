@@ -36,10 +36,11 @@ const EnvSchema = z.object({
    */
   CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('prepare'),
   /**
-   * The gateway's old-generation growth past its last full collection, in percent (infra/heap.ts);
-   * 0 leaves V8's own rule (up to 4x on a small heap, which let a burst's garbage set the RSS peak).
+   * The gateway's old-generation growth past its last full collection, in percent (infra/heap.ts).
+   * 0 (default) keeps V8's own rule (up to 4x on a small heap); 25 cut the RSS after load from 256 to
+   * 171 MB and the 2,000-stream peak by about 20 MB, for 15-20 % more CPU on small high-rate requests.
    */
-  GATEWAY_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(300).default(25),
+  GATEWAY_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(300).default(0),
   /** Upstream timeout of the four chat endpoints, streaming included. */
   CHAT_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
   /** Keep-alive connections per upstream origin; an open stream holds one for its whole life. */
