@@ -15,6 +15,8 @@ export interface GatewayState {
   requestId: string;
   startedAt: number;
   auth?: AuthState;
+  /** The account a billing call acts for when a console session (not a key) made it (payments/routes.ts). */
+  billingAccount?: { id: string; by: string };
   /** SHA-256 of the key the call presented (services/auth-lookup.ts keys its guesses by it). */
   keyHash?: string;
   /**

@@ -11,17 +11,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export const TEMPORAL_VERSION = '1.5.1';
 export const FERRETDB_VERSION = '1.24.2';
+/** Stripe's API mock (docs/payments.md): the payments tests and `npm run dev` talk to it instead of api.stripe.com. */
+export const STRIPE_MOCK_VERSION = '0.203.0';
 
-export type ToolName = 'temporal' | 'ferretdb' | 'redis';
+export type ToolName = 'temporal' | 'ferretdb' | 'redis' | 'stripeMock';
 
 export interface Tools {
   temporal?: string;
   ferretdb?: string;
   redisServer?: string;
+  stripeMock?: string;
 }
 
 export interface EnsureToolsOptions {
-  /** Which tools are needed; default all three. */
+  /** Which tools are needed; default all (stripe-mock only when asked for). */
   need?: Partial<Record<ToolName, boolean>>;
   log?: (line: string) => void;
 }
@@ -85,7 +88,29 @@ export async function ensureTools(opts: EnsureToolsOptions = {}): Promise<Tools>
   if (need.redis) tools.redisServer = await once('redis', () => ensureRedis(log));
   if (need.ferretdb) tools.ferretdb = await once('ferretdb', () => ensureFerretDB(log));
   if (need.temporal) tools.temporal = await once('temporal', () => ensureTemporal(log));
+  if (need.stripeMock) tools.stripeMock = await once('stripeMock', () => ensureStripeMock(log));
   return tools;
+}
+
+// ---------------------------------------------------------------- stripe-mock
+
+export function stripeMockBinary(): string {
+  return path.join(toolsCacheDir(), `stripe-mock-${STRIPE_MOCK_VERSION}`, 'stripe-mock');
+}
+
+/** `go install github.com/stripe/stripe-mock@v…` (its OpenAPI spec and fixtures are embedded in the binary). */
+export async function ensureStripeMock(log: (l: string) => void = console.log): Promise<string> {
+  const bin = stripeMockBinary();
+  return cachedBuild('stripe-mock', STRIPE_MOCK_VERSION, bin, log, async (stage) => {
+    requireGo();
+    await run('go', ['install', `github.com/stripe/stripe-mock@v${STRIPE_MOCK_VERSION}`], {
+      cwd: stage,
+      env: goEnv({ GOBIN: stage }),
+      log,
+      label: 'stripe-mock',
+    });
+    return path.join(stage, 'stripe-mock');
+  });
 }
 
 // ---------------------------------------------------------------- temporal
