@@ -110,6 +110,12 @@ const EnvSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
   /** Another Stripe API host (stripe-mock: `http://127.0.0.1:12111`); unset: api.stripe.com. */
   STRIPE_API_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  /** The worker's queue when `workers/main.ts` gets no `--queue=` flag: media, knowledge or webhooks (domain/task-queues.ts); unset: media. */
+  WORKER_QUEUE: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['media', 'knowledge', 'webhooks']).optional()),
+  /** Override the worker's slot counts (workers/queues.ts has each queue's defaults and why). */
+  WORKER_MAX_ACTIVITIES: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional()),
+  WORKER_MAX_WORKFLOW_TASKS: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(2).optional()),
+  WORKER_MAX_LOCAL_ACTIVITIES: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional()),
 });
 
 /** A channel's `api_key_env` must name a variable of this form; its value is read here, once, with the rest. */

@@ -10,7 +10,7 @@ import { createApp } from '../../gateway/app';
 import { answerClientErrors } from '../../gateway/client-errors';
 import { createSimulator, type Simulator } from '../../simulator/app';
 import { createMediaHandler, publicBaseUrlOf } from '../../simulator/media/index';
-import { createWorker } from '../../workers/worker';
+import { createWorkers } from '../../workers/worker';
 import type { GatewayDeps } from '../../gateway/deps';
 
 /**
@@ -83,9 +83,9 @@ export async function startGateway(
   await seedDb.conn.close();
   const deps = await buildDeps(config, createLogger(config.LOG_LEVEL));
   handler = createApp(deps).callback();
-  // An in-process worker on this file's own task queue, when the file needs workflows to run.
-  const worker = opts.worker ? await createWorker(config, deps) : undefined;
-  const workerRun = worker?.worker.run();
+  // In-process workers on this file's own task queues (one per queue: media, knowledge, webhooks), when the file needs workflows to run.
+  const workers = opts.worker ? await createWorkers(config, deps) : undefined;
+  void workers?.run();
 
   const admin: TestGateway['admin'] = async (method, path, body) => {
     const res = await fetch(`${url}/admin/v1${path}`, {
@@ -119,11 +119,7 @@ export async function startGateway(
       return r.body;
     },
     async close() {
-      if (worker) {
-        worker.worker.shutdown();
-        await workerRun?.catch(() => undefined);
-        await worker.connection.close();
-      }
+      await workers?.shutdown();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await deps.db.conn.dropDatabase().catch(() => undefined);
