@@ -10,6 +10,7 @@ import { pickPort, spawnManaged, stopAll, tailFile, waitForPort } from './lib/pr
 import { startServices, startStripeMock, type Services } from './lib/services';
 import { failureRecap, summaryLine, TapReporter, type TapCounts, type TapFailure } from './lib/tap';
 import { ensureChromium, ensureTools } from './lib/tools';
+import { ensureCompose, ensureHelm, ensureKubernetesValidate } from './lib/tools';
 import { checkLayers } from './lib/layers';
 import { bundleWorkflows } from './bundle-workflows';
 import { startRedisCluster, type RedisCluster } from './lib/redis-cluster';
@@ -68,6 +69,16 @@ try {
         log: quietLog,
       }),
     );
+  }
+
+  // The deployment checks (test/deploy) need helm, kubernetes-validate and docker-compose: built or installed once, cached.
+  const wantsDeploy = avaArgs.filter((a) => !a.startsWith('-')).length === 0 || avaArgs.some((a) => a.includes('test/deploy'));
+  if (wantsDeploy) {
+    await phase('deploy tools', async () => {
+      await ensureHelm(quietLog);
+      await ensureKubernetesValidate(quietLog);
+      await ensureCompose(quietLog);
+    });
   }
 
   // The console's browser tests drive Debian's chromium (installed when missing).
