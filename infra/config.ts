@@ -27,7 +27,7 @@ const EnvSchema = z.object({
    * return URLs, MCP) is built from it, never from a request's Host, Origin or X-Forwarded-* headers. Unset: http://HOST:PORT
    * (loopback for 0.0.0.0); production with top-ups needs it.
    */
-  PUBLIC_BASE_URL: z.url().optional(),
+  PUBLIC_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),
