@@ -126,8 +126,12 @@ export type Config = z.infer<typeof EnvSchema> & {
 };
 
 /**
- * The key to send to a channel: its stored secret (unsealed when the catalogue
- * loads), else the variable its `api_key_env` names, else 'gateway' (the simulator accepts any).
+ * THE resolver of a channel's secret: every upstream call (chat, the knowledge
+ * compiler's LLM calls, channel test calls, media providers, music and clip
+ * templates) gets its key here and nowhere else. The key is the channel's
+ * stored secret (unsealed when the catalogue loads), else the variable its
+ * `api_key_env` names (read once, with the rest of the configuration: never
+ * `process.env` at call time), else 'gateway' (the simulator accepts any).
  */
 export function upstreamApiKey(config: Pick<Config, 'UPSTREAM_KEYS'>, channel: { api_key_env?: string | null; api_key?: string }): string {
   return channel.api_key || (channel.api_key_env && config.UPSTREAM_KEYS[channel.api_key_env]) || 'gateway';
