@@ -101,6 +101,10 @@ export class KeyService {
 
   async get(id: string): Promise<ApiKeyDoc> {
     const doc = await this.db.ApiKey.findById(id).lean<ApiKeyDoc>();
+    if (!doc && /^akey_/.test(id)) {
+      // An agent key's own id: it is managed by the agent-key API; its API key record is `key_<same suffix>`.
+      throw new GatewayError('invalid_request', `${id} is an agent key: it is viewed, revoked and deleted through /admin/v1/agent-keys/${id} (docs/agents.md); its API key record here is ${id.replace(/^akey_/, 'key_')}, read-only`, { status: 409 });
+    }
     if (!doc) throw new GatewayError('not_found', `no key ${id}`, { status: 404, type: 'invalid_request_error' });
     return doc;
   }

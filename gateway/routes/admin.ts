@@ -53,7 +53,10 @@ function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
     object: 'api_key',
     account_id: doc.account_id,
     name: doc.name,
-    kind: doc.kind,
+    // An agent key's API key record (docs/agents.md): read-only here, managed through /admin/v1/agent-keys/{agent_key_id}.
+    kind: doc.agent_id ? 'agent' : doc.kind,
+    agent_id: doc.agent_id ?? null,
+    agent_key_id: doc.agent_id ? doc._id.replace(/^key_/, 'akey_') : null,
     prefix: doc.prefix,
     revealable: !!doc.secret,
     allowed_models: doc.allowed_models ?? null,

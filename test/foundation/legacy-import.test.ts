@@ -14,7 +14,7 @@ test.before(async () => {
 test.after.always(async () => gw?.close());
 
 const hex = () => randomBytes(32).toString('hex');
-const balance = (key: string) => fetch(`${gw.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
+const balance = (key: string) => fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${key}` } });
 
 test('every shape authentication accepts imports and then authenticates', async (t) => {
   const accepted = [
