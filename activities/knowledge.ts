@@ -4,6 +4,7 @@ import type { Db, KbBuildDoc } from '../infra/mongo';
 import type { RedisClient } from '../infra/redis';
 import type { Logger } from '../infra/logger';
 import type { UpstreamPools } from '../infra/upstream';
+import type { Config } from '../infra/config';
 import type { PageStore } from '../knowledge/page-store';
 import type { FileStore } from '../knowledge/storage/file-store';
 import { BuildRefused, compileBuild, failBuild, publishBuild, sweepDeletedBase } from '../knowledge/publish';
@@ -21,6 +22,8 @@ export interface KnowledgeActivityDeps {
   catalogue: () => Catalogue;
   upstream: UpstreamPools;
   wallet: Wallet;
+  /** For the compiler's channel keys (infra/config.ts upstreamApiKey). */
+  config: Pick<Config, 'UPSTREAM_KEYS'>;
 }
 
 /** A refusal is final (not retried); anything else (Mongo, Redis, a crash) is retried by the workflow's policy. */

@@ -27,7 +27,7 @@ const EnvSchema = z.object({
    * return URLs, MCP) is built from it, never from a request's Host, Origin or X-Forwarded-* headers. Unset: http://HOST:PORT
    * (loopback for 0.0.0.0); production with top-ups needs it.
    */
-  PUBLIC_BASE_URL: z.url().optional(),
+  PUBLIC_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),
@@ -132,8 +132,12 @@ export type Config = z.infer<typeof EnvSchema> & {
 };
 
 /**
- * The key to send to a channel: its stored secret (unsealed when the catalogue
- * loads), else the variable its `api_key_env` names, else 'gateway' (the simulator accepts any).
+ * THE resolver of a channel's secret: every upstream call (chat, the knowledge
+ * compiler's LLM calls, channel test calls, media providers, music and clip
+ * templates) gets its key here and nowhere else. The key is the channel's
+ * stored secret (unsealed when the catalogue loads), else the variable its
+ * `api_key_env` names (read once, with the rest of the configuration: never
+ * `process.env` at call time), else 'gateway' (the simulator accepts any).
  */
 export function upstreamApiKey(config: Pick<Config, 'UPSTREAM_KEYS'>, channel: { api_key_env?: string | null; api_key?: string }): string {
   return channel.api_key || (channel.api_key_env && config.UPSTREAM_KEYS[channel.api_key_env]) || 'gateway';

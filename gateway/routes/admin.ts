@@ -11,6 +11,7 @@ import { jsonBody } from '../middleware/body';
 import { idempotencyKeyOf } from '../middleware/idempotency';
 import { validBody, validQuery } from '../middleware/validate';
 import { Instant } from '../../domain/instant';
+import { KEY_PATTERN } from '../../domain/api-key';
 
 /** Operator API standing in for the console. `Authorization: Bearer <ADMIN_TOKEN>`. */
 
@@ -30,7 +31,15 @@ const KeyFields = {
 };
 export const NewKey = z.object({ name: z.string().min(1).max(200), ...KeyFields }).strict();
 export const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyFields }).strict();
-export const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string().min(16, 'must be the whole key (16 characters or more)').max(512), ...KeyFields }).strict();
+/**
+ * An early key to import: exactly the shapes authentication accepts (domain/api-key.ts KEY_PATTERN, any 8-character
+ * service tag), so an imported key always works; anything else would be stored and refused with 401 forever.
+ */
+export const LegacyKey = z.object({
+  name: z.string().min(1).max(200),
+  key: z.string().max(512).regex(KEY_PATTERN, 'must be a key authentication accepts: sk-<8 lowercase letters or digits>-<64 lowercase hex characters>'),
+  ...KeyFields,
+}).strict();
 export const Paging = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   /** The `next_cursor` of the previous page (milliseconds since the epoch). */
@@ -44,7 +53,10 @@ function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
     object: 'api_key',
     account_id: doc.account_id,
     name: doc.name,
-    kind: doc.kind,
+    // An agent key's API key record (docs/agents.md): read-only here, managed through /admin/v1/agent-keys/{agent_key_id}.
+    kind: doc.agent_id ? 'agent' : doc.kind,
+    agent_id: doc.agent_id ?? null,
+    agent_key_id: doc.agent_id ? doc._id.replace(/^key_/, 'akey_') : null,
     prefix: doc.prefix,
     tail: doc.tail ?? null,
     revealable: !!doc.secret,
