@@ -2,6 +2,7 @@ import type { Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
 import { enableMetrics, type Metrics } from './index';
 import { serveMetrics } from './server';
+import { serveMetricsOffThread } from './thread-server';
 import { watchChannelBreakers } from './channels';
 import { watchEventLoop } from './event-loop';
 
@@ -11,6 +12,8 @@ export async function startMetrics(config: Pick<Config, 'METRICS_PORT' | 'METRIC
   const m = enableMetrics(service);
   watchChannelBreakers(m);
   watchEventLoop(m);
-  await serveMetrics(m.registry, config.METRICS_PORT, config.METRICS_HOST, log);
+  // A worker's listener has its own thread: it answers while a long stretch holds the worker's loop (metrics/thread-server.ts).
+  const serve = service === 'worker' ? serveMetricsOffThread : serveMetrics;
+  await serve(m.registry, config.METRICS_PORT, config.METRICS_HOST, log);
   return m;
 }
