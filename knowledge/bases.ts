@@ -139,6 +139,7 @@ export class KbBases {
     try {
       await this.deps.temporal.workflow.start('kbSweepWorkflow', {
         taskQueue: taskQueueFor(this.deps.taskQueue, 'kbSweepWorkflow'), workflowId: `kb-sweep:${accountId}/${kbId}`, args: [{ accountId, kbId }],
+        priority: { fairnessKey: accountId },
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

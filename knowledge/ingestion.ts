@@ -228,6 +228,9 @@ export class KbIngestion {
         taskQueue: taskQueueFor(this.deps.config.TEMPORAL_TASK_QUEUE, 'kbBuildWorkflow'),
         workflowId: build._id,
         args: [{ buildId: build._id }],
+        // Fairness between accounts on the knowledge queue (docs/knowledge.md "Fairness"): one account's
+        // hundred builds do not hold another's behind them. Its activities inherit the key.
+        priority: { fairnessKey: build.account_id },
         typedSearchAttributes: [
           { key: TASK_ID, value: build._id },
           { key: ACCOUNT_ID, value: build.account_id },

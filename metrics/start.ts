@@ -2,13 +2,18 @@ import type { Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
 import { enableMetrics, type Metrics } from './index';
 import { serveMetrics } from './server';
+import { serveMetricsOffThread } from './thread-server';
 import { watchChannelBreakers } from './channels';
+import { watchEventLoop } from './event-loop';
 
 /** Metrics on, with their listener, when METRICS_PORT is set; otherwise nothing (and the hooks stay no-ops). */
 export async function startMetrics(config: Pick<Config, 'METRICS_PORT' | 'METRICS_HOST'>, service: 'gateway' | 'worker', log: Logger): Promise<Metrics | undefined> {
   if (config.METRICS_PORT === undefined) return undefined;
   const m = enableMetrics(service);
   watchChannelBreakers(m);
-  await serveMetrics(m.registry, config.METRICS_PORT, config.METRICS_HOST, log);
+  watchEventLoop(m);
+  // A worker's listener has its own thread: it answers while a long stretch holds the worker's loop (metrics/thread-server.ts).
+  const serve = service === 'worker' ? serveMetricsOffThread : serveMetrics;
+  await serve(m.registry, config.METRICS_PORT, config.METRICS_HOST, log);
   return m;
 }

@@ -87,6 +87,20 @@ export function ferretSqliteUrl(dir: string): string {
   return `file:${dir}/?${params.join('&')}`;
 }
 
+/**
+ * Task-queue fairness (docs/knowledge.md "Fairness"): knowledge builds carry their account as the
+ * fairness key, so one account's backlog of builds does not hold another account's build behind it.
+ * The dev server (CLI 1.5.1, server 1.29) has fairness behind `matching.enableFairness`; it holds
+ * within one partition of a task queue, so the dev server's queues have one (its default of 4 spread
+ * an account's backlog over partitions polled at random, and a second account's build waited behind
+ * most of it). One partition is plenty for one dev server.
+ */
+const TEMPORAL_FAIRNESS = [
+  'matching.enableFairness=true',
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
+];
+
 /** The dev server's SQLite file: see where it is started. */
 export const TEMPORAL_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
 
@@ -218,6 +232,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
         '--disable-config-env',
         ...(opts.metricsPorts ? ['--metrics-port', String(opts.metricsPorts.temporal)] : []),
         ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+        ...TEMPORAL_FAIRNESS.flatMap((v) => ['--dynamic-config-value', v]),
       ]);
       env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;
       env.TEMPORAL_UI_URL = `http://127.0.0.1:${uiPort}`;
