@@ -30,6 +30,19 @@ export interface BuildDeps {
   log: Logger;
   pages: PageStore;
   kbFiles: FileStore;
+  /** Called with each step's wall milliseconds (bench/ingest-profile.ts); absent in production. */
+  timings?: (phase: string, ms: number) => void;
+}
+
+/** Runs one step of a build, reporting its wall time to `deps.timings` when that is set. */
+async function step<T>(deps: BuildDeps, phase: string, run: () => Promise<T> | T): Promise<T> {
+  if (!deps.timings) return run();
+  const t0 = performance.now();
+  try {
+    return await run();
+  } finally {
+    deps.timings(phase, performance.now() - t0);
+  }
 }
 
 /** A build that cannot succeed however often it is retried. */
@@ -55,37 +68,45 @@ export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor
   await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'running', started_at: build.started_at ?? now, updated_at: now } });
   const ref = refOf(build);
   if (!(await deps.pages.base(ref))) throw new BuildRefused('kb_deleted', 'the knowledge base was deleted');
-  const file = await deps.kbFiles.get(build.r2_key);
+  const file = await step(deps, 'read file', () => deps.kbFiles.get(build.r2_key));
   if (!file) throw new BuildRefused('file_missing', `the uploaded file ${build.filename} is no longer stored`);
   let extracted;
   try {
-    extracted = await extract(build.format, file.data);
+    extracted = await step(deps, 'extraction', () => extract(build.format, file.data));
   } catch (err) {
     if (err instanceof UnreadableDocument) throw new BuildRefused('unreadable_document', err.message);
     throw err;
   }
-  const compiled = await compilerFor(build).compile({
+  const compiled = await step(deps, 'compile (sectioning, summaries, tags)', () => compilerFor(build).compile({
     baseKey: baseKey(ref), documentId: build.document_id, filename: build.filename, r2Key: build.r2_key,
-    compiledAt: (build.started_at ?? now).toISOString(), doc: extracted,
-  });
+    compiledAt: (build.started_at ?? now).toISOString(), doc: extracted!,
+  }));
   if (compiled.pages.length === 0) throw new BuildRefused('no_text', `no text could be read from ${build.filename}`);
 
   // Links against the base as readers will see it: other documents' live pages plus this build's.
-  const others = (await deps.pages.livePages(ref)).filter((p) => p.document_id !== build.document_id);
+  const others = (await step(deps, 'read base pages', () => deps.pages.livePages(ref))).filter((p) => p.document_id !== build.document_id);
   const index = new LinkIndex([...others.map(targetOf), ...compiled.pages.map((p, i) => compiledTarget(p, build, i))]);
   let written = 0;
+  let linkMs = 0;
+  let writeMs = 0;
   for (const [i, p] of compiled.pages.entries()) {
+    const t0 = performance.now();
     const outgoing = resolveLinks(baseKey(ref), p, index);
+    linkMs += performance.now() - t0;
     const doc: PageDoc = {
       _id: `${buildId}:${p.page_id}`, page_id: p.page_id, account_id: build.account_id, kb_id: build.kb_id, document_id: build.document_id,
       build_id: buildId, title: p.title, summary: p.summary, tags: p.tags, aliases: p.aliases, links: resolvedIds(outgoing), body: p.body,
       confidence: p.confidence, needs_review: p.needs_review, source: p.source, outgoing_links: outgoing, link_requests: p.link_requests,
       anchor: p.anchor, ordinal: i, created_at: now,
     };
+    const t1 = performance.now();
     await deps.db.Page.replaceOne({ _id: doc._id }, doc, { upsert: true });
+    writeMs += performance.now() - t1;
     written++;
     if (written === 1) failpoint('kb.build.mid-pages');
   }
+  deps.timings?.('link resolution', linkMs);
+  deps.timings?.('page writes', writeMs);
   await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_made: written, warnings: compiled.warnings.slice(0, 50), updated_at: new Date() } });
   return { pages: written, done: false };
 }
@@ -115,8 +136,8 @@ export async function publishBuild(deps: BuildDeps, buildId: string): Promise<{ 
   if (verdict === null) {
     await deps.pages.bumpVersion(ref);
     failpoint('kb.publish.after-flip');
-    await relinkAfter(deps, ref, build.document_id);
-    await cleanupDocument(deps, build.document_id);
+    await step(deps, 'relink after publish', () => relinkAfter(deps, ref, build.document_id));
+    await step(deps, 'cleanup', () => cleanupDocument(deps, build.document_id));
     // Final only once everything above is done: a retry after a crash redoes the idempotent steps.
     await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'succeeded', finished_at: new Date(), updated_at: new Date() } });
   } else {
@@ -198,7 +219,7 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, documentId: str
     const names = [...new Set(mine.flatMap((p) => [p.title, ...p.aliases].map(fold)).filter((n) => n && mentionable(n)))];
     if (names.length) {
       const pattern = names.map((n) => n.split(' ').map(escapeRegex).join('[^\\p{L}\\p{N}]+')).join('|');
-      const mentioning = await deps.db.Page.find({ ...scope, body: { $regex: pattern, $options: 'i' } }).select({ _id: 1, document_id: 1, build_id: 1 }).lean<Pick<PageDoc, '_id' | 'document_id' | 'build_id'>[]>();
+      const mentioning = await step(deps, 'relink: store search for mentions', () => deps.db.Page.find({ ...scope, body: { $regex: pattern, $options: 'i' } }).select({ _id: 1, document_id: 1, build_id: 1 }).lean<Pick<PageDoc, '_id' | 'document_id' | 'build_id'>[]>());
       for (const p of mentioning) if (live.get(p.document_id) === p.build_id) redo.add(p._id);
     }
     let changed = 0;
