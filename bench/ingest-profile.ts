@@ -28,10 +28,15 @@ const log = createLogger('warn');
 const totals = new Map<string, number>();
 const deps: BuildDeps = {
   db, redis, log, pages: new PageStore(db, redis), kbFiles: new MongoFileStore(db.KbFile),
-  timings: (phase, ms) => totals.set(phase, (totals.get(phase) ?? 0) + ms),
+  timings: (phase, ms) => {
+    totals.set(phase, (totals.get(phase) ?? 0) + ms);
+    if (process.env.VERBOSE) console.log(`    ${phase}: ${ms.toFixed(0)} ms`);
+  },
 };
 const rules = new RulesCompiler();
 const files = generateCorpus().slice(0, DOCS);
+const since = (t: number) => `${((performance.now() - t) / 1000).toFixed(1)} s`;
+console.log(`corpus generated; store and Redis up`);
 const account = `acct_${randomBytes(4).toString('hex')}`;
 const t0 = performance.now();
 let pages = 0;
@@ -41,7 +46,9 @@ for (const f of files) {
   const documentId = documentIdOf(account, 'default', f.filename);
   const r2 = `kb/${account}/default/${documentId}/${hash.slice(0, 32)}`;
   const now = new Date();
+  const u0 = performance.now();
   await deps.kbFiles.put(r2, { data, contentType: 'text/markdown', filename: f.filename });
+  if (process.env.VERBOSE) console.log(`    file stored: ${since(u0)}`);
   await db.KbDocument.create({
     _id: documentId, account_id: account, kb_id: 'default', filename: f.filename, content_type: 'text/markdown', content_hash: hash, r2_key: '', size: data.length,
     live_build_id: null, live_seq: 0, deleted_seq: 0, deleted_at: null, created_at: now, updated_at: now,

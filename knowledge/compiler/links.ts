@@ -202,3 +202,4 @@ export function resolveLinks(baseKey: string, page: LinkSource, index: LinkIndex
 
 /** `links[]` of the spec: ids of the resolved outgoing links. */
 export const resolvedIds = (links: OutgoingLink[]): string[] => links.filter((l) => l.resolved).map((l) => l.id);
+
