@@ -2,10 +2,11 @@ import { createWalletActivities, type WalletActivityDeps } from './wallet';
 import { createMediaActivities, type MediaActivityDeps } from './media';
 import { createKnowledgeActivities, type KnowledgeActivityDeps } from './knowledge';
 import { createWebhookActivities } from '../webhooks/activities';
+import type { WorkerQueue } from '../domain/task-queues';
 
 export type ActivityDeps = WalletActivityDeps & MediaActivityDeps & KnowledgeActivityDeps;
 
-/** All activities of the worker, built from dependencies created once per process. */
+/** All activities of the project (the workflows' proxy types; tests), built from dependencies created once per process. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createWalletActivities(deps),
@@ -16,3 +17,16 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** The activities a worker of one queue registers: its own workflows' (domain/task-queues.ts), nothing else. */
+export function createQueueActivities(queue: WorkerQueue, deps: ActivityDeps): Partial<Activities> {
+  switch (queue) {
+    case 'media':
+      // Media tasks, the link sweeper and wallet audits.
+      return { ...createWalletActivities(deps), ...createMediaActivities(deps) };
+    case 'knowledge':
+      return createKnowledgeActivities(deps);
+    case 'webhooks':
+      return createWebhookActivities(deps);
+  }
+}

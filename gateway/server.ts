@@ -1,4 +1,4 @@
-import { loadConfig } from '../infra/config';
+import { loadConfig, paymentsConfigProblem } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
@@ -13,6 +13,12 @@ import { tuneHeap } from '../infra/heap';
 const LISTEN_BACKLOG = 4096;
 
 const config = loadConfig();
+// Production takes payments through Stripe only: without its keys it refuses to start (docs/payments.md).
+const paymentsProblem = paymentsConfigProblem(config);
+if (paymentsProblem) {
+  process.stderr.write(`gateway: refusing to start: ${paymentsProblem}\n`);
+  process.exit(1);
+}
 tuneHeap(config.GATEWAY_HEAP_GROWING_PERCENT);
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
 guardProcess(log);

@@ -22,7 +22,11 @@ const EnvSchema = z.object({
   KEY_SERVICE_TAG: z.string().regex(/^[a-z0-9]{8}$/, 'KEY_SERVICE_TAG must be 8 lowercase letters or digits').default('mgateway'),
   /** Key of the HMAC over knowledge-base source links (spec 3 section 2.4); unset: derived from KEY_ENCRYPTION_KEY. */
   KB_LINK_SECRET: z.string().min(32, 'KB_LINK_SECRET must be at least 32 characters').optional(),
-  /** Public origin of the gateway used in signed links (e.g. https://api.example.com); unset: the origin the caller reached. */
+  /**
+   * Public origin of the gateway (e.g. https://api.example.com): every absolute URL it hands out (signed links, checkout
+   * return URLs, MCP) is built from it, never from a request's Host, Origin or X-Forwarded-* headers. Unset: http://HOST:PORT
+   * (loopback for 0.0.0.0); production with top-ups needs it.
+   */
   PUBLIC_BASE_URL: z.url().optional(),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
@@ -95,8 +99,23 @@ const EnvSchema = z.object({
   METRICS_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
   /** Interface of the metrics listener: loopback by default; a scraper on another host needs 0.0.0.0 (and a firewall). */
   METRICS_HOST: z.string().default('127.0.0.1'),
-  /** HMAC secret of the payment processor's webhooks; unset, one is derived from ADMIN_TOKEN (the stand-in processor signs with the same). */
-  PAYMENT_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
+  /**
+   * Top-ups (docs/payments.md): on by default. In production they go through Stripe and need STRIPE_SECRET_KEY,
+   * STRIPE_WEBHOOK_SECRET and PUBLIC_BASE_URL (the gateway refuses to start without them); `false` turns top-ups off.
+   */
+  TOPUPS_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** Stripe's secret API key (`sk_live_...`, `sk_test_...`); unset in development and test: the stand-in processor. */
+  STRIPE_SECRET_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(8).optional()),
+  /** The signing secret of the Stripe webhook endpoint (`whsec_...`); unset in development and test: derived from ADMIN_TOKEN. */
+  STRIPE_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
+  /** Another Stripe API host (stripe-mock: `http://127.0.0.1:12111`); unset: api.stripe.com. */
+  STRIPE_API_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  /** The worker's queue when `workers/main.ts` gets no `--queue=` flag: media, knowledge or webhooks (domain/task-queues.ts); unset: media. */
+  WORKER_QUEUE: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['media', 'knowledge', 'webhooks']).optional()),
+  /** Override the worker's slot counts (workers/queues.ts has each queue's defaults and why). */
+  WORKER_MAX_ACTIVITIES: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional()),
+  WORKER_MAX_WORKFLOW_TASKS: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(2).optional()),
+  WORKER_MAX_LOCAL_ACTIVITIES: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional()),
 });
 
 /** A channel's `api_key_env` must name a variable of this form; its value is read here, once, with the rest. */
@@ -118,6 +137,25 @@ export type Config = z.infer<typeof EnvSchema> & {
  */
 export function upstreamApiKey(config: Pick<Config, 'UPSTREAM_KEYS'>, channel: { api_key_env?: string | null; api_key?: string }): string {
   return channel.api_key || (channel.api_key_env && config.UPSTREAM_KEYS[channel.api_key_env]) || 'gateway';
+}
+
+/** The gateway's public origin, without a trailing slash: PUBLIC_BASE_URL, else the address it listens on. */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): string {
+  if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL.replace(/\/+$/, '');
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' || config.HOST === '' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  return `http://${host}:${config.PORT}`;
+}
+
+/**
+ * What a production gateway with top-ups lacks to take payments (the variables by name), or null.
+ * Development and test fall back to the stand-in processor (simulator/payments/).
+ */
+export function paymentsConfigProblem(config: Pick<Config, 'DEPLOYMENT_MODE' | 'TOPUPS_ENABLED' | 'STRIPE_SECRET_KEY' | 'STRIPE_WEBHOOK_SECRET' | 'PUBLIC_BASE_URL'>): string | null {
+  if (config.DEPLOYMENT_MODE !== 'production' || !config.TOPUPS_ENABLED) return null;
+  const missing = (['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'PUBLIC_BASE_URL'] as const).filter((name) => !config[name]);
+  if (missing.length === 0) return null;
+  return `top-ups are enabled in production (DEPLOYMENT_MODE=production, TOPUPS_ENABLED=true) but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: ` +
+    'set them to take payments through Stripe (docs/payments.md), or set TOPUPS_ENABLED=false to run without top-ups';
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

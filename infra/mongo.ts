@@ -155,6 +155,8 @@ export interface ApiKeyDoc {
   name: string;
   kind: 'standard' | 'legacy';
   prefix: string;
+  /** The key's last 4 characters, shown beside the prefix so keys can be told apart (`sk-mgateway-…a1b2`); absent on keys made before it existed. */
+  tail?: string | null;
   /** sha256 of the plaintext key: the lookup index. */
   hash: string;
   /** AES-256-GCM ciphertext, iv and tag (base64); absent on hash-only legacy keys. */
@@ -407,6 +409,7 @@ const ApiKeySchema = new Schema<ApiKeyDoc>(
     name: String,
     kind: String,
     prefix: String,
+    tail: { type: String, default: null },
     hash: { type: String, unique: true },
     secret: { type: Schema.Types.Mixed, default: null },
     allowed_models: { type: [String], default: null },

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { GatewayError, errors } from '../domain/errors';
+import { taskQueueFor } from '../domain/task-queues';
 import { DEFAULT_KB_ID, type KbReaders } from '../domain/knowledge/page';
 import type { Catalogue } from '../domain/catalogue';
 import { isDuplicateKey, type Db, type KbDoc } from '../infra/mongo';
@@ -137,7 +138,7 @@ export class KbBases {
   private async startSweep(accountId: string, kbId: string): Promise<void> {
     try {
       await this.deps.temporal.workflow.start('kbSweepWorkflow', {
-        taskQueue: this.deps.taskQueue, workflowId: `kb-sweep:${accountId}/${kbId}`, args: [{ accountId, kbId }],
+        taskQueue: taskQueueFor(this.deps.taskQueue, 'kbSweepWorkflow'), workflowId: `kb-sweep:${accountId}/${kbId}`, args: [{ accountId, kbId }],
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { GatewayError, errors } from '../domain/errors';
+import { taskQueueFor } from '../domain/task-queues';
 import { ACCOUNT_ID, MODEL, TASK_ID } from '../domain/media/search-attributes';
 import type { Config } from '../infra/config';
 import { isDuplicateKey, type Db, type KbBuildDoc, type KbDocumentDoc } from '../infra/mongo';
@@ -226,7 +227,7 @@ export class KbIngestion {
   private async start(build: KbBuildDoc): Promise<void> {
     try {
       await this.deps.temporal.workflow.start('kbBuildWorkflow', {
-        taskQueue: this.deps.config.TEMPORAL_TASK_QUEUE,
+        taskQueue: taskQueueFor(this.deps.config.TEMPORAL_TASK_QUEUE, 'kbBuildWorkflow'),
         workflowId: build._id,
         args: [{ buildId: build._id }],
         typedSearchAttributes: [

@@ -1,6 +1,6 @@
 // `npm run dev`: the whole stack on this machine. Services (Temporal + UI,
 // FerretDB, Redis) with data under .data/dev, then the simulator, the seed,
-// the gateway and one worker, their output prefixed with their name. Creates
+// the gateway and one worker per queue (media, knowledge, webhooks), their output prefixed with their name. Creates
 // or reuses a demo account and key, prints how to use them, and writes them
 // to .data/dev.env. Ctrl-C stops everything it started.
 import { randomBytes } from 'node:crypto';
@@ -43,6 +43,13 @@ async function main(): Promise<void> {
     gateway: await pickPort(Number(process.env.METRICS_PORT || 9464), 'gateway metrics', true),
     worker: await pickPort(Number(process.env.WORKER_METRICS_PORT || 9465), 'worker metrics', true),
   };
+  // One worker process per queue (domain/task-queues.ts), each its own metrics port: media on
+  // WORKER_METRICS_PORT (9465), knowledge and webhooks on the next free ones (9466, 9467).
+  const workerMetricsPorts = {
+    media: metricsPorts.worker,
+    knowledge: await pickPort(metricsPorts.worker + 1, 'knowledge worker metrics', true),
+    webhooks: await pickPort(metricsPorts.worker + 2, 'webhooks worker metrics', true),
+  };
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const baseEnv: NodeJS.ProcessEnv = {
     ...process.env,
@@ -76,7 +83,11 @@ async function main(): Promise<void> {
   if (exists('gateway/server.ts', 'gateway')) {
     gateway = tsx('gateway', 'gateway/server.ts', { ...baseEnv, PORT: String(gatewayPort), METRICS_PORT: String(metricsPorts.gateway) });
   }
-  if (exists('workers/main.ts', 'worker')) tsx('worker', 'workers/main.ts', { ...baseEnv, METRICS_PORT: String(metricsPorts.worker) });
+  if (exists('workers/main.ts', 'worker')) {
+    for (const [queue, port] of Object.entries(workerMetricsPorts)) {
+      tsx(`worker-${queue}`, 'workers/main.ts', { ...baseEnv, WORKER_QUEUE: queue, METRICS_PORT: String(port) });
+    }
+  }
 
   let demo: Demo | undefined;
   if (gateway) {
@@ -105,7 +116,7 @@ async function main(): Promise<void> {
   console.log(`  console       ${out.CONSOLE_URL || '(none)'}`);
   console.log(`  demo user     ${out.DEMO_EMAIL ? `${out.DEMO_EMAIL} / ${out.DEMO_PASSWORD}  (owner of "Demo Enterprise")` : '(none)'}`);
   console.log(`  Temporal UI   ${out.TEMPORAL_UI_URL || '(external Temporal)'}`);
-  console.log(`  metrics       http://127.0.0.1:${metricsPorts.gateway}/metrics (gateway), http://127.0.0.1:${metricsPorts.worker}/metrics (worker)`);
+  console.log(`  metrics       http://127.0.0.1:${metricsPorts.gateway}/metrics (gateway), workers: ${Object.entries(workerMetricsPorts).map(([q, p]) => `:${p} (${q})`).join(', ')}`);
   console.log(`  demo API key  ${out.API_KEY || '(none)'}`);
   console.log(`  admin token   ${out.ADMIN_TOKEN}`);
   console.log(`  account id    ${out.ACCOUNT_ID || '(none)'}`);

@@ -1,4 +1,4 @@
-import type { Config } from '../infra/config';
+import { publicBaseUrl, type Config } from '../infra/config';
 import { connectMongo } from '../infra/mongo';
 import { connectRedis } from '../infra/redis';
 import { createLogger, type Logger } from '../infra/logger';
@@ -52,7 +52,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const corpora = new CorpusCache(pages);
   const retrieval = new Retrieval(corpora);
   const kbScope = new KnowledgeScope(db, redis);
-  const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
+  const sourceLinks = new SourceLinks(sourceLinkSecret(config), publicBaseUrl(config));
   const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, interceptors: await temporalClientInterceptors() });
   const people = new PeopleService(db, accounts, () => kbScope.changed());

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { ChannelDoc, Db } from '../infra/mongo';
 import { unseal } from '../infra/secrets';
+import { upsertRacing } from '../infra/upsert';
 import {
   Catalogue, CatalogueFileSchema, liftInlineChannels, ModelSchema, PricingRulesSchema, substituteUrl, type CatalogueFile,
 } from '../domain/catalogue';
@@ -21,26 +22,26 @@ export function channelRecordOfSeed(c: ChannelSeed): ChannelRecord {
 }
 
 /**
- * Seed (upsert) the registry into Mongo from the data file. Idempotent.
+ * Seed (upsert) the registry into Mongo from the data file. Idempotent, and safe when two processes seed at once.
  * Channels: the file's channels are written unless an operator created,
  * edited or deleted one of the same id through the management API (then the
  * operator's version stays); seeded channels the file no longer lists go.
  */
 export async function seedCatalogue(db: Db, file: CatalogueFile): Promise<number> {
   const now = new Date();
-  await db.CatalogueRules.replaceOne({ _id: 'pricing_rules' }, { doc: file.pricing_rules, updated_at: now }, { upsert: true });
+  await upsertRacing(() => db.CatalogueRules.replaceOne({ _id: 'pricing_rules' }, { doc: file.pricing_rules, updated_at: now }, { upsert: true }));
   for (const m of file.models) {
-    await db.CatalogueModel.replaceOne({ _id: m.id }, { doc: m, updated_at: now }, { upsert: true });
+    await upsertRacing(() => db.CatalogueModel.replaceOne({ _id: m.id }, { doc: m, updated_at: now }, { upsert: true }));
   }
   const existing = new Map((await db.Channel.find({}, { origin: 1, created_at: 1 }).lean<Pick<ChannelDoc, '_id' | 'origin' | 'created_at'>[]>()).map((d) => [d._id, d]));
   for (const c of file.channels) {
     const prior = existing.get(c.id);
     if (prior && prior.origin !== 'seed') continue;
-    await db.Channel.replaceOne(
+    await upsertRacing(() => db.Channel.replaceOne(
       { _id: c.id },
       { doc: channelRecordOfSeed(c), origin: 'seed', deleted_at: null, created_at: prior?.created_at ?? now, updated_at: now },
       { upsert: true },
-    );
+    ));
   }
   const listed = new Set(file.channels.map((c) => c.id));
   const gone = [...existing.values()].filter((d) => d.origin === 'seed' && !listed.has(d._id)).map((d) => d._id);

@@ -1,7 +1,7 @@
 import { isDuplicateKey, type Db, type ApiKeyDoc } from '../infra/mongo';
 import { rkeys, type RedisClient } from '../infra/redis';
 import { seal, sha256Hex, unseal } from '../infra/secrets';
-import { KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
+import { KEY_PREFIX_LENGTH, KEY_TAIL_LENGTH, type KeyRecord } from '../domain/api-key';
 import { generateApiKey, newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
 import { changeRecord } from './record-lock';
@@ -79,6 +79,7 @@ export class KeyService {
       name: input.name,
       kind,
       prefix: plaintext.slice(0, KEY_PREFIX_LENGTH),
+      tail: plaintext.slice(-KEY_TAIL_LENGTH),
       hash: sha256Hex(plaintext),
       secret: kind === 'standard' ? seal(plaintext, this.opts.encryptionKey) : null,
       allowed_models: input.allowed_models ?? null,
@@ -99,6 +100,17 @@ export class KeyService {
     const doc = await this.db.ApiKey.findById(id).lean<ApiKeyDoc>();
     if (!doc) throw new GatewayError('not_found', `no key ${id}`, { status: 404, type: 'invalid_request_error' });
     return doc;
+  }
+
+  /** The key's distinguishing tail: stored since keys carry one; an older key's is read from its sealed plaintext; a legacy hash-only key has none. */
+  tailOf(doc: Pick<ApiKeyDoc, 'tail' | 'secret'>): string | null {
+    if (doc.tail) return doc.tail;
+    if (!doc.secret) return null;
+    try {
+      return unseal(doc.secret, this.opts.encryptionKey).slice(-KEY_TAIL_LENGTH);
+    } catch {
+      return null;
+    }
   }
 
   async listByAccount(accountId: string): Promise<ApiKeyDoc[]> {

@@ -16,6 +16,7 @@ import { usageDoc, type UsageRecorder } from './usage';
 import { usageRowFromTask } from './task-usage';
 import type { mediaTaskWorkflow, MediaTaskInput } from '../workflows/media-task';
 import { MEDIA_TASK_WORKFLOW } from '../domain/workflow-ids';
+import { taskQueueFor } from '../domain/task-queues';
 import pRetry from 'p-retry';
 
 /** Starting a task's workflow: 3 tries over about 0.6 s (the workflow start is idempotent). */
@@ -174,7 +175,7 @@ export class MediaTasks {
     };
     try {
       await this.deps.temporal.workflow.start<typeof mediaTaskWorkflow>(MEDIA_TASK_WORKFLOW, {
-        taskQueue: this.deps.config.TEMPORAL_TASK_QUEUE,
+        taskQueue: taskQueueFor(this.deps.config.TEMPORAL_TASK_QUEUE, 'mediaTaskWorkflow'),
         workflowId: doc._id,
         args: [input],
         typedSearchAttributes: [

@@ -1,6 +1,7 @@
 import type { Db, UsageDoc } from '../infra/mongo';
 import type { Logger } from '../infra/logger';
 import { duplicatesOf } from '../infra/batch-insert';
+import { upsertRacing } from '../infra/upsert';
 
 export type UsageRow = Partial<UsageDoc> & Pick<UsageDoc, '_id' | 'account_id' | 'endpoint' | 'status' | 'request_id'>;
 
@@ -60,9 +61,14 @@ export class UsageRecorder {
     });
   }
 
-  /** Rows whose id already exists are kept as they are (an in-flight row is replaced with `replace`). */
+  /**
+   * Writes the row whatever is there (an in-flight row turns final). Safe under races: two settlements
+   * of one task, or one racing the drain's insert of the in-flight row, both end with the final row
+   * (the loser of the insert race runs again and replaces; infra/upsert.ts).
+   */
   async replace(row: UsageRow): Promise<void> {
-    await this.db.Usage.replaceOne({ _id: row._id }, { ...DEFAULTS, created_at: new Date(), ...row }, { upsert: true });
+    const doc = { ...DEFAULTS, created_at: new Date(), ...row };
+    await upsertRacing(() => this.db.Usage.replaceOne({ _id: row._id }, doc, { upsert: true }));
   }
 
   /**

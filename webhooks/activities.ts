@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../infra/config';
 import type { Db, TaskDoc } from '../infra/mongo';
 import type { Logger } from '../infra/logger';
+import { upsertRacing } from '../infra/upsert';
 import { FINAL_STATES } from '../domain/media/task';
 import { eventIdOf, webhookModels, type AttemptOutcome, type WebhookEventDoc } from './models';
 import { WebhookSecrets } from './secrets';
@@ -79,14 +80,15 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       if (!event) throw ApplicationFailure.nonRetryable(`webhook event ${input.eventId} not found`, 'EventNotFound');
       const attemptId = round === 0 ? `${event._id}:${attempt}` : `${event._id}:r${round}:${attempt}`;
       const startedAt = new Date();
-      await m.Attempt.replaceOne(
+      // Safe under races (an attempt taken over by another worker while the first still runs): infra/upsert.ts.
+      await upsertRacing(() => m.Attempt.replaceOne(
         { _id: attemptId },
         {
           _id: attemptId, event_id: event._id, task_id: event.task_id, account_id: event.account_id, round, attempt, outcome: 'in_progress',
           status_code: null, error: null, started_at: startedAt, completed_at: null, duration_ms: null,
         },
         { upsert: true },
-      );
+      ));
       const finish = async (outcome: AttemptOutcome, statusCode: number | null, error: string | null) => {
         const now = new Date();
         await m.Attempt.updateOne({ _id: attemptId }, { $set: { outcome, status_code: statusCode, error, completed_at: now, duration_ms: now.getTime() - startedAt.getTime() } });

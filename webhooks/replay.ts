@@ -5,6 +5,7 @@ import type { Config } from '../infra/config';
 import type { Db, TaskDoc } from '../infra/mongo';
 import type { taskWebhookWorkflow } from '../workflows/task-webhook';
 import { TASK_WEBHOOK_WORKFLOW, taskWebhookWorkflowId } from '../domain/workflow-ids';
+import { taskQueueFor } from '../domain/task-queues';
 import { eventIdOf, webhookModels, type WebhookEventDoc } from './models';
 
 const busy = (taskId: string) =>
@@ -34,7 +35,7 @@ export async function replayTaskWebhook(
   await m.Event.updateOne({ _id: eventId }, { $set: { state: 'pending', updated_at: new Date() } });
   try {
     await deps.temporal.workflow.start<typeof taskWebhookWorkflow>(TASK_WEBHOOK_WORKFLOW, {
-      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      taskQueue: taskQueueFor(deps.config.TEMPORAL_TASK_QUEUE, 'taskWebhookWorkflow'),
       workflowId: taskWebhookWorkflowId(taskId, round),
       args: [{ taskId, round }],
     });

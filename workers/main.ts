@@ -1,25 +1,30 @@
+// One worker process of one queue: `workers/main.ts --queue=media|knowledge|webhooks` (or WORKER_QUEUE;
+// default media). Run one process (or more) per queue; each takes its own METRICS_PORT.
 import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { guardProcess } from '../infra/process-guards';
 import { buildDeps } from '../services/bootstrap';
 import { createWorker, ensureLinkSweeper } from './worker';
+import { queueFromArgs, slotsOf } from './queues';
 import { startMetrics } from '../metrics/start';
 import { watchStore } from '../metrics/store';
 import { watchWorker } from '../metrics/temporal';
 import { currentTracing } from '../tracing/current';
 
 const config = loadConfig();
-const log = createLogger(config.LOG_LEVEL, { service: 'worker' });
+const queue = queueFromArgs(process.argv.slice(2), config);
+const log = createLogger(config.LOG_LEVEL, { service: 'worker', queue });
 guardProcess(log);
 const deps = await buildDeps(config, log);
 const metrics = await startMetrics(config, 'worker', log);
-const { worker, connection } = await createWorker(config, deps);
+metrics?.registry.setDefaultLabels({ service: 'worker', queue });
+const { worker, connection } = await createWorker(config, deps, { queue });
 if (metrics) {
   watchWorker(metrics, worker);
   watchStore(metrics, deps.db, log);
 }
-await ensureLinkSweeper(deps.temporal, config.TEMPORAL_TASK_QUEUE, log);
-log.info('worker started', { taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE });
+if (queue === 'media') await ensureLinkSweeper(deps.temporal, config.TEMPORAL_TASK_QUEUE, log);
+log.info('worker started', { queue, taskQueue: worker.options.taskQueue, namespace: config.TEMPORAL_NAMESPACE, slots: slotsOf(queue, config) });
 process.once('SIGINT', () => worker.shutdown());
 process.once('SIGTERM', () => worker.shutdown());
 await worker.run();

@@ -2,9 +2,11 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Logger } from '../infra/logger';
 import type { Config } from '../infra/config';
-import { WORKFLOWS_PATH } from '../infra/temporal';
-import { createActivities, type ActivityDeps } from '../activities';
+import { workflowBundleOf, workflowsPathOf } from '../infra/temporal';
+import { createQueueActivities, type ActivityDeps } from '../activities';
 import { linkSweeperWorkflow, LINK_SWEEPER_ID } from '../workflows/link-sweeper';
+import { taskQueueFor, taskQueueName, WORKER_QUEUES, type WorkerQueue } from '../domain/task-queues';
+import { slotsOf } from './queues';
 import { currentMetrics } from '../metrics/index';
 import { activityMetrics } from '../metrics/temporal';
 import { workerTracing, WORKFLOW_INTERCEPTORS_PATH } from '../tracing/temporal';
@@ -12,17 +14,28 @@ import { workerTracing, WORKFLOW_INTERCEPTORS_PATH } from '../tracing/temporal';
 /** How long a workflow task waits on a worker's sticky queue before any worker may take it. */
 export const STICKY_SCHEDULE_TO_START = '3s';
 
-/** A worker on the configured task queue, running every workflow and activity of the project. */
-export async function createWorker(config: Config, deps: ActivityDeps, opts: { taskQueue?: string } = {}) {
+/**
+ * A worker of one queue (domain/task-queues.ts; media unless told): it polls that queue's Temporal
+ * task queue and registers that queue's workflows and activities only, with its bounded slots
+ * (workers/queues.ts).
+ */
+export async function createWorker(config: Config, deps: ActivityDeps, opts: { queue?: WorkerQueue; taskQueue?: string } = {}) {
+  const queue = opts.queue ?? 'media';
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const traced = workerTracing();
   const metrics = currentMetrics();
+  const slots = slotsOf(queue, config);
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: opts.taskQueue ?? config.TEMPORAL_TASK_QUEUE,
-    ...(config.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE } } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: createActivities(deps),
+    taskQueue: opts.taskQueue ?? taskQueueName(config.TEMPORAL_TASK_QUEUE, queue),
+    ...(config.WORKFLOW_BUNDLE
+      ? { workflowBundle: { codePath: workflowBundleOf(config.WORKFLOW_BUNDLE, queue) } }
+      : { workflowsPath: workflowsPathOf(queue) }),
+    activities: createQueueActivities(queue, deps),
+    maxConcurrentActivityTaskExecutions: slots.activities,
+    maxConcurrentWorkflowTaskExecutions: slots.workflowTasks,
+    maxConcurrentLocalActivityExecutions: slots.localActivities,
     // A worker that dies (a crash, a deploy's SIGKILL) leaves the next workflow task of every workflow it had
     // cached on its sticky queue, where nobody polls; the server moves it to the shared queue only after this
     // timeout (the SDK's default, 10 s, stalled every task of a killed worker for 10 s in the chaos runs). A
@@ -37,17 +50,35 @@ export async function createWorker(config: Config, deps: ActivityDeps, opts: { t
     },
     sinks: traced.sinks,
   });
-  return { worker, connection };
+  return { worker, connection, queue };
+}
+
+/** One worker per queue in this process (tests, small single-process setups): each still its own queue and slots. */
+export async function createWorkers(config: Config, deps: ActivityDeps, queues: readonly WorkerQueue[] = WORKER_QUEUES) {
+  const workers = await Promise.all(queues.map((queue) => createWorker(config, deps, { queue })));
+  let runs: Promise<void>[] = [];
+  return {
+    workers,
+    run(): Promise<void> {
+      runs = workers.map((w) => w.worker.run());
+      return Promise.all(runs).then(() => undefined);
+    },
+    async shutdown(): Promise<void> {
+      for (const w of workers) if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+      await Promise.all(runs.map((r) => r.catch(() => undefined)));
+      await Promise.all(workers.map((w) => w.connection.close()));
+    },
+  };
 }
 
 /** How often the housekeeping workflow runs (orphaned tasks, expired links). */
 export const LINK_SWEEP_INTERVAL_MS = 60 * 1000;
 
-/** Start the deployment's single link sweeper unless it already runs. */
-export async function ensureLinkSweeper(client: Client, taskQueue: string, log: Logger): Promise<void> {
+/** Start the deployment's single link sweeper unless it already runs (by the media workers: it runs on their queue). */
+export async function ensureLinkSweeper(client: Client, baseTaskQueue: string, log: Logger): Promise<void> {
   try {
     await client.workflow.start(linkSweeperWorkflow, {
-      taskQueue, workflowId: LINK_SWEEPER_ID, args: [{ intervalMs: LINK_SWEEP_INTERVAL_MS }],
+      taskQueue: taskQueueFor(baseTaskQueue, 'linkSweeperWorkflow'), workflowId: LINK_SWEEPER_ID, args: [{ intervalMs: LINK_SWEEP_INTERVAL_MS }],
     });
     log.info('link sweeper started');
   } catch (err) {

@@ -1,4 +1,7 @@
-/** Workflow entry for the worker bundle (workflowsPath). Deterministic code only. */
+/**
+ * Every workflow of the project (tests). Each worker queue loads its own entry instead
+ * (workflows/{media,knowledge,webhooks}-queue.ts, infra/temporal.ts `workflowsPathOf`). Deterministic code only.
+ */
 export { auditWalletWorkflow } from './audit-wallet';
 export { mediaTaskWorkflow } from './media-task';
 export { taskWebhookWorkflow } from './task-webhook';

@@ -1,7 +1,8 @@
-import { ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, proxyLocalActivities, sleep, startChild } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, proxyLocalActivities, sleep, startChild, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { taskWebhookWorkflow } from './task-webhook';
-import { taskWebhookWorkflowId } from '../domain/workflow-ids';
+import type { taskWebhookWorkflow } from './task-webhook';
+import { TASK_WEBHOOK_WORKFLOW, taskWebhookWorkflowId } from '../domain/workflow-ids';
+import { taskQueueFor } from '../domain/task-queues';
 import type { MediaActivities, SettleInput, SyncAnswer, TaskFacts } from '../activities/media';
 import type { ProviderOutcome } from '../domain/media/task';
 import { mediaErrorJson } from '../domain/error-bodies';
@@ -104,11 +105,15 @@ export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTas
   return { state: outcome.state, costNano };
 }
 
-/** The task's webhook runs on as its own workflow (abandoned child): retries of up to 24 h never hold this one open. */
+/**
+ * The task's webhook runs on as its own workflow (abandoned child): retries of up to 24 h never hold this one open.
+ * It runs on the webhooks queue, named after this workflow's own (the media queue is the deployment's base name).
+ */
 async function startWebhook(taskId: string): Promise<void> {
   try {
-    await startChild(taskWebhookWorkflow, {
+    await startChild<typeof taskWebhookWorkflow>(TASK_WEBHOOK_WORKFLOW, {
       workflowId: taskWebhookWorkflowId(taskId),
+      taskQueue: taskQueueFor(workflowInfo().taskQueue, 'taskWebhookWorkflow'),
       args: [{ taskId }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });

@@ -13,7 +13,7 @@ import { NewBase } from '../../gateway/routes/admin-kb';
 import { parseInput } from '../../domain/validation';
 import { isMultipart, readMultipart } from '../../gateway/media/multipart';
 import { currentAccount } from '../access';
-import { requestOrigin } from '../../gateway/request-origin';
+import { publicBaseUrl } from '../../infra/config';
 import type { ConsoleServices } from '../services';
 
 const when = (s: number | null) => (s ? new Date(s * 1000).toISOString().replace('T', ' ').slice(0, 16) : '');
@@ -161,7 +161,7 @@ ${tagged ? html`<h2>Pages tagged “${tag}”</h2><ul>${tagged.items.map((p) => 
 
   router.get('/console/kb/:kb/pages/:page', signedIn, async (ctx) => {
     const { doc, scope } = await baseOf(ctx);
-    const [p, back, src] = await Promise.all([knowledge.page(scope, ctx.params.page), knowledge.backlinks(scope, ctx.params.page), knowledge.source(scope, ctx.params.page, requestOrigin(ctx))]);
+    const [p, back, src] = await Promise.all([knowledge.page(scope, ctx.params.page), knowledge.backlinks(scope, ctx.params.page), knowledge.source(scope, ctx.params.page, publicBaseUrl(svc.deps.config))]);
     const link = (id: string, title: string) => html`<a href="${kbPath(doc.kb_id)}/pages/${encodeURIComponent(id)}">${title}</a>`;
     ctx.type = 'html';
     ctx.body = page(ctx, p.title, html`<section class="card">

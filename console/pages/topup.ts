@@ -40,12 +40,12 @@ export function topUpRoutes(router: Router<ConsoleState>, svc: ConsoleServices, 
   router.get('/console/topup', signedIn, async (ctx) => {
     const accountId = currentAccount(ctx);
     let banner: Html | undefined;
-    const session = typeof ctx.query.checkout === 'string' ? ctx.query.checkout : '';
-    if (session) {
-      const credited = await svc.billing.isCredited(accountId, session);
+    const topUpId = typeof ctx.query.topup === 'string' ? ctx.query.topup : '';
+    if (topUpId) {
+      const credited = await svc.billing.isCredited(accountId, topUpId);
       banner = credited
         ? html`<p class="notice ok" role="status" data-testid="topup-done">Payment received: your balance has been credited.</p>`
-        : html`<p class="notice" role="status" hx-get="/console/topup?checkout=${session}" hx-select=".notice" hx-trigger="every 2s" hx-swap="outerHTML">Waiting for the payment processor to confirm…</p>`;
+        : html`<p class="notice" role="status" hx-get="/console/topup?topup=${topUpId}" hx-select=".notice" hx-trigger="every 2s" hx-swap="outerHTML">Waiting for the payment processor to confirm…</p>`;
     } else if (ctx.query.cancelled) {
       banner = html`<p class="notice" role="status">Checkout cancelled; nothing was charged.</p>`;
     }
@@ -63,11 +63,10 @@ export function topUpRoutes(router: Router<ConsoleState>, svc: ConsoleServices, 
       } catch {
         throw new GatewayError('invalid_request', 'amount_usd must be an amount with at most 9 decimals', { param: 'amount_usd' });
       }
-      const checkout = await svc.billing.startCheckout(accountId, nano, {
-        successUrl: `${ctx.origin}/console/topup?checkout={CHECKOUT_SESSION_ID}`,
-        cancelUrl: `${ctx.origin}/console/topup?cancelled=1`,
-      });
-      ctx.redirect(`/_processor/checkout/${checkout._id}`);
+      // The same call as POST /api/v1/billing/checkout (payments/routes.ts); the processor's page takes the payment.
+      const by = ctx.state.session!.principal.kind === 'user' ? `user:${(ctx.state.session!.principal as { userId: string }).userId}` : 'operator';
+      const checkout = await svc.billing.startCheckout(accountId, nano, by);
+      ctx.redirect(checkout.url);
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';

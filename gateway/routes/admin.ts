@@ -46,6 +46,7 @@ function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
     name: doc.name,
     kind: doc.kind,
     prefix: doc.prefix,
+    tail: doc.tail ?? null,
     revealable: !!doc.secret,
     allowed_models: doc.allowed_models ?? null,
     expires_at: doc.expires_at ? Math.floor(doc.expires_at.getTime() / 1000) : null,

@@ -1,3 +1,4 @@
+import { setTaskCostHeaders } from '../media/cost-headers';
 import Router from '@koa/router';
 import { imageQuote } from '../../domain/media/pricing';
 import { publicStatus, FINAL_STATES } from '../../domain/media/task';
@@ -77,10 +78,12 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
       }
       const doc = await tasks.get(ctx.state.auth!.account.id, ctx.params.id, IMAGE_ENDPOINTS);
       if (!FINAL_STATES.has(doc.state)) {
+        setTaskCostHeaders(ctx, doc);
         ctx.status = 202;
         ctx.body = pendingView(doc);
         return;
       }
+      setTaskCostHeaders(ctx, doc);
       ctx.status = doc.final_status ?? 502;
       ctx.type = 'application/json';
       ctx.body = await finalBody(deps, doc);

@@ -9,8 +9,8 @@ import mongoose from 'mongoose';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pickPort, spawnManaged, tailFile, type Managed } from './proc';
-import { ensureTools } from './tools';
+import { pickPort, spawnManaged, tailFile, waitForPort, type Managed } from './proc';
+import { ensureStripeMock, ensureTools } from './tools';
 
 export const SEARCH_ATTRIBUTES = ['TaskId', 'AccountId', 'Model'] as const;
 /** temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD */
@@ -307,4 +307,27 @@ async function checkTemporal(address: string, register: boolean, log: (l: string
 
 function redact(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/**
+ * stripe-mock (Stripe's API mock, built and cached by tools.ts) on 127.0.0.1,
+ * plain HTTP: the SDK is pointed at it with STRIPE_API_URL. Stateless: it
+ * answers every call from its fixtures (docs/payments.md).
+ */
+export async function startStripeMock(opts: { dataDir: string; port: number; portFallback?: boolean; log?: (line: string) => void }): Promise<{ url: string; stop(): Promise<void> }> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const bin = await ensureStripeMock(log);
+  const port = await pickPort(opts.port, 'stripe-mock', !!opts.portFallback);
+  const logDir = path.join(path.resolve(opts.dataDir), 'logs');
+  fs.mkdirSync(logDir, { recursive: true });
+  const m = spawnManaged({ name: 'stripe-mock', cmd: bin, args: ['-http-addr', `127.0.0.1:${port}`], logFile: path.join(logDir, 'stripe-mock.log') });
+  try {
+    await waitForPort(port, m, READY_TIMEOUT_MS);
+  } catch (err) {
+    await m.stop();
+    throw new Error(`${String(err instanceof Error ? err.message : err)}\n${tailFile(m.logFile!)}`);
+  }
+  const url = `http://127.0.0.1:${port}`;
+  log(`  stripe-mock on ${url}`);
+  return { url, stop: () => m.stop() };
 }

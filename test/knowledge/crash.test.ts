@@ -25,7 +25,8 @@ function startWorker(gw: TestGateway, failpoints: string): ChildProcess {
     TEMPORAL_TASK_QUEUE: c.TEMPORAL_TASK_QUEUE, ADMIN_TOKEN: c.ADMIN_TOKEN, KEY_ENCRYPTION_KEY: c.KEY_ENCRYPTION_KEY,
     SIMULATOR_URL: c.SIMULATOR_URL, LOG_LEVEL: 'warn', FAILPOINTS: failpoints,
   };
-  return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Builds run on the knowledge queue's worker (domain/task-queues.ts).
+  return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts', '--queue=knowledge'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 function exited(p: ChildProcess, timeoutMs: number): Promise<NodeJS.Signals | number | null> {

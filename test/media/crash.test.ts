@@ -25,7 +25,7 @@ function startWorker(gw: TestGateway, failpoints: string): ChildProcess {
     SIMULATOR_URL: c.SIMULATOR_URL, MEDIA_POLL_INTERVAL_MS: String(c.MEDIA_POLL_INTERVAL_MS ?? 100), LOG_LEVEL: 'warn',
     FAILPOINTS: failpoints,
   };
-  return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts', '--queue=media'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 function exited(p: ChildProcess, timeoutMs: number): Promise<NodeJS.Signals | number | null> {

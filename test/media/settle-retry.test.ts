@@ -107,6 +107,7 @@ test.serial('two workers settling the same task at once: one applies, both repor
   const costs = await Promise.all([a.acts.settleMediaTask(input), b.acts.settleMediaTask(input), a.acts.settleMediaTask(input)]);
   t.deepEqual(costs, [{ costNano: PRICE }, { costNano: PRICE }, { costNano: PRICE }]);
   const m = await moneyOf(accountId, keyId, task._id);
+  await gw.deps.usage.flush();
   t.is(m.balance, GRANT - PRICE);
   t.is(m.ledger, GRANT - PRICE);
   t.is(m.spend, PRICE);
@@ -115,6 +116,28 @@ test.serial('two workers settling the same task at once: one applies, both repor
   t.is(usage?.status, 'success');
   t.is(usage?.cost_nano, PRICE);
   t.is((await gw.deps.db.Task.findById(task._id).lean<TaskDoc>())!.state, 'succeeded');
+});
+
+test.serial('a crowd of workers settling one task at once: none throws, one applies, all report the same cost, one final usage row', async (t) => {
+  const { accountId, keyId, task } = await submit();
+  const input: SettleInput = { taskId: task._id, outcome: succeeded, task: factsOf(task) };
+  // Twelve settlements on eight worker processes' wallets, all started together: the wallet op, the
+  // usage row's upsert (racing each other and the journal drain's in-flight row) and the task's patch.
+  const crowd = Array.from({ length: 8 }, () => otherWorker());
+  const runs = Array.from({ length: 12 }, (_, i) => crowd[i % crowd.length].acts.settleMediaTask(input));
+  const outcomes = await Promise.allSettled(runs);
+  t.deepEqual(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason)), [], 'no settlement threw');
+  t.deepEqual(outcomes.map((o) => (o as PromiseFulfilledResult<{ costNano: number }>).value), Array(12).fill({ costNano: PRICE }));
+  const m = await moneyOf(accountId, keyId, task._id);
+  t.is(m.balance, GRANT - PRICE);
+  t.is(m.ledger, GRANT - PRICE);
+  t.is(m.spend, PRICE);
+  t.deepEqual(m.rows, [`${task._id}:reserve=${-PRICE}`, `${task._id}:settle=0`].sort(), 'the settlement applied once');
+  await gw.deps.usage.flush();
+  const usage = await gw.deps.db.Usage.find({ _id: task._id }).lean<Array<{ status: string; cost_nano: number }>>();
+  t.is(usage.length, 1);
+  t.like(usage[0], { status: 'success', cost_nano: PRICE });
+  t.like((await gw.deps.db.Task.findById(task._id).lean<TaskDoc>())!, { state: 'succeeded', cost_nano: PRICE });
 });
 
 test.serial('a hold written ahead survives a rebuild of the projection from the ledger (the drain writes its row first)', async (t) => {

@@ -17,7 +17,7 @@ test.before(async () => {
 
 const ENV = { ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: '2000' };
 
-function startWorker(gw: TestGateway): ChildProcess {
+function startWorker(gw: TestGateway, queue: 'media' | 'webhooks'): ChildProcess {
   const c = gw.config;
   const env = {
     WORKFLOW_BUNDLE: bundle,
@@ -26,7 +26,7 @@ function startWorker(gw: TestGateway): ChildProcess {
     TEMPORAL_TASK_QUEUE: c.TEMPORAL_TASK_QUEUE, ADMIN_TOKEN: c.ADMIN_TOKEN, KEY_ENCRYPTION_KEY: c.KEY_ENCRYPTION_KEY,
     SIMULATOR_URL: c.SIMULATOR_URL, MEDIA_POLL_INTERVAL_MS: '100', LOG_LEVEL: 'warn', ...ENV,
   };
-  return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts', `--queue=${queue}`], { env, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 function exited(p: ChildProcess, timeoutMs: number): Promise<NodeJS.Signals | number | null> {
@@ -56,14 +56,16 @@ test('a worker SIGKILLed mid-delivery: delivered again by the next worker, same 
     const a = await gw.newAccount();
     const key = (await gw.newKey(a.id)).key;
     const secret = (await gw.admin('POST', `/accounts/${a.id}/webhook-secret`)).body.secret as string;
-    first = startWorker(gw);
+    // The task runs on a media worker; its delivery on a webhooks worker, the one killed.
+    workers.push(startWorker(gw, 'media'));
+    first = startWorker(gw, 'webhooks');
     workers.push(first);
     const sub = await post(gw, key, '/v1/images/generations', { model: 'gpt-image-1', prompt: 'kill test', async: true, callback_url: rx.url });
     t.is(sub.status, 200);
     const { id } = (await sub.json()) as { id: string };
     await rx.waitFor(1, 120_000);
     t.is(await exited(first, 30_000), 'SIGKILL');
-    workers.push(startWorker(gw));
+    workers.push(startWorker(gw, 'webhooks'));
 
     const hits = await rx.waitFor(2, 120_000);
     t.is(hits[1].headers['webhook-id'], hits[0].headers['webhook-id']);

@@ -3,7 +3,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporalBinary } from '../../scripts/lib/tools';
-import { WORKFLOWS_PATH } from '../../infra/temporal';
+import { WORKFLOWS_PATH, workflowBundleOf } from '../../infra/temporal';
 import { mediaTaskWorkflow, type MediaTaskInput } from '../../workflows/media-task';
 import type { MediaActivities, PollOutcome, SubmitOutcome } from '../../activities/media';
 import type { ProviderOutcome } from '../../domain/media/task';
@@ -48,7 +48,7 @@ test.before(async () => {
   worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue: QUEUE,
-    ...(process.env.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE } } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(process.env.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: workflowBundleOf(process.env.WORKFLOW_BUNDLE, 'media') } } : { workflowsPath: WORKFLOWS_PATH }),
     activities,
   });
   running = worker.run();

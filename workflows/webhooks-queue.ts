@@ -1,0 +1,2 @@
+/** Workflow entry of the webhooks worker (`workers/main.ts --queue=webhooks`). */
+export { taskWebhookWorkflow } from './task-webhook';
