@@ -103,6 +103,9 @@ export interface KbBuildDoc {
   model: string;
   state: 'queued' | 'running' | 'succeeded' | 'failed';
   pages_made: number;
+  /** Progress of a running build: pages written so far, out of the pages the compile made (null until it has). */
+  pages_done?: number;
+  pages_total?: number | null;
   warnings: string[];
   error: { code: string; message: string } | null;
   created_at: Date;
@@ -534,7 +537,8 @@ const KbBuildSchema = new Schema<KbBuildDoc>(
   {
     _id: String, doc_seq: { type: String, unique: true }, account_id: String, kb_id: String, document_id: { type: String, index: true },
     seq: Number, filename: String, format: String, content_type: String, content_hash: String, r2_key: String, size: Number,
-    compiler: String, model: String, state: String, pages_made: { type: Number, default: 0 }, warnings: { type: [String], default: [] },
+    compiler: String, model: String, state: String, pages_made: { type: Number, default: 0 },
+    pages_done: { type: Number, default: 0 }, pages_total: { type: Number, default: null }, warnings: { type: [String], default: [] },
     error: { type: Schema.Types.Mixed, default: null }, created_at: Date, started_at: { type: Date, default: null },
     finished_at: { type: Date, default: null }, updated_at: Date,
   },
