@@ -110,11 +110,11 @@ try {
       try {
         const t0 = Date.now();
         const pending = submit(gw!, key, f);
-        const id = f.sync ? await newestTaskId(gw!, t0) : (await pending).id;
+        const id = await newestTaskId(gw!, t0);
         await sleep(f.sync ? 500 : 400);
         await client.workflow.getHandle(id).cancel();
-        await client.workflow.getHandle(id).result().catch(() => undefined);
-        await pending.catch(() => undefined);
+        await withTimeout(client.workflow.getHandle(id).result().catch(() => undefined), 60_000, `task ${id}`);
+        await withTimeout(pending.catch(() => undefined), 30_000, 'the submission');
         return [id];
       } finally {
         await gw!.control('DELETE', '/media/faults');
