@@ -45,6 +45,12 @@ const EnvSchema = z.object({
    * 171 MB and the 2,000-stream peak by about 20 MB, for 15-20 % more CPU on small high-rate requests.
    */
   GATEWAY_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(300).default(0),
+  /**
+   * SIGTERM: how long a gateway lets in-flight requests (streams) finish before it closes them (each is then
+   * billed as a disconnect), and how long a worker lets running activities finish (Worker shutdownGraceTime).
+   * Keep it under the orchestrator's kill delay (Kubernetes terminationGracePeriodSeconds, 30 s by default).
+   */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
   /** Upstream timeout of the four chat endpoints, streaming included. */
   CHAT_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
   /** Keep-alive connections per upstream origin; an open stream holds one for its whole life. */
