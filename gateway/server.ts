@@ -1,4 +1,4 @@
-import { loadConfig } from '../infra/config';
+import { loadConfigOrExit } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
@@ -12,7 +12,7 @@ import { tuneHeap } from '../infra/heap';
 /** Capped by the kernel (net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
 
-const config = loadConfig();
+const config = loadConfigOrExit(process.env, 'the gateway');
 tuneHeap(config.GATEWAY_HEAP_GROWING_PERCENT);
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
 guardProcess(log);

@@ -1,4 +1,4 @@
-import { loadConfig } from '../infra/config';
+import { loadConfigOrExit } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { guardProcess } from '../infra/process-guards';
 import { buildDeps } from '../services/bootstrap';
@@ -8,7 +8,7 @@ import { watchStore } from '../metrics/store';
 import { watchWorker } from '../metrics/temporal';
 import { currentTracing } from '../tracing/current';
 
-const config = loadConfig();
+const config = loadConfigOrExit(process.env, 'the worker');
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' });
 guardProcess(log);
 const deps = await buildDeps(config, log);
