@@ -1,4 +1,4 @@
-import { loadConfig, paymentsConfigProblem } from '../infra/config';
+import { loadConfigOrExit, paymentsConfigProblem } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
@@ -12,7 +12,7 @@ import { tuneHeap } from '../infra/heap';
 /** Capped by the kernel (net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
 
-const config = loadConfig();
+const config = loadConfigOrExit(process.env, 'the gateway');
 // Production takes payments through Stripe only: without its keys it refuses to start (docs/payments.md).
 const paymentsProblem = paymentsConfigProblem(config);
 if (paymentsProblem) {

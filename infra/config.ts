@@ -18,6 +18,15 @@ const EnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters'),
   /** 32 bytes as 64 hex characters: AES-256-GCM key for stored API keys. */
   KEY_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'KEY_ENCRYPTION_KEY must be 64 hex characters'),
+  /**
+   * Earlier KEY_ENCRYPTION_KEYs (comma-separated, 64 hex each) whose sealed values are still read until
+   * `npm run reseal` has re-sealed them under KEY_ENCRYPTION_KEY (docs/operations.md, key rotation).
+   */
+  KEY_ENCRYPTION_KEYS_PREVIOUS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[0-9a-fA-F]{64}$/, 'KEY_ENCRYPTION_KEYS_PREVIOUS must be 64-hex keys separated by commas'))),
   /** The 8-character service tag in `sk-<tag>-<64 hex>`. */
   KEY_SERVICE_TAG: z.string().regex(/^[a-z0-9]{8}$/, 'KEY_SERVICE_TAG must be 8 lowercase letters or digits').default('mgateway'),
   /** Key of the HMAC over knowledge-base source links (spec 3 section 2.4); unset: derived from KEY_ENCRYPTION_KEY. */
@@ -168,11 +177,23 @@ export function paymentsConfigProblem(config: Pick<Config, 'DEPLOYMENT_MODE' | '
     'set them to take payments through Stripe (docs/payments.md), or set TOPUPS_ENABLED=false to run without top-ups';
 }
 
+/** A variable is missing or malformed: the message names each one (no stack is worth showing). */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+    throw new ConfigError(
+      parsed.error.issues.map((i) => {
+        const name = i.path.join('.');
+        return env[name] === undefined ? `${name} is not set (${REQUIRED_HINTS[name] ?? i.message}; README.md, "Configuration")` : `${name}: ${i.message}`;
+      }),
+    );
   }
   const keys: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (UPSTREAM_KEY_VAR.test(name) && value) keys[name] = value;
@@ -181,6 +202,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [name, value] of Object.entries(env)) if (CHANNEL_URL_VAR.test(name) && value) urls[name] = value.replace(/\/+$/, '');
   urls.SIMULATOR_URL = parsed.data.SIMULATOR_URL;
   return { ...parsed.data, UPSTREAM_KEYS: keys, CHANNEL_URL_VARS: urls };
+}
+
+const REQUIRED_HINTS: Record<string, string> = {
+  ADMIN_TOKEN: 'the management API\'s bearer token, 16+ characters, e.g. `openssl rand -hex 24`',
+  KEY_ENCRYPTION_KEY: 'the key that seals stored secrets, 64 hex characters, e.g. `openssl rand -hex 32`',
+};
+
+/**
+ * loadConfig for a process's entry point: a bad or missing variable prints the message naming it on
+ * stderr and exits 1, without a stack trace.
+ */
+export function loadConfigOrExit(env: Record<string, string | undefined> = process.env, what = 'the process'): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${what} cannot start: ${err.message}\n`);
+    process.exit(1);
+  }
 }
 
 /**

@@ -72,12 +72,15 @@ try {
   }
 
   // The deployment checks (test/deploy) need helm, kubernetes-validate and docker-compose: built or installed once, cached.
-  const wantsDeploy = avaArgs.filter((a) => !a.startsWith('-')).length === 0 || avaArgs.some((a) => a.includes('test/deploy'));
-  if (wantsDeploy) {
+  const deployFiles = avaArgs.filter((a) => !a.startsWith('-'));
+  const wantsDeploy = (name: string) => deployFiles.length === 0 || deployFiles.some((a) => a.replace(/\/+$/, '').endsWith('test/deploy') || a.includes(`test/deploy/${name}`));
+  if (wantsDeploy('helm') || wantsDeploy('compose')) {
     await phase('deploy tools', async () => {
-      await ensureHelm(quietLog);
-      await ensureKubernetesValidate(quietLog);
-      await ensureCompose(quietLog);
+      if (wantsDeploy('helm')) {
+        await ensureHelm(quietLog);
+        await ensureKubernetesValidate(quietLog);
+      }
+      if (wantsDeploy('compose')) await ensureCompose(quietLog);
     });
   }
 

@@ -52,7 +52,7 @@ export class KeyService {
   constructor(
     private readonly db: Db,
     private readonly redis: RedisClient,
-    private readonly opts: { encryptionKey: string; serviceTag: string },
+    private readonly opts: { encryptionKey: string; serviceTag: string; /** Earlier keys still read (KEY_ENCRYPTION_KEYS_PREVIOUS). */ previousKeys?: readonly string[] },
   ) {}
 
   async create(accountId: string, input: NewKeyInput): Promise<{ doc: ApiKeyDoc; plaintext: string }> {
@@ -132,7 +132,7 @@ export class KeyService {
     if (!doc.secret) {
       throw new GatewayError('invalid_request', 'this key is a hash-only legacy key and cannot be revealed', { status: 409 });
     }
-    return unseal(doc.secret, this.opts.encryptionKey);
+    return unseal(doc.secret, [this.opts.encryptionKey, ...(this.opts.previousKeys ?? [])]);
   }
 
   /** `lifecycle`: the agent-key service itself; anyone else may not change an agent key (its revocation is final). */

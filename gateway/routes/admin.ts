@@ -40,6 +40,12 @@ export const LegacyKey = z.object({
   key: z.string().max(512).regex(KEY_PATTERN, 'must be a key authentication accepts: sk-<8 lowercase letters or digits>-<64 lowercase hex characters>'),
   ...KeyFields,
 }).strict();
+/** Lists in id order (`GET /admin/v1/accounts`, `/users`): `after` is the previous page's `next_cursor`. */
+export const IdPaging = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  after: z.string().min(1).max(100).optional(),
+});
+
 export const Paging = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   /** The `next_cursor` of the previous page (milliseconds since the epoch). */
@@ -105,6 +111,12 @@ export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
     const doc = await deps.accounts.create(input);
     ctx.status = 201;
     ctx.body = await accountView(doc._id);
+  });
+  router.get('/accounts', async (ctx) => {
+    const { limit, after } = validQuery(ctx, IdPaging);
+    const rows = await deps.db.Account.find(after ? { _id: { $gt: after } } : {}).sort({ _id: 1 }).limit(limit + 1).select({ _id: 1 }).lean();
+    const page = rows.slice(0, limit);
+    ctx.body = { object: 'list', data: await Promise.all(page.map((r) => accountView(r._id))), next_cursor: rows.length > limit ? page[page.length - 1]._id : null };
   });
   router.get('/accounts/:id', async (ctx) => {
     ctx.body = await accountView(ctx.params.id);
