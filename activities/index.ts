@@ -2,8 +2,9 @@ import { createWalletActivities, type WalletActivityDeps } from './wallet';
 import { createMediaActivities, type MediaActivityDeps } from './media';
 import { createKnowledgeActivities, type KnowledgeActivityDeps } from './knowledge';
 import { createWebhookActivities } from '../webhooks/activities';
+import { createBatchActivities, type BatchActivityDeps } from './batch';
 
-export type ActivityDeps = WalletActivityDeps & MediaActivityDeps & KnowledgeActivityDeps;
+export type ActivityDeps = WalletActivityDeps & MediaActivityDeps & KnowledgeActivityDeps & BatchActivityDeps;
 
 /** All activities of the worker, built from dependencies created once per process. */
 export function createActivities(deps: ActivityDeps) {
@@ -12,6 +13,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMediaActivities(deps),
     ...createKnowledgeActivities(deps),
     ...createWebhookActivities(deps),
+    ...createBatchActivities(deps),
   };
 }
 
