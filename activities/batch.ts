@@ -142,6 +142,8 @@ export function createBatchActivities(deps: BatchActivityDeps) {
                 break;
               }
             }
+            // Another lane may have taken the last line while this one read the status.
+            if (next >= todo.length) break;
             const index = todo[next++];
             const outcome = await send(b, index, lines[index], key);
             await store.Line.collection.insertOne({ _id: lineId(b._id, index), ...outcome, created_at: new Date() } as never).catch((err: unknown) => {
