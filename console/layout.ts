@@ -14,6 +14,7 @@ export const NAV: NavItem[] = [
   { path: '/console/topup', label: 'Top-up' },
   { path: '/console/usage', label: 'Usage' },
   { path: '/console/tasks', label: 'Tasks' },
+  { path: '/console/batches', label: 'Batches' },
   { path: '/console/kb', label: 'Knowledge' },
   { path: '/console/agents', label: 'Agents' },
   { path: '/console/models', label: 'Models' },

@@ -61,7 +61,7 @@ export interface GatewayState {
   /** The chat charge settled for this call (gateway/chat/settle.ts), for the cost fields of its answer. */
   charge?: ChatCharge;
   /** A line of a batch (batches/line-auth.ts): its charge takes the batch multiplier, its op id is the line's. */
-  batchLine?: { batchId: string; customId: string };
+  batchLine?: { batchId: string; index: number; keyId: string };
 }
 
 export type Ctx = ParameterizedContext<GatewayState>;

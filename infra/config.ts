@@ -37,6 +37,10 @@ const EnvSchema = z.object({
    * (loopback for 0.0.0.0); production with top-ups needs it.
    */
   PUBLIC_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  /** Where batch workers send a batch's lines (the gateway itself, so each line is a live call); default http://127.0.0.1:PORT. */
+  GATEWAY_INTERNAL_URL: z.url().optional(),
+  /** Lines of one batch in flight at once (further bounded by the account's concurrency limit; docs/batches.md). */
+  BATCH_LINE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),

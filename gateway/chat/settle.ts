@@ -63,7 +63,8 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
   const auth = ctx.state.auth!;
   ctx.state.usageRecorded = true;
   // The one computation of this call's price: the ledger takes costNano, the answer reports the same charge (domain/cost-report.ts).
-  const charge = usage ? chatCharge(model, deps.catalogue().pricingRules, usage, new Date(), { batch: ctx.state.batchLine !== undefined }) : undefined;
+  const line = ctx.state.batchLine?.keyId === auth.key.id ? ctx.state.batchLine : undefined;
+  const charge = usage ? chatCharge(model, deps.catalogue().pricingRules, usage, new Date(), { batch: line !== undefined }) : undefined;
   ctx.state.charge = charge;
   const cost = charge?.costNano ?? 0;
   const note = misreportNote(model, outcome);
@@ -102,7 +103,7 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
   const held = ctx.state.lease;
   const lease = held && sameShard(held.accountId, op.accountId) ? held : undefined;
   if (ctx.state.keyHash) deps.authLookup.spent(ctx.state.keyHash, cost);
-  if (ctx.state.batchLine) {
+  if (line) {
     // A batch line may be sent again by a worker that replaced a killed one: its op id is the line's, and the
     // marked path dedupes it from any process (the ledger, then the op's marker), so it is charged once.
     const marked = () => deps.wallet.applyMarkedAhead(op, { usage: row });
