@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { ConsoleState, CCtx } from '../context';
 import { html, type Html } from '../html';
 import { page } from '../layout';
-import { formatCredits } from '../../domain/money';
+import { cost } from '../money';
 import { FINAL_STATES, publicStatus, type TaskKind, type TaskState } from '../../domain/media/task';
 import type { TaskDoc } from '../../infra/mongo';
 import { assertManages, currentAccount } from '../access';
@@ -20,7 +20,7 @@ export async function openTasks(svc: ConsoleServices, accountId: string, limit: 
 export function taskRow(t: TaskDoc, withCost = true): Html {
   return html`<tr data-task="${t._id}"><td><a href="/console/tasks/${t._id}"><code>${t._id}</code></a></td><td>${t.model}</td>
 <td><span class="status status-${t.state}">${statusOf(t)}</span>${t.progress !== null && !isFinal(t) ? html` <small>${t.progress}%</small>` : ''}</td>
-<td>${when(t.created_at)}</td>${withCost ? html`<td>${t.kind}</td><td class="num">${formatCredits(isFinal(t) ? t.cost_nano : t.reserved_nano)}</td>` : ''}</tr>`;
+<td>${when(t.created_at)}</td>${withCost ? html`<td>${t.kind}</td><td class="num">${cost(isFinal(t) ? t.cost_nano : t.reserved_nano)}</td>` : ''}</tr>`;
 }
 
 function mediaOf(t: TaskDoc, url: string): 'image' | 'video' | 'audio' | 'link' {
@@ -64,7 +64,7 @@ function detail(ctx: CCtx, svc: ConsoleServices, t: TaskDoc): Html {
   <dt>Key</dt><dd>${t.key_name} <code>${t.key_prefix}…</code></dd>
   <dt>Submitted</dt><dd>${when(t.created_at)}</dd>
   <dt>Completed</dt><dd>${when(t.completed_at) || '—'}</dd>
-  <dt>Cost</dt><dd>${formatCredits(isFinal(t) ? t.cost_nano : t.reserved_nano)}${live ? ' (reserved)' : ''}</dd>
+  <dt>Cost</dt><dd>${cost(isFinal(t) ? t.cost_nano : t.reserved_nano)}${live ? ' (reserved)' : ''}</dd>
   <dt>Request id</dt><dd><a href="/console/lookup?id=${t.request_id}"><code>${t.request_id}</code></a></dd>
   ${t.error_code ? html`<dt>Error</dt><dd>${t.error_code}: ${t.error_message}</dd>` : ''}
   ${operator && ui ? html`<dt>Workflow</dt><dd><a href="${ui.replace(/\/$/, '')}/namespaces/${encodeURIComponent(svc.deps.config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(t._id)}" rel="noreferrer" target="_blank">Open in the Temporal UI</a></dd>` : ''}
