@@ -49,8 +49,10 @@ export function plainMessage(message: string, fallback = 'That did not work; che
 export function fieldErrors(err: unknown, fields: readonly string[], human: HumanMessages = {}): FieldErrors {
   if (!(err instanceof GatewayError) || err.status >= 500) throw err;
   const field = err.param?.split('.')[0];
-  if (field && fields.includes(field)) return { [field]: human[field] ?? plainMessage(err.message) };
-  return { _form: (field && human[field]) ?? human._form ?? plainMessage(err.message) };
+  // The form's sentence replaces a validation message; a rule's own refusal (wrong password, over a limit) keeps its words.
+  const own = err.status === 400 && field ? human[field] : undefined;
+  if (field && fields.includes(field)) return { [field]: own ?? plainMessage(err.message) };
+  return { _form: own ?? (err.status === 400 ? human._form : undefined) ?? plainMessage(err.message) };
 }
 
 export function errorFor(errors: FieldErrors | undefined, name: string): Html {

@@ -98,7 +98,7 @@ ${field({ name: 'temperature', label: 'Temperature (optional)', value: one(f.tem
   const listPage = async (ctx: CCtx, opts: { ent?: string; form?: { f: Record<string, string | string[]>; errors: FieldErrors }; requestErrors?: Record<string, FieldErrors>; approveErrors?: Record<string, FieldErrors>; shown?: { id: string; plaintext: string } } = {}) => {
     const { list, ent } = await currentEnterprise(ctx, opts.ent);
     if (!ent) {
-      return page(ctx, 'Agents', html`<p class="muted">You are not a member of any enterprise. Agents belong to enterprise accounts.</p>`);
+      return page(ctx, 'Agents', html`<section class="card empty"><p>Agents belong to enterprise accounts, and you are not a member of any. When an owner adds you to an enterprise, its published agents appear here and you can request a key for them.</p></section>`, { actingOn: 'No enterprise to act on' });
     }
     const admin = canAdminister(ent.role);
     const actor = actorOf(ctx);
@@ -115,9 +115,10 @@ ${field({ name: 'temperature', label: 'Temperature (optional)', value: one(f.tem
     const tails = await tailsOf([...mine]);
     const who = await svc.deps.people.labelsOf([...pending.map((k) => k.requested_by), ...auditRows.rows.map((r) => (r.actor.kind === 'operator' ? null : r.actor.user_id))]);
     const csrf = csrfOf(ctx);
+    const actingOn = html`Acting on <strong>${ent.name}</strong> (enterprise, you are ${ent.role})${ctx.state.current && ctx.state.current.id !== ent.id ? html` · agents belong to an enterprise, whichever account the header shows` : ''}`;
     return page(ctx, 'Agents', html`
 ${list.length > 1 ? html`<form method="get" class="filters"><label for="f-enterprise">Enterprise</label><select id="f-enterprise" name="enterprise" data-autosubmit>
-${list.map((e) => html`<option value="${e.id}"${e.id === ent.id ? html` selected` : ''}>${e.name} (${e.role})</option>`)}</select><button type="submit" class="js-hide">Show</button></form>` : html`<p class="muted">${ent.name} · you are ${ent.role}</p>`}
+${list.map((e) => html`<option value="${e.id}"${e.id === ent.id ? html` selected` : ''}>${e.name} (${e.role})</option>`)}</select><button type="submit" class="js-hide">Show</button></form>` : ''}
 ${typeof ctx.query.deleted === 'string' ? html`<p class="notice ok" role="status" data-testid="notice">Agent “${ctx.query.deleted}” deleted; ${ctx.query.revoked ?? '0'} issued key(s) revoked. Its audit record is kept below.</p>` : ''}
 ${opts.shown ? html`<section class="card reveal" role="status"><p>The key (this view was recorded in the audit record):</p><p><code class="secret" data-testid="agent-plaintext">${opts.shown.plaintext}</code></p></section>` : ''}
 <div class="table-wrap"><table><thead><tr><th>Agent</th><th>Model</th><th>State</th><th>Bases</th><th></th></tr></thead>
@@ -140,7 +141,7 @@ ${mine.map((k) => html`<tr data-key="${k._id}"><td>${k.name}${keyCode(k, tails)}
 <td class="num">${k.spend_cap_nano === null ? '—' : usd(k.spend_cap_nano)}</td>
 <td>${k.state === 'issued' ? html`<form method="post" action="/console/agent-keys/${k._id}/view" class="inline-form">${csrfInput(csrf)}<button type="submit">View key</button></form>` : ''}</td></tr>`)}</tbody></table></div>`}</section>` : ''}
 ${admin ? html`<section class="card"><h2>Audit record</h2>${auditRows.rows.length === 0 ? html`<p class="muted">Nothing yet.</p>` : html`<ul class="audit" data-testid="agent-audit">
-${auditRows.rows.map((r) => html`<li data-action="${r.action}">${when(r.created_at)} · <strong>${AUDIT_WORDS[r.action] ?? r.action}</strong> · key ${keyNames.get(r.agent_key_id ?? '') ?? html`<code>${r.agent_key_id ?? ''}</code>`} by <span class="actor">${r.actor.kind === 'operator' ? 'the operator' : r.actor.user_id ? who.get(r.actor.user_id) : 'the system'}</span> · from <span title="${r.user_agent ?? ''}">${r.ip ?? 'an unknown address'}${r.user_agent ? ` (${agentName(r.user_agent)})` : ''}</span></li>`)}</ul>`}</section>` : ''}`);
+${auditRows.rows.map((r) => html`<li data-action="${r.action}">${when(r.created_at)} · <strong>${AUDIT_WORDS[r.action] ?? r.action}</strong> · key ${keyNames.get(r.agent_key_id ?? '') ?? html`<code>${r.agent_key_id ?? ''}</code>`} by <span class="actor">${r.actor.kind === 'operator' ? 'the operator' : r.actor.user_id ? who.get(r.actor.user_id) : 'the system'}</span> · from <span title="${r.user_agent ?? ''}">${r.ip ?? 'an unknown address'}${r.user_agent ? ` (${agentName(r.user_agent)})` : ''}</span></li>`)}</ul>`}</section>` : ''}`, { actingOn });
   };
 
   router.get('/console/agents', signedIn, async (ctx) => {
@@ -223,6 +224,7 @@ ${auditRows.rows.map((r) => html`<li data-action="${r.action}">${when(r.created_
     const tails = await tailsOf(agentKeys);
     const csrf = csrfOf(ctx);
     const attached = new Set(agent.knowledge_bases.map((b) => b.kb_id));
+    const entName = (await svc.deps.accounts.get(agent.enterprise_id).catch(() => null))?.name ?? agent.enterprise_id;
     return page(ctx, `Agent ${agent.name}`, html`
 ${opts.issued ? html`<section class="card reveal" role="status"><p>The new key (shown now; later viewable by its holder):</p><p><code class="secret" data-testid="agent-plaintext">${opts.issued}</code></p></section>` : ''}
 <section class="card"><dl class="facts">
@@ -251,7 +253,7 @@ ${field({ name: 'name', label: 'Name', required: true, errors: opts.issueErrors 
 <div class="field"><label for="f-holder">Holder</label><select id="f-holder" name="holder_user_id"><option value="">nobody (kept by admins)</option>${members.map((m) => html`<option value="${m.user_id}">${who.get(m.user_id)} (${m.role})</option>`)}</select>${errorFor(opts.issueErrors, 'holder_user_id')}</div>
 ${field({ name: 'spend_cap_usd', label: 'Spend cap (optional)', errors: opts.issueErrors, attrs: html`inputmode="decimal"` })}
 <button type="submit" class="primary">Issue key</button></form></section>
-<p><a href="/console/agents?enterprise=${agent.enterprise_id}">All agents</a></p>`);
+<p><a href="/console/agents?enterprise=${agent.enterprise_id}">All agents</a></p>`, { actingOn: html`Acting on <strong>${entName}</strong> (enterprise)` });
   };
 
   const loadAgent = (ctx: CCtx) => hidden(service.get(actorOf(ctx), ctx.params.id), `agent ${ctx.params.id}`);

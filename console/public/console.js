@@ -112,7 +112,7 @@
     var bars = uPlot.paths.bars({ size: [0.7, 40] });
     var series = [{}].concat(data.series.map(function (s, i) {
       return { label: s.label, stroke: colours[i % colours.length], fill: colours[i % colours.length] + 'cc', paths: bars, points: { show: false },
-        value: function (u, v, si, idx) { return idx == null ? '' : data.series[i].values[idx].toFixed(4); } };
+        value: function (u, v, si, idx) { return idx == null ? '' : '$' + data.series[i].values[idx].toFixed(4); } };
     })).reverse();
     series.unshift(series.pop());
     var ys = stacked.slice().reverse();
@@ -121,7 +121,7 @@
       width: Math.max(280, box.clientWidth), height: window.innerWidth < 640 ? 220 : 280,
       series: series,
       scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
-      axes: [{}, { size: 70, values: function (u, vals) { return vals.map(function (v) { return v === 0 ? '0' : v < 0.01 ? v.toExponential(1) : +v.toFixed(4) + ''; }); } }],
+      axes: [{}, { size: 70, values: function (u, vals) { return vals.map(function (v) { return v === 0 ? '$0' : v < 0.01 ? '$' + v.toExponential(1) : '$' + (+v.toFixed(4)); }); } }],
       legend: { live: true },
     };
     var plot = new uPlot(opts, [xs].concat(ys), box);
