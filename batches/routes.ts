@@ -5,7 +5,7 @@ import { authenticate } from '../gateway/middleware/auth';
 import { jsonBody } from '../gateway/middleware/body';
 import { validBody, validQuery } from '../gateway/middleware/validate';
 import { isMultipart, readMultipart } from '../gateway/media/multipart';
-import { requestOrigin } from '../gateway/request-origin';
+import { publicBaseUrl } from '../infra/config';
 import { BATCH_LIMITS } from './limits';
 import { CreateBatchBody, CreateMessageBatchBody, ListQuery, limitError } from './schemas';
 import { anthropicBatchView, BatchService, fileView, openAiBatchView } from './service';
@@ -83,7 +83,7 @@ export function batchRoutes(deps: GatewayDeps): Router<GatewayState> {
       throw limitError(`${raw.requests.length} requests; the limit of requests per batch is ${BATCH_LIMITS.maxLines}`, 'requests');
     }
     const body = validBody(ctx, CreateMessageBatchBody);
-    ctx.body = anthropicBatchView(await service.createMessageBatch(ctx.state.auth!, body.requests, requestOrigin(ctx)));
+    ctx.body = anthropicBatchView(await service.createMessageBatch(ctx.state.auth!, body.requests, publicBaseUrl(deps.config)));
   });
   router.get('/v1/messages/batches', read, async (ctx) => {
     const q = validQuery(ctx, ListQuery);

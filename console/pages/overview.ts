@@ -5,7 +5,7 @@ import { html, raw, type Html } from '../html';
 import { page } from '../layout';
 import { NANO_PER_CREDIT } from '../../domain/money';
 import { currentAccount } from '../access';
-import { requestOrigin } from '../../gateway/request-origin';
+import { publicBaseUrl } from '../../infra/config';
 import { usd } from '../money';
 import type { ConsoleServices } from '../services';
 import { keyLabel, keyState } from './keys';
@@ -55,7 +55,7 @@ print(reply.text)` },
 }
 
 function quickStart(ctx: CCtx, svc: ConsoleServices, firstRun: boolean, key: Html | null): Html {
-  const base = requestOrigin(ctx);
+  const base = publicBaseUrl(svc.deps.config);
   const list = snippets(base, {
     openai: chatModel(svc, ['gpt-', 'openai']), anthropic: chatModel(svc, ['claude', 'anthropic']), google: chatModel(svc, ['gemini']),
   });

@@ -5,14 +5,15 @@ import { promisify } from 'node:util';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { keyId, keyRing } from '../../infra/secrets';
 import { channelCredentials, storedRecord } from '../../services/catalogue-store';
-import { SIGNATURE_HEADER, signPayload, webhookSecret } from '../../payments/signature';
+import Stripe from 'stripe';
+import { webhookSecret } from '../../payments/select';
 import { WebhookSecrets } from '../../webhooks/secrets';
 
 /**
  * docs/operations.md, key rotation, as an operator runs it: values sealed under the old
  * KEY_ENCRYPTION_KEY stay readable with it in KEY_ENCRYPTION_KEYS_PREVIOUS, `npm run reseal` moves
  * every one (API keys, channel and webhook secrets) to the new key, after which the old key is not
- * needed; an ADMIN_TOKEN rotation with PAYMENT_WEBHOOK_SECRET pinned keeps the payment webhook secret.
+ * needed; an ADMIN_TOKEN rotation with STRIPE_WEBHOOK_SECRET set (as production always has it) keeps the payment webhook secret.
  */
 const run = promisify(execFile);
 const oldKey = randomBytes(32).toString('hex');
@@ -107,21 +108,22 @@ test('reseal names values no key of the ring opens, and exits 1', async (t) => {
   t.regex(out.stderr, /KEY_ENCRYPTION_KEYS_PREVIOUS/);
 });
 
-test('ADMIN_TOKEN rotation with PAYMENT_WEBHOOK_SECRET pinned changes no derived secret', async (t) => {
+test('ADMIN_TOKEN rotation with STRIPE_WEBHOOK_SECRET set changes no derived secret', async (t) => {
   const before = await gateway({});
-  const pinned = webhookSecret(before.config); // what docs/operations.md's node -e one-liner prints
-  const { stdout } = await run(process.execPath, ['-e', "console.log(require('node:crypto').createHmac('sha256', process.env.ADMIN_TOKEN).update('payment-webhook').digest('hex'))"], { env: { ...process.env, ADMIN_TOKEN: before.config.ADMIN_TOKEN } });
+  const pinned = webhookSecret(before.config)!; // what docs/operations.md's node -e one-liner prints
+  const { stdout } = await run(process.execPath, ['-e', "console.log('whsec_' + require('node:crypto').createHmac('sha256', process.env.ADMIN_TOKEN).update('payment-webhook').digest('hex'))"], { env: { ...process.env, ADMIN_TOKEN: before.config.ADMIN_TOKEN } });
   t.is(stdout.trim(), pinned);
   const newToken = `rotated-${randomBytes(16).toString('hex')}`;
-  const after = await gateway({ MONGO_URL: before.config.MONGO_URL, REDIS_PREFIX: before.config.REDIS_PREFIX, KEY_ENCRYPTION_KEY: before.config.KEY_ENCRYPTION_KEY, ADMIN_TOKEN: newToken, PAYMENT_WEBHOOK_SECRET: pinned });
+  const after = await gateway({ MONGO_URL: before.config.MONGO_URL, REDIS_PREFIX: before.config.REDIS_PREFIX, KEY_ENCRYPTION_KEY: before.config.KEY_ENCRYPTION_KEY, ADMIN_TOKEN: newToken, STRIPE_WEBHOOK_SECRET: pinned });
   t.is(webhookSecret(after.config), pinned);
-  // The processor's webhook, signed with the secret it was given before the rotation, is still taken.
-  const body = JSON.stringify({ id: 'evt_rotation', type: 'checkout.session.expired', data: { object: { id: 'cs_rotation', amount_total: 1, currency: 'usd', metadata: { account_id: 'acct_none' }, payment_status: 'unpaid' } } });
-  const post = (secret: string) => fetch(`${after.url}/webhooks/payments`, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(secret, body) }, body });
+  // An event signed with the secret the processor was given before the rotation is still taken.
+  const payload = JSON.stringify({ id: `evt_rotation_${randomBytes(4).toString('hex')}`, object: 'event', type: 'checkout.session.expired', data: { object: { id: 'cs_rotation', object: 'checkout.session', client_reference_id: 'top_none', metadata: {}, payment_status: 'unpaid' } } });
+  const stripe = new Stripe('sk_test_rotation');
+  const post = (secret: string) => fetch(`${after.url}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret }) }, body: payload });
   const res = await post(pinned);
   t.is(res.status, 200, await res.text());
   // Unpinned, the rotation would have changed it: the secret the new token derives is refused.
-  t.is((await post(webhookSecret({ ADMIN_TOKEN: newToken }))).status, 400);
+  t.is((await post(webhookSecret({ ...after.config, STRIPE_WEBHOOK_SECRET: undefined })!)).status, 400);
   // The old token is refused, the new one taken.
   const old = await fetch(`${after.url}/admin/v1/accounts?limit=1`, { headers: { authorization: `Bearer ${before.config.ADMIN_TOKEN}` } });
   t.is(old.status, 401);
