@@ -131,6 +131,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     // polled twice, and the run's per-task cost grew with every task that waited behind another.
     MEDIA_POLL_INTERVAL_MS: process.env.CHAOS_MEDIA_POLL_MS ?? '2000',
     LOG_LEVEL: 'warn',
+    // A production-mode gateway with top-ups on refuses to start without Stripe keys (docs/payments.md).
+    TOPUPS_ENABLED: opts.env?.TOPUPS_ENABLED ?? process.env.TOPUPS_ENABLED ?? 'false',
   };
   const config = loadConfig({ ...process.env, ...env });
   const db = await connectMongo(config.MONGO_URL);

@@ -32,9 +32,18 @@ const csrfRefused = (why: string) => new GatewayError('permission_denied', `requ
  * of the session (form field `_csrf` or header `x-csrf-token`) must match.
  * Before sign-in, the token is a double-submit cookie set by the sign-in page.
  */
+/**
+ * The origin this request was sent to, for comparison with the browser's `Origin` only (nothing handed out is
+ * built from it: absolute URLs come from PUBLIC_BASE_URL). Not Koa's `ctx.origin`: in Koa 3 that is the request's
+ * own `Origin` header, so comparing with it refused nothing.
+ */
+export function targetOrigin(ctx: CCtx): string {
+  return `${ctx.protocol}://${ctx.host}`;
+}
+
 export function checkSameOrigin(ctx: CCtx): void {
   const origin = ctx.get('origin');
-  if (origin && origin !== ctx.origin) throw csrfRefused('cross-origin request');
+  if (origin && origin !== targetOrigin(ctx)) throw csrfRefused('cross-origin request');
   const site = ctx.get('sec-fetch-site');
   if (site && site !== 'same-origin' && site !== 'none') throw csrfRefused(`cross-site request (${site})`);
 }

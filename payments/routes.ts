@@ -16,7 +16,7 @@ import { formatCredits } from '../domain/money';
 import { verifyStripeEvent } from './stripe';
 import { standInRoutes } from '../simulator/payments/stand-in';
 
-const CheckoutBody = z.object({
+export const CheckoutBody = z.object({
   amount_usd: z.union([z.number(), z.string()]).transform((v, c) => {
     try {
       return parseCredits(typeof v === 'number' ? String(v) : v);

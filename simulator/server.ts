@@ -1,6 +1,7 @@
 // Entry point: `tsx simulator/server.ts` (npm run simulator).
 // Env: SIMULATOR_PORT (8090), SIMULATOR_HOST (127.0.0.1), SIM_TTFT_MS, SIM_TOKEN_DELAY_MS,
-// SIM_MEDIA_DELAY_MS (media task duration scale; 0 = done at the first poll).
+// SIM_MEDIA_DELAY_MS (media task duration scale; 0 = done at the first poll), SIMULATOR_PUBLIC_URL (base of
+// result links; unset: the address each connection arrived at).
 import { createSimulator, type SimHandler } from './app';
 import { createMediaHandler, publicBaseUrlOf } from './media/index';
 
@@ -17,7 +18,7 @@ function intEnv(name: string, fallback: number): number {
 
 // Extra routes (e.g. media) plug in here, one line each.
 const media = createMediaHandler({ baseDelayMs: intEnv('SIM_MEDIA_DELAY_MS', 1000) });
-const extraHandlers: SimHandler[] = [(req, res, ctx) => media.handle(req, res, { ...ctx, publicBaseUrl: publicBaseUrlOf(req) })];
+const extraHandlers: SimHandler[] = [(req, res, ctx) => media.handle(req, res, { ...ctx, publicBaseUrl: publicBaseUrlOf(req, process.env.SIMULATOR_PUBLIC_URL) })];
 
 const sim = createSimulator({
   ttftMs: intEnv('SIM_TTFT_MS', 0),

@@ -26,7 +26,8 @@ export async function benchServices(
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
-  const secrets = { ADMIN_TOKEN: randomBytes(16).toString('hex'), KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+  // Top-ups off: a production-mode gateway with them on refuses to start without Stripe keys (docs/payments.md).
+  const secrets = { ADMIN_TOKEN: randomBytes(16).toString('hex'), KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'), TOPUPS_ENABLED: process.env.TOPUPS_ENABLED ?? 'false' };
   return { services, secrets, dataDir, metricsPorts };
 }
 

@@ -6,6 +6,7 @@ import { page } from '../layout';
 import { csrfInput, one } from '../forms';
 import { usd } from '../money';
 import { assertManages } from '../access';
+import { targetOrigin } from '../guard';
 import type { ConsoleServices } from '../services';
 
 /** Switching the shown account; the operator's list of every account. */
@@ -15,8 +16,8 @@ export function accountRoutes(router: Router<ConsoleState>, svc: ConsoleServices
     await assertManages(svc, ctx, id, `account ${id}`);
     const s = ctx.state.session!;
     await svc.sessions.save(ctx.state.sessionToken!, { ...s, accountId: id });
-    const back = ctx.get('referer');
-    ctx.redirect(back && new URL(back).origin === ctx.origin && new URL(back).pathname.startsWith('/console/') ? new URL(back).pathname : '/console/overview');
+    const back = URL.parse(ctx.get('referer'));
+    ctx.redirect(back && back.origin === targetOrigin(ctx) && back.pathname.startsWith('/console/') ? back.pathname : '/console/overview');
   });
 
   router.get('/console/accounts', signedIn, async (ctx) => {

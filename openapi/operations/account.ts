@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { UsageQuery } from '../../gateway/routes/usage';
 import { KbQuery, ListQuery as TagQuery, SearchQuery } from '../../gateway/routes/wiki';
 import { DifyRequest } from '../../integrations/dify';
+import { CheckoutBody } from '../../payments/routes';
 import { KEY_ERRORS, type Operation } from '../registry';
 
 /** Discovery, balance, billing, usage, knowledge-base reads, Dify and MCP (spec 1 sections 4.5-4.7, spec 2 section 4.8, spec 3). */
@@ -30,6 +31,17 @@ export const accountOperations: Operation[] = [
     get(`${prefix}/dashboard/billing/subscription`, `billingSubscription${prefix ? '' : 'Root'}`, `Billing subscription object${prefix ? '' : ' (without /v1)'}`, 'Billing', { errorStatuses: [401] }),
     get(`${prefix}/dashboard/billing/usage`, `billingUsage${prefix ? '' : 'Root'}`, `Billing usage object, cumulative${prefix ? '' : ' (without /v1)'}`, 'Billing', { errorStatuses: [401], query: Ignored }),
   ]),
+  {
+    method: 'post', path: '/api/v1/billing/checkout', operationId: 'createCheckout', tag: 'Billing', auth: 'key-header', errors: 'openai', errorStatuses: [...KEY_ERRORS, 404, 502],
+    summary: 'Start a top-up: a Stripe Checkout Session for amount_usd (at least 134.8, whole cents); pay at `url`',
+    description: 'An API key of the account, or a console session (cookie and `x-csrf-token`). The signed Stripe event credits the wallet once (docs/payments.md).',
+    body: { schema: CheckoutBody, example: { amount_usd: 150 } },
+    responses: { 201: { description: 'The pending top-up', schema: z.looseObject({ id: z.string(), url: z.string(), amount_usd: z.string(), status: z.literal('pending'), session_id: z.string() }) } },
+  },
+  get('/api/v1/billing/topups/{id}', 'getTopUp', 'A top-up of the account: pending, paid or failed', 'Billing', {
+    auth: 'key-header', params: z.object({ id: z.string().min(1) }), errorStatuses: [...KEY_ERRORS, 404],
+    responses: { 200: { description: 'The top-up', schema: z.looseObject({ id: z.string(), amount_usd: z.string(), status: z.enum(['creating', 'pending', 'paid', 'failed']) }) } },
+  }),
   get('/api/v1/usage', 'getUsage', 'Usage totals (rejected calls included) and recent rows', 'Usage', { query: UsageQuery, emptyQueryIsAbsent: true }),
   get('/api/v1/usage/export', 'exportUsage', 'Usage rows as CSV (at most 10000, then x-truncated: true)', 'Usage', {
     query: UsageQuery.omit({ limit: true }), emptyQueryIsAbsent: true, responses: { 200: { description: 'CSV, columns of spec 2 section 2.5', contentType: 'text/csv' } },

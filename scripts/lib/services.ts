@@ -339,7 +339,8 @@ export async function startStripeMock(opts: { dataDir: string; port: number; por
   const port = await pickPort(opts.port, 'stripe-mock', !!opts.portFallback);
   const logDir = path.join(path.resolve(opts.dataDir), 'logs');
   fs.mkdirSync(logDir, { recursive: true });
-  const m = spawnManaged({ name: 'stripe-mock', cmd: bin, args: ['-http-addr', `127.0.0.1:${port}`], logFile: path.join(logDir, 'stripe-mock.log') });
+  // It also serves HTTPS, on 12112 unless told otherwise: a port of the system's choosing, so parallel runs never collide.
+  const m = spawnManaged({ name: 'stripe-mock', cmd: bin, args: ['-http-addr', `127.0.0.1:${port}`, '-https-addr', '127.0.0.1:0'], logFile: path.join(logDir, 'stripe-mock.log') });
   try {
     await waitForPort(port, m, READY_TIMEOUT_MS);
   } catch (err) {

@@ -41,12 +41,15 @@ const ROUTES: Route[] = [
 const CONTROL_PREFIX = '/_control/media';
 
 /**
- * The base URL clients reached this server at (`http://{Host}`), for callers
- * that do not know their public address: result links then point back here.
+ * The base URL of result links: `configured` (SIMULATOR_PUBLIC_URL) when set, else the address the
+ * connection arrived at (the socket's, never a request header: a Host or X-Forwarded-* header would let
+ * a caller point the links, which the gateway fetches, anywhere).
  */
-export function publicBaseUrlOf(req: http.IncomingMessage): string {
-  const proto = String(req.headers['x-forwarded-proto'] ?? 'http').split(',')[0].trim();
-  return `${proto}://${req.headers.host ?? '127.0.0.1'}`;
+export function publicBaseUrlOf(req: http.IncomingMessage, configured?: string): string {
+  if (configured) return configured.replace(/\/+$/, '');
+  const address = req.socket?.localAddress ?? '127.0.0.1';
+  const host = address.startsWith('::ffff:') ? address.slice(7) : address.includes(':') ? `[${address}]` : address;
+  return `http://${host}:${req.socket?.localPort ?? 80}`;
 }
 
 /** The media vendors' upstream APIs (images, grid images, video, music, speech, digital humans). */

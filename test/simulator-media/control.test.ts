@@ -157,8 +157,11 @@ test('delay holds the submission answer (sync result or async task id) for ms', 
   t.true(Date.now() - started < 250, 'used up after times: 2');
 });
 
-test('publicBaseUrlOf derives the base URL from the Host header', async (t) => {
+test('publicBaseUrlOf takes the configured URL, else the socket\'s address: never Host or X-Forwarded-*', async (t) => {
   const { publicBaseUrlOf } = await import('../../simulator/media/index');
-  t.is(publicBaseUrlOf({ headers: { host: '127.0.0.1:8090' } } as unknown as http.IncomingMessage), 'http://127.0.0.1:8090');
-  t.is(publicBaseUrlOf({ headers: { host: 'sim.local', 'x-forwarded-proto': 'https' } } as unknown as http.IncomingMessage), 'https://sim.local');
+  const req = (localAddress: string) => ({ headers: { host: 'evil.example', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' }, socket: { localAddress, localPort: 8090 } }) as unknown as http.IncomingMessage;
+  t.is(publicBaseUrlOf(req('127.0.0.1')), 'http://127.0.0.1:8090');
+  t.is(publicBaseUrlOf(req('::ffff:10.0.0.5')), 'http://10.0.0.5:8090');
+  t.is(publicBaseUrlOf(req('::1')), 'http://[::1]:8090');
+  t.is(publicBaseUrlOf(req('127.0.0.1'), 'http://simulator:8090/'), 'http://simulator:8090');
 });
