@@ -3,8 +3,9 @@ import { createMediaActivities, type MediaActivityDeps } from './media';
 import { createKnowledgeActivities, type KnowledgeActivityDeps } from './knowledge';
 import { createWebhookActivities } from '../webhooks/activities';
 import type { WorkerQueue } from '../domain/task-queues';
+import { createBatchActivities, type BatchActivityDeps } from './batch';
 
-export type ActivityDeps = WalletActivityDeps & MediaActivityDeps & KnowledgeActivityDeps;
+export type ActivityDeps = WalletActivityDeps & MediaActivityDeps & KnowledgeActivityDeps & BatchActivityDeps;
 
 /** All activities of the project (the workflows' proxy types; tests), built from dependencies created once per process. */
 export function createActivities(deps: ActivityDeps) {
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMediaActivities(deps),
     ...createKnowledgeActivities(deps),
     ...createWebhookActivities(deps),
+    ...createBatchActivities(deps),
   };
 }
 
@@ -22,8 +24,8 @@ export type Activities = ReturnType<typeof createActivities>;
 export function createQueueActivities(queue: WorkerQueue, deps: ActivityDeps): Partial<Activities> {
   switch (queue) {
     case 'media':
-      // Media tasks, the link sweeper and wallet audits.
-      return { ...createWalletActivities(deps), ...createMediaActivities(deps) };
+      // Media tasks, batches, the link sweeper and wallet audits.
+      return { ...createWalletActivities(deps), ...createMediaActivities(deps), ...createBatchActivities(deps) };
     case 'knowledge':
       return createKnowledgeActivities(deps);
     case 'webhooks':

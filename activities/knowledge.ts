@@ -4,6 +4,7 @@ import type { Db, KbBuildDoc } from '../infra/mongo';
 import type { RedisClient } from '../infra/redis';
 import type { Logger } from '../infra/logger';
 import type { UpstreamPools } from '../infra/upstream';
+import type { Config } from '../infra/config';
 import type { PageStore } from '../knowledge/page-store';
 import type { FileStore } from '../knowledge/storage/file-store';
 import { BuildRefused, compileBuild, failBuild, publishBuild, sweepDeletedBase } from '../knowledge/publish';
@@ -11,6 +12,7 @@ import { LlmCompiler, RulesCompiler, type Compiler } from '../knowledge/compiler
 import { askModelVia } from '../knowledge/llm-chat';
 import { CompileBilling } from '../knowledge/compile-billing';
 import type { Wallet } from '../services/wallet';
+import { threadCompute, type Compute } from '../knowledge/compute';
 
 export interface KnowledgeActivityDeps {
   db: Db;
@@ -21,16 +23,33 @@ export interface KnowledgeActivityDeps {
   catalogue: () => Catalogue;
   upstream: UpstreamPools;
   wallet: Wallet;
+  /** For the compiler's channel keys (infra/config.ts upstreamApiKey). */
+  config: Pick<Config, 'UPSTREAM_KEYS'>;
+  /** Where compiles and link scans run; a worker-thread pool made on the first build when absent. */
+  compute?: Compute;
 }
 
 /** A refusal is final (not retried); anything else (Mongo, Redis, a crash) is retried by the workflow's policy. */
 function classify(err: unknown): never {
   if (err instanceof BuildRefused) throw ApplicationFailure.nonRetryable(err.message, err.code);
+  // A compile thread that ran out of its heap would run out again: the build fails with the reason.
+  if ((err as { code?: string })?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+    throw ApplicationFailure.nonRetryable('the document needs more memory to compile than a build may use; split it into smaller files', 'too_large_to_compile');
+  }
   throw err;
 }
 
 /** The steps of a knowledge-base build (knowledge/publish.ts), each idempotent by the build id. */
-export function createKnowledgeActivities(deps: KnowledgeActivityDeps) {
+export function createKnowledgeActivities(input: KnowledgeActivityDeps) {
+  // The compile, tokenising and link scans run in worker threads (knowledge/compute.ts): this event loop keeps
+  // answering workflow tasks, heartbeats and the metrics listener through a build of any size.
+  let pool: Compute | undefined = input.compute;
+  const deps = {
+    ...input,
+    get compute(): Compute {
+      return (pool ??= threadCompute());
+    },
+  };
   const rules = new RulesCompiler();
   // LLM compiler calls are charged to the base's account (knowledge/compile-billing.ts).
   const compilerFor = (b: KbBuildDoc): Compiler =>
@@ -38,6 +57,7 @@ export function createKnowledgeActivities(deps: KnowledgeActivityDeps) {
   return {
     async compileKbBuild(input: { buildId: string }): Promise<{ pages: number; done: boolean }> {
       const ctx = Context.current();
+      // Heartbeats carry the build's progress; they keep coming while the threads compile.
       const beat = setInterval(() => ctx.heartbeat(), 2_000);
       try {
         return await compileBuild(deps, input.buildId, compilerFor).catch(classify);
@@ -46,7 +66,13 @@ export function createKnowledgeActivities(deps: KnowledgeActivityDeps) {
       }
     },
     async publishKbBuild(input: { buildId: string }): Promise<{ state: 'succeeded' | 'failed' }> {
-      return publishBuild(deps, input.buildId).catch(classify);
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), 2_000);
+      try {
+        return await publishBuild(deps, input.buildId).catch(classify);
+      } finally {
+        clearInterval(beat);
+      }
     },
     async failKbBuild(input: { buildId: string; code: string; message: string }): Promise<void> {
       await failBuild(deps, input.buildId, { code: input.code, message: input.message });

@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/activity';
 import { isDuplicateKey, type Db } from '../infra/mongo';
 import type { Wallet } from '../services/wallet';
 import { countWalletAudit } from '../metrics/index';
@@ -28,6 +29,10 @@ export function createWalletActivities(deps: WalletActivityDeps) {
           auditId: existing._id, ledgerBalanceNano: existing.ledger_balance_nano, projectedBalanceNano: existing.projected_balance_nano,
           driftNano: existing.drift_nano, repaired: existing.repaired,
         };
+      }
+      // An account id that names nothing is an operator's typo, not a clean wallet: say so, and do not retry.
+      if (!(await deps.db.Account.exists({ _id: input.accountId }))) {
+        throw ApplicationFailure.nonRetryable(`no such account: ${input.accountId}`, 'NoSuchAccount');
       }
       const totals = await deps.wallet.ledgerTotals(input.accountId);
       const projected = await deps.wallet.balance(input.accountId);

@@ -1,5 +1,7 @@
 import { AUTH_MESSAGES, GatewayError, errors } from '../domain/errors';
 import type { Logger } from '../infra/logger';
+import type { RedisClient } from '../infra/redis';
+import { withRecordLock } from '../services/record-lock';
 import { newId } from '../infra/ids';
 import { canAdminister } from '../domain/people';
 import { nextState, type AgentKeyAction } from '../domain/agents';
@@ -16,6 +18,12 @@ const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, {
 /** How long a revocation waits for the calls in flight on an escrow before answering with the release pending. */
 const REVOKE_WAIT_MS = 2_000;
 const conflict = (message: string) => new GatewayError('invalid_request', message, { status: 409 });
+
+/**
+ * Decisions on one agent key (approve, reject, revoke, delete) wait this long for each other: they run one at a
+ * time under a Redis lock, each on the key as the previous one left it (longer than a revocation's escrow wait).
+ */
+const DECISION_LOCK_WAIT_MS = 15_000;
 
 /** The ApiKey of an agent key has a deterministic id, so resuming an issuance finds the key it made. */
 const apiKeyIdOf = (agentKeyId: string) => `key_${agentKeyId.replace(/^akey_/, '')}`;
@@ -49,8 +57,22 @@ export class AgentKeyService {
     private readonly perms: AgentPermissions,
     escrow: Escrow,
     private readonly log?: Logger,
+    private readonly redis?: RedisClient,
   ) {
     this.escrow = escrow;
+  }
+
+  /**
+   * One decision at a time per agent key: FerretDB's conditional updates are not atomic, and a claim
+   * (unique insert) alone lets every concurrent caller of the same decision resume the winner's (each then
+   * answering 200 and writing an audit row). Under the lock each caller reads the key as the previous
+   * decision left it: the first decides, the rest find it decided and get 409; a claim left by a crash
+   * (the key still undecided) is still resumed by the next caller.
+   */
+  private oneAtATime<T>(agentKeyId: string, fn: () => Promise<T>): Promise<T> {
+    if (!this.redis) return fn();
+    const busy = () => new GatewayError('internal_error', `agent key ${agentKeyId} is being changed by another request; retry`, { headers: { 'retry-after': '1' } });
+    return withRecordLock(this.redis, `akeylock:${agentKeyId}`, DECISION_LOCK_WAIT_MS, busy, fn);
   }
 
   /** A member asks for a key to a published agent of their enterprise. */
@@ -98,6 +120,11 @@ export class AgentKeyService {
   /** Approve a request: a spend cap is mandatory here. The holder then sees the key in their list. */
   async approve(actor: Actor, agentKeyId: string, input: { spend_cap_nano: number }, origin: Origin): Promise<AgentKeyDoc> {
     if (!(input.spend_cap_nano > 0)) throw new GatewayError('invalid_request', 'approving a requested key needs a spend cap above 0', { param: 'spend_cap_usd' });
+    await this.managed(actor, agentKeyId); // 404 / 403 before queueing for the lock
+    return this.oneAtATime(agentKeyId, () => this.approveLocked(actor, agentKeyId, input, origin));
+  }
+
+  private async approveLocked(actor: Actor, agentKeyId: string, input: { spend_cap_nano: number }, origin: Origin): Promise<AgentKeyDoc> {
     const doc = await this.managed(actor, agentKeyId);
     const agent = await this.agents.doc(doc.agent_id).catch(() => null);
     if (!agent?.published) throw forbidden(`agent ${doc.agent_id} is deleted or not published`);
@@ -111,6 +138,11 @@ export class AgentKeyService {
   }
 
   async reject(actor: Actor, agentKeyId: string, input: { reason?: string | null }, origin: Origin): Promise<AgentKeyDoc> {
+    await this.managed(actor, agentKeyId);
+    return this.oneAtATime(agentKeyId, () => this.rejectLocked(actor, agentKeyId, input, origin));
+  }
+
+  private async rejectLocked(actor: Actor, agentKeyId: string, input: { reason?: string | null }, origin: Origin): Promise<AgentKeyDoc> {
     const doc = await this.managed(actor, agentKeyId);
     const { doc: rejected } = await this.decide(actor, doc, 'reject', { reason: input.reason ?? null });
     await this.audit.append({ enterpriseId: doc.enterprise_id, agentKeyId, agentId: doc.agent_id, action: 'reject', actor, origin, detail: { reason: input.reason ?? null } });
@@ -125,6 +157,11 @@ export class AgentKeyService {
    * completes the release.
    */
   async revoke(actor: Actor, agentKeyId: string, origin: Origin, opts: { delete?: boolean } = {}): Promise<AgentKeyDoc> {
+    await this.managed(actor, agentKeyId);
+    return this.oneAtATime(agentKeyId, () => this.revokeLocked(actor, agentKeyId, origin, opts));
+  }
+
+  private async revokeLocked(actor: Actor, agentKeyId: string, origin: Origin, opts: { delete?: boolean }): Promise<AgentKeyDoc> {
     const doc = await this.managed(actor, agentKeyId);
     const action = opts.delete ? 'delete' : 'revoke';
     if (doc.deleted_at) throw conflict(`agent key ${agentKeyId} is deleted`);

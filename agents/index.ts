@@ -38,6 +38,6 @@ export function createAgentServices(p: {
   const permissions = new AgentPermissions(p.people);
   const service = new AgentService(p.db, adb, p.redis, p.accounts, p.scope, permissions, p.catalogue, p.scopeCacheMs, p.defaultModel);
   const audit = new AgentAudit(adb);
-  const keys = new AgentKeyService(adb, p.keys, p.people, service, audit, permissions, new Escrow(p.wallet, new EscrowFlights(p.redis, p.flightLeaseMs)), p.log);
+  const keys = new AgentKeyService(adb, p.keys, p.people, service, audit, permissions, new Escrow(p.wallet, new EscrowFlights(p.redis, p.flightLeaseMs)), p.log, p.redis);
   return { service, keys, audit, usage: new AgentUsageReport(p.db, p.usage), permissions };
 }

@@ -25,14 +25,34 @@ export const one = (v: string | string[] | undefined): string => (Array.isArray(
 export const many = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
 /**
- * A refusal from a service or a schema, as field errors: the error's `param`
- * (its first path segment) names the field, exactly as the API reports it.
+ * What a person reads for a refused field: the form's own sentence for that
+ * field (`human`), never a schema message or a field name. A field without
+ * its own sentence gets the service's message with any `field_name: ` prefix
+ * and schema wording taken out.
  */
-export function fieldErrors(err: unknown, fields: readonly string[]): FieldErrors {
+export type HumanMessages = Record<string, string>;
+
+const SCHEMA_WORDING = /\b(invalid input|expected \w+|received \w+|too (small|big)|zod|invalid (option|type|enum)|unrecognized key)/i;
+
+/** A service's message, in words: no `field_name:` prefix, snake_case names become words. */
+export function plainMessage(message: string, fallback = 'That did not work; check the form and try again.'): string {
+  if (SCHEMA_WORDING.test(message)) return fallback;
+  const text = message.replace(/^[\w.\[\]]+: /, '').replace(/\b([a-z]+)_([a-z_]+)\b/g, (m) => m.replace(/_/g, ' ').replace(/ usd$/, ''));
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * A refusal from a service or a schema, as field errors: the error's `param`
+ * (its first path segment) names the field; the message shown is the form's
+ * own sentence for that field, else the service's in plain words.
+ */
+export function fieldErrors(err: unknown, fields: readonly string[], human: HumanMessages = {}): FieldErrors {
   if (!(err instanceof GatewayError) || err.status >= 500) throw err;
   const field = err.param?.split('.')[0];
-  const message = err.message.replace(/^[\w.]+: /, '');
-  return field && fields.includes(field) ? { [field]: message } : { _form: err.message };
+  // The form's sentence replaces a validation message; a rule's own refusal (wrong password, over a limit) keeps its words.
+  const own = err.status === 400 && field ? human[field] : undefined;
+  if (field && fields.includes(field)) return { [field]: own ?? plainMessage(err.message) };
+  return { _form: own ?? (err.status === 400 ? human._form : undefined) ?? plainMessage(err.message) };
 }
 
 export function errorFor(errors: FieldErrors | undefined, name: string): Html {

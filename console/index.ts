@@ -23,13 +23,14 @@ import { accountRoutes } from './pages/accounts';
 import { knowledgeRoutes } from './pages/knowledge';
 import { agentRoutes } from './pages/agents';
 import { channelRoutes } from './pages/channels';
+import { batchRoutes } from './pages/batches';
 
 /** Headers of every console answer: nothing framed, no inline script, nothing cached. */
 async function securityHeaders(ctx: CCtx, next: Next) {
   ctx.set({
     'content-security-policy':
       "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; media-src 'self' http: https:; " +
-      "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+      "connect-src 'self'; form-action 'self' https://checkout.stripe.com; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'same-origin',
@@ -77,7 +78,7 @@ export function consoleMiddleware(deps: GatewayDeps): Middleware {
   router.get('/console', (ctx) => ctx.redirect(ctx.state.session ? '/console/overview' : '/console/signin'));
   signInRoutes(router, svc);
   const signedIn = requireSession(svc);
-  for (const register of [overviewRoutes, keyRoutes, topUpRoutes, usageRoutes, taskRoutes, knowledgeRoutes, agentRoutes, modelRoutes, accountRoutes, channelRoutes]) {
+  for (const register of [overviewRoutes, keyRoutes, topUpRoutes, usageRoutes, taskRoutes, knowledgeRoutes, agentRoutes, modelRoutes, accountRoutes, channelRoutes, batchRoutes]) {
     register(router, svc, signedIn);
   }
   const chain = compose<CCtx>([

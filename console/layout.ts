@@ -14,6 +14,7 @@ export const NAV: NavItem[] = [
   { path: '/console/topup', label: 'Top-up' },
   { path: '/console/usage', label: 'Usage' },
   { path: '/console/tasks', label: 'Tasks' },
+  { path: '/console/batches', label: 'Batches' },
   { path: '/console/kb', label: 'Knowledge' },
   { path: '/console/agents', label: 'Agents' },
   { path: '/console/models', label: 'Models' },
@@ -37,7 +38,17 @@ ${assets(extraHead)}
 }
 
 /** A signed-in page: header with the account switcher, navigation, content. */
-export function page(ctx: CCtx, title: string, content: Html, opts: { extraHead?: Html } = {}): string {
+/** How an account reads in the switcher and the context line. */
+export function accountLabel(a: { name: string; role: string; enterprise?: boolean }): string {
+  return a.role === 'personal' ? `${a.name} (personal account)` : a.role === 'operator' ? `${a.name} (${a.enterprise ? 'enterprise' : 'personal'} account)` : `${a.name} (enterprise, you are ${a.role})`;
+}
+
+/**
+ * A signed-in page. `actingOn`: the account this page works on when it is not
+ * the switcher's (the Agents page works on an enterprise; the Models page on
+ * none); by default the switcher's account.
+ */
+export function page(ctx: CCtx, title: string, content: Html, opts: { extraHead?: Html; actingOn?: Html | string } = {}): string {
   const s = ctx.state.session!;
   const managed = ctx.state.managed ?? [];
   const current = ctx.state.current;
@@ -49,17 +60,18 @@ export function page(ctx: CCtx, title: string, content: Html, opts: { extraHead?
   <a class="brand" href="/console/overview">Model Gateway</a>
   ${current
     ? html`<form class="switch" method="post" action="/console/account">${csrfInput(s.csrf)}
-      <label for="account-switch" class="sr-only">Account</label>
-      <select id="account-switch" name="account_id" data-autosubmit>
-        ${managed.map((a) => html`<option value="${a.id}"${a.id === current.id ? html` selected` : ''}>${a.name} (${a.role === 'personal' ? 'personal' : a.role})</option>`)}
+      <label for="account-switch">Account</label>
+      <select id="account-switch" name="account_id" data-autosubmit title="The account the pages show and change">
+        ${managed.map((a) => html`<option value="${a.id}"${a.id === current.id ? html` selected` : ''}>${accountLabel(a)}</option>`)}
       </select>
       <button type="submit" class="js-hide">Switch</button></form>`
     : ''}
   <form class="signout" method="post" action="/console/signout">${csrfInput(s.csrf)}<span class="who">${who}</span> <button type="submit" class="link">Sign out</button></form>
 </header>
-<nav class="main">${nav.map((n) => html`<a href="${n.path}"${ctx.path.startsWith(n.path) ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>
+<nav class="main" aria-label="Console pages">${nav.map((n) => html`<a href="${n.path}"${ctx.path.startsWith(n.path) ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>
 <main>
 <h1>${title}</h1>
+${opts.actingOn !== undefined ? html`<p class="context" data-testid="acting-on">${opts.actingOn}</p>` : current ? html`<p class="context" data-testid="acting-on">Acting on <strong>${accountLabel(current)}</strong>${managed.length > 1 ? html` · switch in the header` : ''}</p>` : ''}
 ${content}
 </main>
 </body></html>`.value;

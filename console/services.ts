@@ -4,8 +4,8 @@ import { AuditLog } from '../services/audit';
 import { BillingService } from '../services/billing';
 import { SignInService } from '../services/sign-in';
 import { UsageQuery } from '../services/usage-query';
-import { ProcessorStandIn } from '../payments/processor';
-import { webhookSecret } from '../payments/signature';
+import { selectPayments, type Payments } from '../payments/select';
+import { publicBaseUrl } from '../infra/config';
 import { SessionStore } from './session';
 
 /** What the console's pages call: the gateway's own services plus the console-facing ones, built once. */
@@ -17,7 +17,8 @@ export interface ConsoleServices {
   audit: AuditLog;
   usageQuery: UsageQuery;
   billing: BillingService;
-  processor: ProcessorStandIn;
+  /** The payment processor (Stripe, or the development stand-in) and the webhook secret. */
+  payments: Payments;
 }
 
 const built = new WeakMap<GatewayDeps, ConsoleServices>();
@@ -25,8 +26,7 @@ const built = new WeakMap<GatewayDeps, ConsoleServices>();
 export function consoleServices(deps: GatewayDeps): ConsoleServices {
   let s = built.get(deps);
   if (!s) {
-    const secret = webhookSecret(deps.config);
-    const processor = new ProcessorStandIn(deps.db, secret);
+    const payments = selectPayments(deps.config, deps.db);
     s = {
       deps,
       sessions: new SessionStore(deps.redis),
@@ -34,8 +34,8 @@ export function consoleServices(deps: GatewayDeps): ConsoleServices {
       access: new AccountAccess(deps.db, deps.people),
       audit: new AuditLog(deps.db),
       usageQuery: new UsageQuery(deps.db, deps.usage),
-      billing: new BillingService(processor, deps.accounts, deps.db, secret),
-      processor,
+      billing: new BillingService(payments.processor, deps.accounts, deps.wallet, deps.redis, deps.db, publicBaseUrl(deps.config)),
+      payments,
     };
     built.set(deps, s);
   }

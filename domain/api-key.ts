@@ -1,6 +1,8 @@
 /** `sk-` + 8-character service tag + `-` + 64 hex: prefix 12, total 76 (spec 1 section 2.1). */
 export const KEY_PATTERN = /^sk-[a-z0-9]{8}-[0-9a-f]{64}$/;
 export const KEY_PREFIX_LENGTH = 12;
+/** The last characters shown after the prefix to tell keys apart (`sk-mgateway-…a1b2`). */
+export const KEY_TAIL_LENGTH = 4;
 export const KEY_LENGTH = 76;
 
 /** The state of a key as every gateway instance sees it (cached in Redis, truth in Mongo). */

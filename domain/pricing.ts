@@ -20,8 +20,20 @@ export interface TokenUsage {
 export interface ChatCharge {
   costNano: Nano;
   lines: { input: Nano; cached: Nano; cacheWrite: Nano; output: Nano; serverTools: Nano };
-  /** Multiplier applied to token prices (promotion x long context), for the record. */
+  /** Multiplier applied to token prices (promotion x long context x batch), for the record. */
   multiplier: string;
+  /** Each multiplier that was applied to the token prices, as a fraction (1/1 when not in force). */
+  multipliers: { promotion: Ratio; longContext: Ratio; batch: Ratio; cacheWrite: Ratio };
+}
+
+/** How a charge is priced beyond its usage: a batch line takes the catalogue's batch_multiplier. */
+export interface ChargeOptions {
+  batch?: boolean;
+}
+
+/** The batch discount of the catalogue (batch_multiplier, default 1.0) for a batch line; 1 otherwise. */
+export function batchMultiplierOf(rules: PricingRules, opts: ChargeOptions = {}): Ratio {
+  return opts.batch && rules.batch_multiplier !== undefined ? ratio(rules.batch_multiplier) : ONE;
 }
 
 const PER_MILLION = 1_000_000;
@@ -39,13 +51,16 @@ export function longContextOf(model: Model, rules: PricingRules, promptTokens: n
     : ONE;
 }
 
-export function chatCharge(model: Model, rules: PricingRules, usage: TokenUsage, now: Date = new Date()): ChatCharge {
+export function chatCharge(model: Model, rules: PricingRules, usage: TokenUsage, now: Date = new Date(), opts: ChargeOptions = {}): ChatCharge {
   const p = model.pricing;
   const input = parseCredits(p.input_per_1m ?? 0);
   const output = parseCredits(p.output_per_1m ?? 0);
   // Without a listed cached price, cache reads cost the input price (no discount).
   const cached = p.cached_per_1m === undefined ? input : parseCredits(p.cached_per_1m);
-  const m = mulRatio(promotionOf(model, rules, now), longContextOf(model, rules, usage.inputTokens));
+  const promotion = promotionOf(model, rules, now);
+  const longContext = longContextOf(model, rules, usage.inputTokens);
+  const batch = batchMultiplierOf(rules, opts);
+  const m = batch === ONE ? mulRatio(promotion, longContext) : mulRatio(mulRatio(promotion, longContext), batch);
   const writeMultiplier = rules.cache_write.families.includes(model.family) ? ratio(rules.cache_write.multiplier) : ONE;
   const cachedTokens = Math.min(usage.cachedTokens, usage.inputTokens);
   const writeTokens = Math.min(usage.cacheWriteTokens, usage.inputTokens - cachedTokens);
@@ -59,7 +74,7 @@ export function chatCharge(model: Model, rules: PricingRules, usage: TokenUsage,
     serverTools: fee * Math.max(0, usage.serverToolCalls),
   };
   const costNano = lines.input + lines.cached + lines.cacheWrite + lines.output + lines.serverTools;
-  return { costNano, lines, multiplier: `${m.num}/${m.den}` };
+  return { costNano, lines, multiplier: `${m.num}/${m.den}`, multipliers: { promotion, longContext, batch, cacheWrite: writeMultiplier } };
 }
 
 /** The output estimate of the pre-charge gate: max_tokens, else min(default_max_tokens, 32768). */

@@ -20,6 +20,8 @@ export const WORKFLOW_QUEUE = {
   linkSweeperWorkflow: 'media',
   auditWalletWorkflow: 'media',
   benchNoopWorkflow: 'media',
+  // Batches: each line is a billed chat call, like a media task's money.
+  batchWorkflow: 'media',
   kbBuildWorkflow: 'knowledge',
   kbSweepWorkflow: 'knowledge',
   taskWebhookWorkflow: 'webhooks',

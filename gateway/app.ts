@@ -38,6 +38,7 @@ import { currentTracing } from '../tracing/current';
 import { traceLink } from '../tracing/koa';
 import { openApiRoutes } from '../openapi/http';
 import { indexRoutes } from './route-index';
+import { batchRoutes } from '../batches/routes';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
@@ -56,7 +57,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   // One router holding every family's routes: a request is matched once, and one allowedMethods
   // answers 405/501, instead of passing through a routes() and an allowedMethods() per family.
   const root = new Router<GatewayState>();
-  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), channelRoutes(deps), paymentRoutes(deps), webhookRoutes(deps), callLogRoutes(deps), openApiRoutes()]) {
+  for (const router of [healthRoutes(deps), chatRoutes(deps), imageRoutes(deps), transcriptRoutes(deps), audioRoutes(deps), musicRoutes(deps), clipTemplateRoutes(deps), avatarRoutes(deps), videoRoutes(deps), usageRoutes(deps), modelRoutes(deps), balanceRoutes(deps), embeddingRoutes(deps), adminRoutes(deps), adminPeopleRoutes(deps), adminKbRoutes(deps), kbFileRoutes(deps), wikiRoutes(deps), mcpRoutes(deps), difyRoutes(deps), agentRoutes(deps), channelRoutes(deps), paymentRoutes(deps), webhookRoutes(deps), callLogRoutes(deps), openApiRoutes(), batchRoutes(deps)]) {
     root.use(router.routes());
   }
   // Matched by literal route heads first, not ~130 regexps per request (gateway/route-index.ts).

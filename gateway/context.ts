@@ -5,6 +5,7 @@ import type { RateDecision } from '../services/auth-lookup';
 import type { IdempotencyHandle } from './middleware/idempotency';
 import type { HeldLease } from './middleware/rate-limit';
 import type { AuthConfirmation } from './middleware/auth';
+import type { ChatCharge } from '../domain/pricing';
 
 export type { AuthState };
 
@@ -15,6 +16,8 @@ export interface GatewayState {
   requestId: string;
   startedAt: number;
   auth?: AuthState;
+  /** The account a billing call acts for when a console session (not a key) made it (payments/routes.ts). */
+  billingAccount?: { id: string; by: string };
   /** SHA-256 of the key the call presented (services/auth-lookup.ts keys its guesses by it). */
   keyHash?: string;
   /**
@@ -55,6 +58,10 @@ export interface GatewayState {
   logReader?: { kind: 'account'; accountId: string } | { kind: 'operator' };
   /** Present on charging POSTs sent with an Idempotency-Key. */
   idempotency?: IdempotencyHandle;
+  /** The chat charge settled for this call (gateway/chat/settle.ts), for the cost fields of its answer. */
+  charge?: ChatCharge;
+  /** A line of a batch (batches/line-auth.ts): its charge takes the batch multiplier, its op id is the line's. */
+  batchLine?: { batchId: string; index: number; keyId: string };
 }
 
 export type Ctx = ParameterizedContext<GatewayState>;

@@ -1,4 +1,4 @@
-import { loadConfig } from '../infra/config';
+import { loadConfigOrExit, paymentsConfigProblem } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { buildDeps } from '../services/bootstrap';
 import { createApp } from './app';
@@ -12,7 +12,13 @@ import { tuneHeap } from '../infra/heap';
 /** Capped by the kernel (net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
 
-const config = loadConfig();
+const config = loadConfigOrExit(process.env, 'the gateway');
+// Production takes payments through Stripe only: without its keys it refuses to start (docs/payments.md).
+const paymentsProblem = paymentsConfigProblem(config);
+if (paymentsProblem) {
+  process.stderr.write(`gateway: refusing to start: ${paymentsProblem}\n`);
+  process.exit(1);
+}
 tuneHeap(config.GATEWAY_HEAP_GROWING_PERCENT);
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
 guardProcess(log);
@@ -29,15 +35,34 @@ server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;
 server.requestTimeout = 0; // long streams and the 90 s keep-alive image rule manage their own time
 
-/** Stop taking connections, let in-flight requests finish (bounded), write pending settlements, then close stores. */
+/** Set by shutdown(): responses from here on close their connection (a keep-alive client reconnects elsewhere). */
+let draining = false;
+server.on('request', (_req, res) => {
+  if (draining && !res.headersSent) res.setHeader('connection', 'close');
+});
+
+/**
+ * SIGTERM/SIGINT: stop taking connections, let in-flight requests (streams) finish for up to
+ * SHUTDOWN_GRACE_MS, then close what is still open (a stream cut here is billed as a client
+ * disconnect), write pending settlements and drain the ledger journal to the store, then exit.
+ */
 async function shutdown(signal: string) {
-  log.info('gateway stopping', { signal });
+  const started = Date.now();
+  draining = true;
+  log.info('gateway stopping', { signal, graceMs: config.SHUTDOWN_GRACE_MS });
   const closed = new Promise((resolve) => server.close(resolve));
   server.closeIdleConnections();
-  await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = await Promise.race([
+    closed.then(() => false),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(true), config.SHUTDOWN_GRACE_MS))),
+  ]);
+  clearTimeout(timer);
+  if (graceOver) log.warn('gateway grace over: closing the connections still open', { graceMs: config.SHUTDOWN_GRACE_MS });
   server.closeAllConnections();
   await drainSettlements();
-  await deps.close();
+  await deps.close(); // stops the ledger journal after a last drain to the store
+  log.info('gateway stopped', { signal, ms: Date.now() - started, graceOver });
   await currentTracing()?.shutdown().catch(() => undefined);
   process.exit(0);
 }

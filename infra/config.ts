@@ -18,12 +18,29 @@ const EnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters'),
   /** 32 bytes as 64 hex characters: AES-256-GCM key for stored API keys. */
   KEY_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'KEY_ENCRYPTION_KEY must be 64 hex characters'),
+  /**
+   * Earlier KEY_ENCRYPTION_KEYs (comma-separated, 64 hex each) whose sealed values are still read until
+   * `npm run reseal` has re-sealed them under KEY_ENCRYPTION_KEY (docs/operations.md, key rotation).
+   */
+  KEY_ENCRYPTION_KEYS_PREVIOUS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[0-9a-fA-F]{64}$/, 'KEY_ENCRYPTION_KEYS_PREVIOUS must be 64-hex keys separated by commas'))),
   /** The 8-character service tag in `sk-<tag>-<64 hex>`. */
   KEY_SERVICE_TAG: z.string().regex(/^[a-z0-9]{8}$/, 'KEY_SERVICE_TAG must be 8 lowercase letters or digits').default('mgateway'),
   /** Key of the HMAC over knowledge-base source links (spec 3 section 2.4); unset: derived from KEY_ENCRYPTION_KEY. */
   KB_LINK_SECRET: z.string().min(32, 'KB_LINK_SECRET must be at least 32 characters').optional(),
-  /** Public origin of the gateway used in signed links (e.g. https://api.example.com); unset: the origin the caller reached. */
-  PUBLIC_BASE_URL: z.url().optional(),
+  /**
+   * Public origin of the gateway (e.g. https://api.example.com): every absolute URL it hands out (signed links, checkout
+   * return URLs, MCP) is built from it, never from a request's Host, Origin or X-Forwarded-* headers. Unset: http://HOST:PORT
+   * (loopback for 0.0.0.0); production with top-ups needs it.
+   */
+  PUBLIC_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  /** Where batch workers send a batch's lines (the gateway itself, so each line is a live call); default http://127.0.0.1:PORT. */
+  GATEWAY_INTERNAL_URL: z.url().optional(),
+  /** Lines of one batch in flight at once (further bounded by the account's concurrency limit; docs/batches.md). */
+  BATCH_LINE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),
@@ -41,6 +58,12 @@ const EnvSchema = z.object({
    * 171 MB and the 2,000-stream peak by about 20 MB, for 15-20 % more CPU on small high-rate requests.
    */
   GATEWAY_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(300).default(0),
+  /**
+   * SIGTERM: how long a gateway lets in-flight requests (streams) finish before it closes them (each is then
+   * billed as a disconnect), and how long a worker lets running activities finish (Worker shutdownGraceTime).
+   * Keep it under the orchestrator's kill delay (Kubernetes terminationGracePeriodSeconds, 30 s by default).
+   */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
   /** Upstream timeout of the four chat endpoints, streaming included. */
   CHAT_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
   /** Keep-alive connections per upstream origin; an open stream holds one for its whole life. */
@@ -95,8 +118,17 @@ const EnvSchema = z.object({
   METRICS_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
   /** Interface of the metrics listener: loopback by default; a scraper on another host needs 0.0.0.0 (and a firewall). */
   METRICS_HOST: z.string().default('127.0.0.1'),
-  /** HMAC secret of the payment processor's webhooks; unset, one is derived from ADMIN_TOKEN (the stand-in processor signs with the same). */
-  PAYMENT_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
+  /**
+   * Top-ups (docs/payments.md): on by default. In production they go through Stripe and need STRIPE_SECRET_KEY,
+   * STRIPE_WEBHOOK_SECRET and PUBLIC_BASE_URL (the gateway refuses to start without them); `false` turns top-ups off.
+   */
+  TOPUPS_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** Stripe's secret API key (`sk_live_...`, `sk_test_...`); unset in development and test: the stand-in processor. */
+  STRIPE_SECRET_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(8).optional()),
+  /** The signing secret of the Stripe webhook endpoint (`whsec_...`); unset in development and test: derived from ADMIN_TOKEN. */
+  STRIPE_WEBHOOK_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
+  /** Another Stripe API host (stripe-mock: `http://127.0.0.1:12111`); unset: api.stripe.com. */
+  STRIPE_API_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
   /** The worker's queue when `workers/main.ts` gets no `--queue=` flag: media, knowledge or webhooks (domain/task-queues.ts); unset: media. */
   WORKER_QUEUE: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['media', 'knowledge', 'webhooks']).optional()),
   /** Override the worker's slot counts (workers/queues.ts has each queue's defaults and why). */
@@ -119,18 +151,53 @@ export type Config = z.infer<typeof EnvSchema> & {
 };
 
 /**
- * The key to send to a channel: its stored secret (unsealed when the catalogue
- * loads), else the variable its `api_key_env` names, else 'gateway' (the simulator accepts any).
+ * THE resolver of a channel's secret: every upstream call (chat, the knowledge
+ * compiler's LLM calls, channel test calls, media providers, music and clip
+ * templates) gets its key here and nowhere else. The key is the channel's
+ * stored secret (unsealed when the catalogue loads), else the variable its
+ * `api_key_env` names (read once, with the rest of the configuration: never
+ * `process.env` at call time), else 'gateway' (the simulator accepts any).
  */
 export function upstreamApiKey(config: Pick<Config, 'UPSTREAM_KEYS'>, channel: { api_key_env?: string | null; api_key?: string }): string {
   return channel.api_key || (channel.api_key_env && config.UPSTREAM_KEYS[channel.api_key_env]) || 'gateway';
 }
 
+/** The gateway's public origin, without a trailing slash: PUBLIC_BASE_URL, else the address it listens on. */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): string {
+  if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL.replace(/\/+$/, '');
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' || config.HOST === '' ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  return `http://${host}:${config.PORT}`;
+}
+
+/**
+ * What a production gateway with top-ups lacks to take payments (the variables by name), or null.
+ * Development and test fall back to the stand-in processor (simulator/payments/).
+ */
+export function paymentsConfigProblem(config: Pick<Config, 'DEPLOYMENT_MODE' | 'TOPUPS_ENABLED' | 'STRIPE_SECRET_KEY' | 'STRIPE_WEBHOOK_SECRET' | 'PUBLIC_BASE_URL'>): string | null {
+  if (config.DEPLOYMENT_MODE !== 'production' || !config.TOPUPS_ENABLED) return null;
+  const missing = (['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'PUBLIC_BASE_URL'] as const).filter((name) => !config[name]);
+  if (missing.length === 0) return null;
+  return `top-ups are enabled in production (DEPLOYMENT_MODE=production, TOPUPS_ENABLED=true) but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: ` +
+    'set them to take payments through Stripe (docs/payments.md), or set TOPUPS_ENABLED=false to run without top-ups';
+}
+
+/** A variable is missing or malformed: the message names each one (no stack is worth showing). */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+    throw new ConfigError(
+      parsed.error.issues.map((i) => {
+        const name = i.path.join('.');
+        return env[name] === undefined ? `${name} is not set (${REQUIRED_HINTS[name] ?? i.message}; README.md, "Configuration")` : `${name}: ${i.message}`;
+      }),
+    );
   }
   const keys: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (UPSTREAM_KEY_VAR.test(name) && value) keys[name] = value;
@@ -139,6 +206,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [name, value] of Object.entries(env)) if (CHANNEL_URL_VAR.test(name) && value) urls[name] = value.replace(/\/+$/, '');
   urls.SIMULATOR_URL = parsed.data.SIMULATOR_URL;
   return { ...parsed.data, UPSTREAM_KEYS: keys, CHANNEL_URL_VARS: urls };
+}
+
+const REQUIRED_HINTS: Record<string, string> = {
+  ADMIN_TOKEN: 'the management API\'s bearer token, 16+ characters, e.g. `openssl rand -hex 24`',
+  KEY_ENCRYPTION_KEY: 'the key that seals stored secrets, 64 hex characters, e.g. `openssl rand -hex 32`',
+};
+
+/**
+ * loadConfig for a process's entry point: a bad or missing variable prints the message naming it on
+ * stderr and exits 1, without a stack trace.
+ */
+export function loadConfigOrExit(env: Record<string, string | undefined> = process.env, what = 'the process'): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${what} cannot start: ${err.message}\n`);
+    process.exit(1);
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** Random ids with a readable kind prefix (node:crypto, hence infra: domain/ stays free of I/O). */
-export function newId(kind: 'acct' | 'key' | 'req' | 'task' | 'avatar' | 'voice' | 'evt' | 'user' | 'doc' | 'build' | 'agent' | 'akey' | 'aud' | 'audit' | 'cs'): string {
+export function newId(kind: 'acct' | 'key' | 'req' | 'task' | 'avatar' | 'voice' | 'evt' | 'user' | 'doc' | 'build' | 'agent' | 'akey' | 'aud' | 'audit' | 'cs' | 'topup'): string {
   return `${kind}_${randomBytes(12).toString('hex')}`;
 }
 

@@ -103,6 +103,9 @@ export interface KbBuildDoc {
   model: string;
   state: 'queued' | 'running' | 'succeeded' | 'failed';
   pages_made: number;
+  /** Progress of a running build: pages written so far, out of the pages the compile made (null until it has). */
+  pages_done?: number;
+  pages_total?: number | null;
   warnings: string[];
   error: { code: string; message: string } | null;
   created_at: Date;
@@ -152,6 +155,8 @@ export interface ApiKeyDoc {
   name: string;
   kind: 'standard' | 'legacy';
   prefix: string;
+  /** The key's last 4 characters, shown beside the prefix so keys can be told apart (`sk-mgateway-…a1b2`); absent on keys made before it existed. */
+  tail?: string | null;
   /** sha256 of the plaintext key: the lookup index. */
   hash: string;
   /** AES-256-GCM ciphertext, iv and tag (base64); absent on hash-only legacy keys. */
@@ -404,6 +409,7 @@ const ApiKeySchema = new Schema<ApiKeyDoc>(
     name: String,
     kind: String,
     prefix: String,
+    tail: { type: String, default: null },
     hash: { type: String, unique: true },
     secret: { type: Schema.Types.Mixed, default: null },
     allowed_models: { type: [String], default: null },
@@ -531,7 +537,8 @@ const KbBuildSchema = new Schema<KbBuildDoc>(
   {
     _id: String, doc_seq: { type: String, unique: true }, account_id: String, kb_id: String, document_id: { type: String, index: true },
     seq: Number, filename: String, format: String, content_type: String, content_hash: String, r2_key: String, size: Number,
-    compiler: String, model: String, state: String, pages_made: { type: Number, default: 0 }, warnings: { type: [String], default: [] },
+    compiler: String, model: String, state: String, pages_made: { type: Number, default: 0 },
+    pages_done: { type: Number, default: 0 }, pages_total: { type: Number, default: null }, warnings: { type: [String], default: [] },
     error: { type: Schema.Types.Mixed, default: null }, created_at: Date, started_at: { type: Date, default: null },
     finished_at: { type: Date, default: null }, updated_at: Date,
   },

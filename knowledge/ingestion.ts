@@ -53,6 +53,8 @@ export interface BuildView {
   compiler: string;
   model: string;
   pages_made: number;
+  /** Pages written so far out of the pages the compile made (total null until the compile is done). */
+  progress: { pages_done: number; pages_total: number | null };
   live: boolean;
   warnings: string[];
   error: { code: string; message: string } | null;
@@ -71,7 +73,7 @@ export interface DocumentView {
   content_hash: string;
   live_build_id: string | null;
   page_count: number;
-  latest_build: { id: string; state: KbBuildDoc['state'] } | null;
+  latest_build: { id: string; state: KbBuildDoc['state']; pages_done: number; pages_total: number | null } | null;
   created_at: number;
   updated_at: number;
 }
@@ -180,7 +182,7 @@ export class KbIngestion {
       out.push({
         id: d._id, object: 'kb.document', kb_id: d.kb_id, filename: d.filename, content_type: d.content_type, size: d.size,
         content_hash: d.content_hash, live_build_id: d.deleted_at ? null : d.live_build_id, page_count: pageCount,
-        latest_build: latest ? { id: latest._id, state: latest.state } : null, created_at: secs(d.created_at)!, updated_at: secs(d.updated_at)!,
+        latest_build: latest ? { id: latest._id, state: latest.state, ...pageProgress(latest) } : null, created_at: secs(d.created_at)!, updated_at: secs(d.updated_at)!,
       });
     }
     return out;
@@ -207,7 +209,7 @@ export class KbIngestion {
   static view(b: KbBuildDoc, live: boolean): BuildView {
     return {
       id: b._id, object: 'kb.build', account_id: b.account_id, kb_id: b.kb_id, document_id: b.document_id, filename: b.filename,
-      state: b.state, compiler: b.compiler, model: b.model, pages_made: b.pages_made, live, warnings: b.warnings, error: b.error,
+      state: b.state, compiler: b.compiler, model: b.model, pages_made: b.pages_made, progress: pageProgress(b), live, warnings: b.warnings, error: b.error,
       created_at: secs(b.created_at)!, started_at: secs(b.started_at), finished_at: secs(b.finished_at),
     };
   }
@@ -246,6 +248,37 @@ export class KbIngestion {
     if (build.state !== 'queued' || Date.now() - build.created_at.getTime() < ORPHAN_AFTER_MS) return;
     await this.start(build).catch((err) => this.deps.log.warn('could not restart a queued build', { build: build._id, err }));
   }
+}
+
+/** A build's pages done out of total: a finished build counts what it made. */
+function pageProgress(b: KbBuildDoc): { pages_done: number; pages_total: number | null } {
+  if (b.state === 'succeeded') return { pages_done: b.pages_made, pages_total: b.pages_made };
+  return { pages_done: b.pages_done ?? 0, pages_total: b.pages_total ?? null };
+}
+
+/** Where the loading of a base stands: documents whose latest build ended out of all, pages written out of those known. */
+export interface BaseProgress {
+  documents_total: number;
+  documents_done: number;
+  documents_failed: number;
+  pages_done: number;
+  /** Pages of the documents whose compile has finished (a document still compiling adds none yet). */
+  pages_total: number;
+}
+
+export function baseProgress(docs: DocumentView[]): BaseProgress {
+  const out: BaseProgress = { documents_total: 0, documents_done: 0, documents_failed: 0, pages_done: 0, pages_total: 0 };
+  for (const d of docs) {
+    const b = d.latest_build;
+    out.documents_total++;
+    if (!b) continue;
+    if (b.state === 'succeeded' || b.state === 'failed') out.documents_done++;
+    if (b.state === 'failed') out.documents_failed++;
+    if (b.state === 'failed') continue;
+    out.pages_done += b.pages_done;
+    out.pages_total += b.pages_total ?? 0;
+  }
+  return out;
 }
 
 function tooLarge() {

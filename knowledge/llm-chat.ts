@@ -2,6 +2,7 @@ import { GatewayError } from '../domain/errors';
 import type { Catalogue } from '../domain/catalogue';
 import { MAX_CHANNEL_ATTEMPTS } from '../domain/catalogue';
 import type { UpstreamPools } from '../infra/upstream';
+import { upstreamApiKey, type Config } from '../infra/config';
 import { chatProviders } from '../providers';
 import { getTranslator, type Protocol } from '../protocols';
 import { chatUsage } from '../protocols/usage/chat-completions';
@@ -21,6 +22,8 @@ import type { CompileBilling } from './compile-billing';
 export interface LlmChatDeps {
   catalogue: () => Catalogue;
   upstream: UpstreamPools;
+  /** The channel's key comes from the one resolver (infra/config.ts upstreamApiKey), as a chat call's does. */
+  config: Pick<Config, 'UPSTREAM_KEYS'>;
 }
 
 /** One model call may take this long (a compile calls once per page). */
@@ -57,7 +60,7 @@ export function askModelVia(deps: LlmChatDeps, modelId: string, billing?: Compil
       const provider = chatProviders[channel.upstream];
       if (!provider) continue;
       const target = provider.call(channel, {
-        model: upstreamModel, stream: false, apiKey: (channel.api_key_env && process.env[channel.api_key_env]) || 'gateway', clientHeaders: {},
+        model: upstreamModel, stream: false, apiKey: upstreamApiKey(deps.config, channel), clientHeaders: {},
       });
       const started = performance.now();
       try {

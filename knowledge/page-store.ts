@@ -49,6 +49,16 @@ export class PageStore {
     return pages.filter((p) => live.get(p.document_id) === p.build_id);
   }
 
+  /** What links resolve against, for every visible page of a base: ids, titles, aliases, anchors (no bodies). */
+  async liveTargets(ref: BaseRef): Promise<Array<Pick<PageDoc, 'page_id' | 'document_id' | 'build_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>>> {
+    const live = await this.liveBuilds(ref);
+    if (live.size === 0) return [];
+    const pages = await this.db.Page.find({ account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: [...new Set(live.values())] } })
+      .select({ page_id: 1, document_id: 1, build_id: 1, source: 1, title: 1, aliases: 1, anchor: 1, ordinal: 1 })
+      .lean<Array<Pick<PageDoc, 'page_id' | 'document_id' | 'build_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>>>();
+    return pages.filter((p) => live.get(p.document_id) === p.build_id);
+  }
+
   /** Visible pages with these public ids in one of the given bases (unknown or invisible ids are left out). */
   async livePagesById(pageIds: string[], bases: BaseRef[]): Promise<PageDoc[]> {
     if (pageIds.length === 0 || bases.length === 0) return [];

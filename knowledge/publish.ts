@@ -6,10 +6,9 @@ import type { BaseRef, PageStore } from './page-store';
 import { baseKey } from './page-store';
 import type { FileStore } from './storage/file-store';
 import { withLock } from './lock';
-import { LinkIndex, mentionable, resolveLinks, resolvedIds, type LinkTarget } from './compiler/links';
-import { fold } from './compiler/text';
+import { resolvedIds, type LinkTarget } from './compiler/links';
 import type { CompiledPage, Compiler } from './compiler/types';
-import { extract, UnreadableDocument } from './extract';
+import { inlineCompute, type Compute } from './compute';
 
 /**
  * The steps of one build, run by the build workflow's activities. Each is
@@ -30,6 +29,21 @@ export interface BuildDeps {
   log: Logger;
   pages: PageStore;
   kbFiles: FileStore;
+  /** Where extraction, compiling and link scans run (a worker-thread pool in the worker); inline when absent. */
+  compute?: Compute;
+  /** Called with each step's wall milliseconds (bench/ingest-profile.ts); absent in production. */
+  timings?: (phase: string, ms: number) => void;
+}
+
+/** Runs one step of a build, reporting its wall time to `deps.timings` when that is set. */
+async function step<T>(deps: BuildDeps, phase: string, run: () => Promise<T> | T): Promise<T> {
+  if (!deps.timings) return run();
+  const t0 = performance.now();
+  try {
+    return await run();
+  } finally {
+    deps.timings(phase, performance.now() - t0);
+  }
 }
 
 /** A build that cannot succeed however often it is retried. */
@@ -48,44 +62,63 @@ async function loadBuild(db: Db, buildId: string): Promise<KbBuildDoc> {
   return b;
 }
 
+/** Pages are written in batches of this many (one store round trip each), with the build's progress after each. */
+export const PAGE_WRITE_BATCH = 250;
+
 export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor: (b: KbBuildDoc) => Compiler): Promise<{ pages: number; done: boolean }> {
   const build = await loadBuild(deps.db, buildId);
   if (build.state === 'succeeded' || build.state === 'failed') return { pages: build.pages_made, done: true };
   const now = new Date();
-  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'running', started_at: build.started_at ?? now, updated_at: now } });
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'running', started_at: build.started_at ?? now, pages_done: 0, pages_total: null, updated_at: now } });
   const ref = refOf(build);
   if (!(await deps.pages.base(ref))) throw new BuildRefused('kb_deleted', 'the knowledge base was deleted');
-  const file = await deps.kbFiles.get(build.r2_key);
+  const file = await step(deps, 'read file', () => deps.kbFiles.get(build.r2_key));
   if (!file) throw new BuildRefused('file_missing', `the uploaded file ${build.filename} is no longer stored`);
-  let extracted;
-  try {
-    extracted = await extract(build.format, file.data);
-  } catch (err) {
-    if (err instanceof UnreadableDocument) throw new BuildRefused('unreadable_document', err.message);
-    throw err;
-  }
-  const compiled = await compilerFor(build).compile({
+  const compute = deps.compute ?? inlineCompute();
+  const input = {
     baseKey: baseKey(ref), documentId: build.document_id, filename: build.filename, r2Key: build.r2_key,
-    compiledAt: (build.started_at ?? now).toISOString(), doc: extracted,
-  });
+    compiledAt: (build.started_at ?? now).toISOString(),
+  };
+  // Extraction and the rules (sectioning, summaries, tags) in a worker thread; the file's bytes are moved, not copied.
+  const data = new Uint8Array(file.data.byteLength);
+  data.set(file.data);
+  const out = await step(deps, 'extraction + compile (thread)', () => compute.run({ kind: 'compile', format: build.format, data, input }, [data.buffer]));
+  if (out.kind === 'unreadable') throw new BuildRefused('unreadable_document', out.message);
+  if (out.kind !== 'compiled') throw new Error('the compile thread answered out of turn');
+  const compiler = compilerFor(build);
+  const compiled = compiler.refine ? await step(deps, 'model fields (llm)', () => compiler.refine!(input, out.result)) : out.result;
   if (compiled.pages.length === 0) throw new BuildRefused('no_text', `no text could be read from ${build.filename}`);
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_total: compiled.pages.length, updated_at: new Date() } });
 
-  // Links against the base as readers will see it: other documents' live pages plus this build's.
-  const others = (await deps.pages.livePages(ref)).filter((p) => p.document_id !== build.document_id);
-  const index = new LinkIndex([...others.map(targetOf), ...compiled.pages.map((p, i) => compiledTarget(p, build, i))]);
+  // Links against the base as readers will see it: other documents' live pages plus this build's (titles and names, no bodies).
+  const others = (await step(deps, 'read base link targets', () => deps.pages.liveTargets(ref))).filter((p) => p.document_id !== build.document_id);
+  const targets = [...others.map(targetOf), ...compiled.pages.map((p, i) => compiledTarget(p, build, i))];
+  const linked = await step(deps, 'link resolution (thread)', () => compute.run({
+    kind: 'links', baseKey: baseKey(ref), targets, pages: compiled.pages.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests })),
+  }));
+  if (linked.kind !== 'links') throw new Error('the link thread answered out of turn');
+
+  // A retried attempt may have written some pages (with links resolved against an older base): they go first.
+  const firstId = `${buildId}:${compiled.pages[0].page_id}`;
+  if (await deps.db.Page.exists({ _id: firstId })) await deps.db.Page.deleteMany({ document_id: build.document_id, build_id: buildId });
   let written = 0;
-  for (const [i, p] of compiled.pages.entries()) {
-    const outgoing = resolveLinks(baseKey(ref), p, index);
-    const doc: PageDoc = {
-      _id: `${buildId}:${p.page_id}`, page_id: p.page_id, account_id: build.account_id, kb_id: build.kb_id, document_id: build.document_id,
-      build_id: buildId, title: p.title, summary: p.summary, tags: p.tags, aliases: p.aliases, links: resolvedIds(outgoing), body: p.body,
-      confidence: p.confidence, needs_review: p.needs_review, source: p.source, outgoing_links: outgoing, link_requests: p.link_requests,
-      anchor: p.anchor, ordinal: i, created_at: now,
-    };
-    await deps.db.Page.replaceOne({ _id: doc._id }, doc, { upsert: true });
-    written++;
-    if (written === 1) failpoint('kb.build.mid-pages');
-  }
+  await step(deps, 'page writes (batched)', async () => {
+    for (let i = 0; i < compiled.pages.length; i += PAGE_WRITE_BATCH) {
+      const docs: PageDoc[] = compiled.pages.slice(i, i + PAGE_WRITE_BATCH).map((p, j) => {
+        const outgoing = linked.outgoing[i + j];
+        return {
+          _id: `${buildId}:${p.page_id}`, page_id: p.page_id, account_id: build.account_id, kb_id: build.kb_id, document_id: build.document_id,
+          build_id: buildId, title: p.title, summary: p.summary, tags: p.tags, aliases: p.aliases, links: resolvedIds(outgoing), body: p.body,
+          confidence: p.confidence, needs_review: p.needs_review, source: p.source, outgoing_links: outgoing, link_requests: p.link_requests,
+          anchor: p.anchor, ordinal: i + j, created_at: now,
+        };
+      });
+      await deps.db.Page.insertMany(docs, { ordered: false, lean: true });
+      written += docs.length;
+      if (i === 0) failpoint('kb.build.mid-pages');
+      await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_done: written, updated_at: new Date() } });
+    }
+  });
   await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_made: written, warnings: compiled.warnings.slice(0, 50), updated_at: new Date() } });
   return { pages: written, done: false };
 }
@@ -115,8 +148,8 @@ export async function publishBuild(deps: BuildDeps, buildId: string): Promise<{ 
   if (verdict === null) {
     await deps.pages.bumpVersion(ref);
     failpoint('kb.publish.after-flip');
-    await relinkAfter(deps, ref, build.document_id);
-    await cleanupDocument(deps, build.document_id);
+    await step(deps, 'relink after publish', () => relinkAfter(deps, ref, build.document_id));
+    await step(deps, 'cleanup', () => cleanupDocument(deps, build.document_id));
     // Final only once everything above is done: a retry after a crash redoes the idempotent steps.
     await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'succeeded', finished_at: new Date(), updated_at: new Date() } });
   } else {
@@ -153,74 +186,65 @@ export async function cleanupDocument(deps: BuildDeps, documentId: string, endin
 }
 
 /**
- * After one document's pages changed (a build went live, or the document was
- * deleted), resolve again the links that this can change, not the whole
- * base's. Serialised per base, so the last run always sees the last flip. A
- * page is resolved again when:
- * - it belongs to the document (its links were resolved at compile time,
- *   against the base as it was then);
- * - it has a resolved link to the document's pages or to a page that is no
- *   longer there (a target went away: the link turns unresolved or moves to
- *   another page of that name);
- * - it asks by `[[name]]` or by file link for a name or file the document's
- *   pages now provide;
- * - its body may mention a title or alias of the document's pages (a
- *   case-insensitive search in the store for those names, words joined by
- *   any non-letters: a superset of the mention rule, which resolution then
- *   applies exactly).
- * Everything but the last is decided on the pages' titles, aliases and link
- * fields (no bodies read); bodies are read only for the pages to resolve.
- * Only pages whose links changed are written. Returns their number.
+ * After a document's pages changed (a build went live, or the document was
+ * deleted), the links of the base are resolved again, so a link resolves
+ * when its target arrives later and turns unresolved when the target goes.
+ *
+ * One pass re-resolves every visible page of the base against all of them
+ * (exact, no guessing which pages a change can touch) and writes only the
+ * pages whose links changed, in batches. The work is sized for real uploads:
+ * the pages are read once with a cursor in batches (never one long decode on
+ * the event loop), resolved in the compile threads (knowledge/compute.ts) in
+ * batches of PAGE_WRITE_BATCH, and passes coalesce: serialised per base, a
+ * pass is skipped when another one already started after this document's
+ * change was visible (`kbrelinked:` holds the base version the last pass
+ * read), so ten documents published together cost one or two passes, not ten.
+ * Returns the number of pages whose links changed.
  */
-export async function relinkAfter(deps: BuildDeps, ref: BaseRef, documentId: string): Promise<number> {
+export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: string): Promise<number> {
+  const changedAt = await deps.pages.version(ref);
   return withLock(deps.redis, `relink:${baseKey(ref)}`, async () => {
+    const doneKey = `kbrelinked:${baseKey(ref)}`;
+    if (Number((await deps.redis.get(doneKey)) ?? -1) >= changedAt) return 0;
+    const passVersion = await deps.pages.version(ref);
     const live = await deps.pages.liveBuilds(ref);
-    if (live.size === 0) return 0;
-    const builds = [...new Set(live.values())];
-    const scope = { account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: builds } };
-    const light = (await deps.db.Page.find(scope).select({ body: 0 }).lean<Omit<PageDoc, 'body'>[]>())
-      .filter((p) => live.get(p.document_id) === p.build_id);
-    const index = new LinkIndex(light.map(targetOf));
-    const present = new Set(light.map((p) => p.page_id));
-    const mine = light.filter((p) => p.document_id === documentId);
-    const mineIds = new Set(mine.map((p) => p.page_id));
-    const mineIndex = new LinkIndex(mine.map(targetOf));
-    const redo = new Set<string>();
-    for (const p of light) {
-      if (!p.link_requests) continue;
-      const touched =
-        p.document_id === documentId ||
-        p.outgoing_links.some((l) => l.resolved && (mineIds.has(l.id) || !present.has(l.id))) ||
-        p.link_requests.wiki.some((name) => mineIndex.byTitle(name)) ||
-        p.link_requests.files.some((f) => mineIndex.byDocument(f.file, f.anchor));
-      if (touched) redo.add(p._id);
-    }
-    const names = [...new Set(mine.flatMap((p) => [p.title, ...p.aliases].map(fold)).filter((n) => n && mentionable(n)))];
-    if (names.length) {
-      const pattern = names.map((n) => n.split(' ').map(escapeRegex).join('[^\\p{L}\\p{N}]+')).join('|');
-      const mentioning = await deps.db.Page.find({ ...scope, body: { $regex: pattern, $options: 'i' } }).select({ _id: 1, document_id: 1, build_id: 1 }).lean<Pick<PageDoc, '_id' | 'document_id' | 'build_id'>[]>();
-      for (const p of mentioning) if (live.get(p.document_id) === p.build_id) redo.add(p._id);
-    }
     let changed = 0;
-    const ids = [...redo];
-    for (let i = 0; i < ids.length; i += 200) {
-      const pages = await deps.db.Page.find({ _id: { $in: ids.slice(i, i + 200) } }).lean<PageDoc[]>();
-      for (const p of pages) {
-        if (!p.link_requests) continue;
-        const outgoing = resolveLinks(baseKey(ref), { page_id: p.page_id, body: p.body, link_requests: p.link_requests }, index);
-        if (JSON.stringify(outgoing) === JSON.stringify(p.outgoing_links)) continue;
-        await deps.db.Page.updateOne({ _id: p._id }, { $set: { outgoing_links: outgoing, links: resolvedIds(outgoing) } });
-        changed++;
-      }
+    if (live.size > 0) {
+      const scope = { account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: [...new Set(live.values())] } };
+      const pages: PageDoc[] = [];
+      await step(deps, 'relink: read pages', async () => {
+        for await (const p of deps.db.Page.find(scope).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
+          if (live.get(p.document_id) === p.build_id) pages.push(p);
+        }
+      });
+      const targets = pages.map(targetOf);
+      const compute = deps.compute ?? inlineCompute();
+      await step(deps, 'relink: resolve (thread) and write', async () => {
+        for (let i = 0; i < pages.length; i += PAGE_WRITE_BATCH) {
+          const batch = pages.slice(i, i + PAGE_WRITE_BATCH).filter((p) => p.link_requests);
+          if (batch.length === 0) continue;
+          const r = await compute.run({ kind: 'links', baseKey: baseKey(ref), targets, pages: batch.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests! })) });
+          if (r.kind !== 'links') throw new Error('the link thread answered out of turn');
+          const writes = batch.flatMap((p, j) => {
+            const outgoing = r.outgoing[j];
+            if (JSON.stringify(outgoing) === JSON.stringify(p.outgoing_links)) return [];
+            return [{ updateOne: { filter: { _id: p._id }, update: { $set: { outgoing_links: outgoing, links: resolvedIds(outgoing) } } } }];
+          });
+          if (writes.length) await deps.db.Page.bulkWrite(writes, { ordered: false });
+          changed += writes.length;
+        }
+      });
     }
     if (changed) await deps.pages.bumpVersion(ref);
+    await deps.redis.set(doneKey, String(passVersion));
     return changed;
-  });
+  }, { waitMs: 10 * 60_000 });
 }
 
-const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+type LinkTargetFields = Pick<PageDoc, 'page_id' | 'document_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>;
 
-function targetOf(p: Omit<PageDoc, 'body'>): LinkTarget {
+
+function targetOf(p: LinkTargetFields): LinkTarget {
   return { page_id: p.page_id, document_id: p.document_id, filename: p.source.filename, title: p.title, aliases: p.aliases, anchor: p.anchor ?? '', ordinal: p.ordinal ?? 0 };
 }
 

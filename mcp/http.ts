@@ -3,7 +3,7 @@ import { GatewayError } from '../domain/errors';
 import type { GatewayDeps } from '../gateway/deps';
 import type { Ctx, GatewayState, Middleware } from '../gateway/context';
 import { authenticate } from '../gateway/middleware/auth';
-import { requestOrigin } from '../gateway/request-origin';
+import { publicBaseUrl } from '../infra/config';
 import { rateLimit } from '../gateway/middleware/rate-limit';
 import type { BaseRef } from '../knowledge/page-store';
 import { createWikiServer } from './tools';
@@ -47,7 +47,7 @@ export function mcpRoutes(deps: GatewayDeps): Router<GatewayState> {
     const [server, { StreamableHTTPServerTransport }] = await Promise.all([createWikiServer({
       reader: deps.knowledge,
       scope: () => (scope ??= deps.knowledge.scopeOfAccount(accountId)),
-      origin: requestOrigin(ctx),
+      origin: publicBaseUrl(deps.config),
       log: deps.log,
       traceId: ctx.state.requestId,
     }), (transportModule ??= import('@modelcontextprotocol/sdk/server/streamableHttp.js'))]);

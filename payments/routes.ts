@@ -1,49 +1,94 @@
 import Router from '@koa/router';
-import { html } from '../console/html';
-import { formatCredits } from '../domain/money';
+import { z } from 'zod';
+import { parseCredits } from '../domain/money';
+import { GatewayError } from '../domain/errors';
 import { readRaw } from '../gateway/middleware/body';
+import { jsonBody } from '../gateway/middleware/body';
+import { validBody, validParams } from '../gateway/middleware/validate';
+import { authenticate } from '../gateway/middleware/auth';
 import type { GatewayDeps } from '../gateway/deps';
-import type { GatewayState } from '../gateway/context';
+import type { Ctx, GatewayState } from '../gateway/context';
 import { consoleServices } from '../console/services';
-import { SIGNATURE_HEADER } from './signature';
+import { SESSION_COOKIE } from '../console/session';
+import { checkCsrf } from '../console/guard';
+import type { CCtx } from '../console/context';
+import { formatCredits } from '../domain/money';
+import { verifyStripeEvent } from './stripe';
+import { standInRoutes } from '../simulator/payments/stand-in';
+
+const CheckoutBody = z.object({
+  amount_usd: z.union([z.number(), z.string()]).transform((v, c) => {
+    try {
+      return parseCredits(typeof v === 'number' ? String(v) : v);
+    } catch {
+      c.addIssue({ code: 'custom', message: 'amount_usd must be an amount in US dollars (e.g. 150 or "150.00")' });
+      return z.NEVER;
+    }
+  }),
+}).strict();
 
 /**
- * The processor stand-in's hosted checkout page (what Stripe Checkout shows
- * the payer), and the merchant's webhook that credits the wallet.
+ * Top-ups over HTTP (docs/payments.md):
+ * - `POST /api/v1/billing/checkout`: an API key of the account (Authorization: Bearer / x-api-key), or a
+ *   console session (its cookie and the session's CSRF token in `x-csrf-token`) for its current account;
+ * - `GET /api/v1/billing/topups/:id`: the top-up's state;
+ * - `POST /webhooks/stripe`: Stripe's events, verified with the SDK on the raw body;
+ * - the development stand-in's checkout pages, in development and test only (404 in production).
  */
 export function paymentRoutes(deps: GatewayDeps): Router<GatewayState> {
   const svc = consoleServices(deps);
   const router = new Router<GatewayState>();
+  const keyAuth = authenticate(deps, { methods: 'header-only', billable: false, touchLastUsed: true, rateLimited: false });
 
-  router.get('/_processor/checkout/:id', async (ctx) => {
-    const cs = await svc.processor.get(ctx.params.id);
-    ctx.set('cache-control', 'no-store');
-    ctx.set('content-security-policy', "default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'");
-    ctx.type = 'html';
-    ctx.body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Checkout · Payment processor (stand-in)</title><link rel="icon" href="data:,">
-<style>body{font:16px system-ui,sans-serif;background:#eef1f6;margin:0;padding:2rem 1rem}main{max-width:26rem;margin:auto;background:#fff;border-radius:10px;padding:1.5rem;box-shadow:0 2px 12px #0002}
-.amount{font-size:2rem;font-weight:600}.muted{color:#667}button{font:inherit;background:#4b4fd8;color:#fff;border:0;border-radius:6px;padding:.7rem 1.2rem;width:100%}a{color:#4b4fd8}</style></head>
-<body><main><p class="muted">Payment processor (stand-in) · test mode</p><h1>Pay Model Gateway</h1>
-<p class="amount" data-testid="checkout-amount">$${formatCredits(cs.amount_nano)}</p>
-${cs.status === 'complete'
-    ? html`<p>This checkout is already paid.</p><p><a href="${cs.success_url.replace('{CHECKOUT_SESSION_ID}', cs._id)}">Return to the merchant</a></p>`
-    : html`<p class="muted">Card: 4242 4242 4242 4242 (test card, nothing is charged)</p>
-<form method="post" action="/_processor/checkout/${cs._id}/pay"><button type="submit">Pay $${formatCredits(cs.amount_nano)}</button></form>
-<p><a href="${cs.cancel_url}">Cancel and return</a></p>`}
-</main></body></html>`.value;
+  /** The account the caller acts for: its key's, or the console session's current one. */
+  const principal = async (ctx: Ctx, next: () => Promise<void>) => {
+    if (ctx.get('authorization') || ctx.get('x-api-key')) return keyAuth(ctx, next);
+    const token = ctx.cookies.get(SESSION_COOKIE);
+    const session = token ? await svc.sessions.get(token) : null;
+    if (!session) throw new GatewayError('invalid_api_key', 'authentication failed: send an API key of the account, or sign in to the console', { status: 401 });
+    checkCsrf(ctx as unknown as CCtx, session.csrf);
+    const managed = await svc.access.managed(session.principal);
+    const account = managed.find((a) => a.id === session.accountId) ?? managed[0];
+    if (!account) throw new GatewayError('not_found', 'no account to top up', { status: 404, type: 'invalid_request_error' });
+    ctx.state.billingAccount = { id: account.id, by: session.principal.kind === 'user' ? `user:${session.principal.userId}` : 'operator' };
+    return next();
+  };
+  const accountOf = (ctx: Ctx) => ctx.state.billingAccount ?? { id: ctx.state.auth!.account.id, by: `key:${ctx.state.auth!.key.id}` };
+
+  router.post('/api/v1/billing/checkout', principal, jsonBody(16 * 1024), async (ctx) => {
+    const { amount_usd } = validBody(ctx, CheckoutBody);
+    const who = accountOf(ctx);
+    ctx.status = 201;
+    ctx.body = await svc.billing.startCheckout(who.id, amount_usd, who.by);
   });
 
-  router.post('/_processor/checkout/:id/pay', async (ctx) => {
-    const cs = await svc.processor.pay(ctx.params.id, `${ctx.origin}/webhooks/payments`);
-    ctx.redirect(cs.success_url.replace('{CHECKOUT_SESSION_ID}', cs._id));
+  router.get('/api/v1/billing/topups/:id', principal, async (ctx) => {
+    const { id } = validParams(ctx, z.object({ id: z.string().min(1).max(100) }));
+    const doc = await svc.billing.topUp(accountOf(ctx).id, id);
+    ctx.body = {
+      id: doc._id, amount_usd: formatCredits(doc.amount_nano), status: doc.status, url: doc.url, session_id: doc.session_id,
+      created_at: doc.created_at.toISOString(), paid_at: doc.paid_at?.toISOString() ?? null,
+    };
   });
 
-  router.post('/webhooks/payments', async (ctx) => {
-    const raw = (await readRaw(ctx, 64 * 1024)).toString('utf8');
-    const result = await svc.billing.handleWebhook(raw, ctx.get(SIGNATURE_HEADER));
-    deps.log.info('payment webhook', { trace: ctx.state.requestId, ...result });
+  router.post('/webhooks/stripe', async (ctx) => {
+    const secret = svc.payments.webhookSecret;
+    if (!secret) throw new GatewayError('not_found', 'top-ups are not enabled on this gateway', { status: 404, type: 'invalid_request_error' });
+    const raw = await readRaw(ctx, 256 * 1024);
+    const event = verifyStripeEvent(raw, ctx.get('stripe-signature') || undefined, secret);
+    const result = await svc.billing.handleEvent(event);
+    deps.log.info('stripe event', { trace: ctx.state.requestId, event: event.id, type: event.type, ...result });
     ctx.body = { received: true, ...result };
   });
+
+  // The stand-in exists only outside production (payments/select.ts); its paths are then unknown: 404.
+  const standIn = svc.payments.standIn;
+  if (standIn && deps.config.DEPLOYMENT_MODE !== 'production') {
+    const deliver = async (raw: Buffer, signature: string) => {
+      const secret = svc.payments.webhookSecret!;
+      return svc.billing.handleEvent(verifyStripeEvent(raw, signature, secret));
+    };
+    standInRoutes(router, standIn, deliver);
+  }
   return router;
 }

@@ -34,6 +34,8 @@ export function gatewayNodeFlags(): string[] {
 export const ENTRIES: Record<string, string> = {
   gateway: 'gateway/server.ts',
   worker: 'workers/main.ts',
+  // The worker's compile threads (knowledge/compute.ts finds it beside the worker's bundle).
+  'kb-compile-thread': 'knowledge/compile-thread.ts',
 };
 
 /** `import.meta.url` of each project file, as seen from the bundle that inlines it. */

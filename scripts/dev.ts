@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pickPort, spawnManaged, stopAll, waitForPort, type Managed } from './lib/proc';
-import { startServices } from './lib/services';
+import { startServices, startStripeMock } from './lib/services';
 import { ensureDemo, type Demo } from './lib/demo';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -37,6 +37,9 @@ async function main(): Promise<void> {
   say('starting services…');
   const services = await startServices({ dataDir, ports: DEV_PORTS, log: (l) => say(l.trim()) });
   // Ctrl-C: proc.ts stops children newest first: worker and gateway before the services.
+  // stripe-mock: the Stripe SDK's target when STRIPE_SECRET_KEY is set (sk_test_123 will do); without it the console
+  // pays through the stand-in checkout (docs/payments.md). Either way events are signed with STRIPE_WEBHOOK_SECRET.
+  const stripeMock = process.env.STRIPE_API_URL ? undefined : await startStripeMock({ dataDir, port: Number(process.env.STRIPE_MOCK_PORT || 12111), portFallback: true, log: (l) => say(l.trim()) });
 
   const gatewayPort = await pickPort(Number(process.env.PORT || 8080), 'gateway', false);
   const metricsPorts = {
@@ -59,6 +62,9 @@ async function main(): Promise<void> {
     KEY_ENCRYPTION_KEY: secrets.KEY_ENCRYPTION_KEY,
     // Task callbacks may go to a receiver on this machine (docs/webhooks.md).
     DEPLOYMENT_MODE: process.env.DEPLOYMENT_MODE || 'development',
+    PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || gatewayUrl,
+    STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET || secrets.STRIPE_WEBHOOK_SECRET,
+    STRIPE_API_URL: process.env.STRIPE_API_URL || stripeMock!.url,
   };
 
   // Simulator ------------------------------------------------------------
@@ -106,6 +112,8 @@ async function main(): Promise<void> {
     DEMO_PASSWORD: demo?.password ?? '',
     DEMO_USER_ID: demo?.userId ?? '',
     DEMO_ENTERPRISE_ID: demo?.enterpriseId ?? '',
+    STRIPE_WEBHOOK_SECRET: baseEnv.STRIPE_WEBHOOK_SECRET!,
+    STRIPE_API_URL: baseEnv.STRIPE_API_URL!,
   };
   writeEnvFile(devEnvFile, out, 0o600);
 
@@ -147,6 +155,7 @@ function tsx(name: string, entry: string, env: NodeJS.ProcessEnv): Managed {
 interface Secrets {
   ADMIN_TOKEN: string;
   KEY_ENCRYPTION_KEY: string;
+  STRIPE_WEBHOOK_SECRET: string;
 }
 
 /** Generated on the first run, then kept: stored keys stay decryptable across runs. */
@@ -155,8 +164,9 @@ function loadOrCreateSecrets(): Secrets {
   const secrets: Secrets = {
     ADMIN_TOKEN: stored.ADMIN_TOKEN || randomBytes(24).toString('hex'),
     KEY_ENCRYPTION_KEY: stored.KEY_ENCRYPTION_KEY || randomBytes(32).toString('hex'),
+    STRIPE_WEBHOOK_SECRET: stored.STRIPE_WEBHOOK_SECRET || `whsec_${randomBytes(24).toString('hex')}`,
   };
-  if (stored.ADMIN_TOKEN !== secrets.ADMIN_TOKEN || stored.KEY_ENCRYPTION_KEY !== secrets.KEY_ENCRYPTION_KEY) {
+  if (stored.ADMIN_TOKEN !== secrets.ADMIN_TOKEN || stored.KEY_ENCRYPTION_KEY !== secrets.KEY_ENCRYPTION_KEY || stored.STRIPE_WEBHOOK_SECRET !== secrets.STRIPE_WEBHOOK_SECRET) {
     writeEnvFile(secretsFile, { ...secrets }, 0o600);
     say(`generated ADMIN_TOKEN and KEY_ENCRYPTION_KEY in ${path.relative(root, secretsFile)}`);
   }

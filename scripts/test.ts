@@ -7,9 +7,10 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pickPort, spawnManaged, stopAll, tailFile, waitForPort } from './lib/proc';
-import { startServices, type Services } from './lib/services';
+import { startServices, startStripeMock, type Services } from './lib/services';
 import { failureRecap, summaryLine, TapReporter, type TapCounts, type TapFailure } from './lib/tap';
 import { ensureChromium, ensureTools } from './lib/tools';
+import { ensureCompose, ensureHelm, ensureKubernetesValidate } from './lib/tools';
 import { checkLayers } from './lib/layers';
 import { bundleWorkflows } from './bundle-workflows';
 import { startRedisCluster, type RedisCluster } from './lib/redis-cluster';
@@ -19,6 +20,8 @@ process.chdir(root);
 
 const TEST_PORTS = { temporal: 17233, temporalUi: 18233, mongo: 37017, redis: 16379 };
 const SIMULATOR_PORT = 18090;
+/** stripe-mock for the payments tests (test/payments/): they point STRIPE_API_URL at STRIPE_MOCK_URL. */
+const STRIPE_MOCK_PORT = 12111;
 const KEEP_FAILED_RUNS = 3;
 /**
  * Files that run a second time against a local 3-node Redis Cluster (every
@@ -56,6 +59,7 @@ const quietLog = (line: string) => console.log(line);
 pruneOldRuns();
 let services: Services | undefined;
 let cluster: RedisCluster | undefined;
+let stripeMock: { url: string; stop(): Promise<void> } | undefined;
 try {
   const external = !!(process.env.MONGO_URL && process.env.REDIS_URL && process.env.TEMPORAL_ADDRESS);
   if (!external) {
@@ -65,6 +69,19 @@ try {
         log: quietLog,
       }),
     );
+  }
+
+  // The deployment checks (test/deploy) need helm, kubernetes-validate and docker-compose: built or installed once, cached.
+  const deployFiles = avaArgs.filter((a) => !a.startsWith('-'));
+  const wantsDeploy = (name: string) => deployFiles.length === 0 || deployFiles.some((a) => a.replace(/\/+$/, '').endsWith('test/deploy') || a.includes(`test/deploy/${name}`));
+  if (wantsDeploy('helm') || wantsDeploy('compose')) {
+    await phase('deploy tools', async () => {
+      if (wantsDeploy('helm')) {
+        await ensureHelm(quietLog);
+        await ensureKubernetesValidate(quietLog);
+      }
+      if (wantsDeploy('compose')) await ensureCompose(quietLog);
+    });
   }
 
   // The console's browser tests drive Debian's chromium (installed when missing).
@@ -79,6 +96,9 @@ try {
     startServices({ dataDir, ports: TEST_PORTS, portFallback: true, mongoDb: 'model_gateway_test', log: quietLog }),
   );
   const simulatorUrl = await phase('simulator', startSimulator);
+  if (!process.env.STRIPE_MOCK_URL) {
+    stripeMock = await phase('stripe-mock', () => startStripeMock({ dataDir, port: STRIPE_MOCK_PORT, portFallback: true, log: quietLog }));
+  }
   // One workflow bundle for every worker the tests start (each would otherwise run webpack).
   const workflowBundle = await phase('workflow bundle', () => bundleWorkflows(path.join(dataDir, 'workflow-bundle.js')));
 
@@ -108,6 +128,7 @@ try {
     ...process.env,
     ...services!.env,
     ...(simulatorUrl ? { SIMULATOR_URL: simulatorUrl } : {}),
+    ...(stripeMock ? { STRIPE_MOCK_URL: stripeMock.url } : {}),
     WORKFLOW_BUNDLE: workflowBundle,
     TEST_STACK: '1',
     // Task callbacks may go to receivers on loopback (docs/webhooks.md).
@@ -132,6 +153,7 @@ try {
   await phase('stop', async () => {
     await services?.stop();
     await cluster?.stop();
+    await stripeMock?.stop();
     await stopAll();
   });
 }

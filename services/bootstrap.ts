@@ -1,4 +1,4 @@
-import type { Config } from '../infra/config';
+import { publicBaseUrl, type Config } from '../infra/config';
 import { connectMongo } from '../infra/mongo';
 import { connectRedis } from '../infra/redis';
 import { createLogger, type Logger } from '../infra/logger';
@@ -28,6 +28,7 @@ import { SourceLinks, sourceLinkSecret } from '../knowledge/storage/source-links
 import { KbBases } from '../knowledge/bases';
 import { KbIngestion } from '../knowledge/ingestion';
 import { temporalClientInterceptors } from '../tracing/temporal-client';
+import { keyRing } from '../infra/secrets';
 
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
@@ -37,14 +38,14 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const catalogueCache = await CatalogueCache.start({
     db, redis, prefix: config.REDIS_PREFIX, log, pollMs: config.CATALOGUE_POLL_MS,
     env: {
-      vars: config.CHANNEL_URL_VARS, upstreamKeys: config.UPSTREAM_KEYS, encryptionKey: config.KEY_ENCRYPTION_KEY,
+      vars: config.CHANNEL_URL_VARS, upstreamKeys: config.UPSTREAM_KEYS, encryptionKey: keyRing(config),
       onBadSecret: (channel, err) => log.error('channel secret does not unseal (KEY_ENCRYPTION_KEY changed?)', { channel, err }),
       onBadUrl: (channel, baseUrl) => log.error('channel left out: its base_url names a variable this process lacks', { channel, base_url: baseUrl }),
     },
   });
   const channelHealth = new ChannelHealth(redis, { failureThreshold: config.CHANNEL_BREAKER_FAILURES, coolDownMs: config.CHANNEL_BREAKER_COOLDOWN_MS }, log);
   const usage = new UsageRecorder(db, log, undefined, () => wallet.journal.flush());
-  const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, serviceTag: config.KEY_SERVICE_TAG });
+  const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, previousKeys: config.KEY_ENCRYPTION_KEYS_PREVIOUS, serviceTag: config.KEY_SERVICE_TAG });
   const accounts = new AccountService(db, redis, wallet);
   const upstream = new UpstreamPools({ connections: config.UPSTREAM_CONNECTIONS, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
   const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
@@ -52,7 +53,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const corpora = new CorpusCache(pages);
   const retrieval = new Retrieval(corpora);
   const kbScope = new KnowledgeScope(db, redis);
-  const sourceLinks = new SourceLinks(sourceLinkSecret(config), config.PUBLIC_BASE_URL);
+  const sourceLinks = new SourceLinks(sourceLinkSecret(config), publicBaseUrl(config));
   const knowledge = new KnowledgeReader(kbScope, pages, corpora, retrieval, sourceLinks);
   const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE, interceptors: await temporalClientInterceptors() });
   const people = new PeopleService(db, accounts, () => kbScope.changed());

@@ -54,8 +54,8 @@ export interface CatalogueEnv {
   vars: Record<string, string>;
   /** The `*_API_KEY` variables of the environment (infra/config.ts UPSTREAM_KEYS). */
   upstreamKeys: Readonly<Record<string, string>>;
-  /** Unseals channel secrets (KEY_ENCRYPTION_KEY). */
-  encryptionKey: string;
+  /** Unseals channel secrets: KEY_ENCRYPTION_KEY, or the keyring (infra/secrets.ts keyRing). */
+  encryptionKey: string | readonly string[];
   /** Told about a channel whose secret does not unseal (a rotated KEY_ENCRYPTION_KEY). */
   onBadSecret?: (channelId: string, err: unknown) => void;
   /** Told about an enabled channel whose base URL names a variable this process does not have. */

@@ -1,7 +1,7 @@
 import { isDuplicateKey, type Db, type ApiKeyDoc } from '../infra/mongo';
 import { rkeys, type RedisClient } from '../infra/redis';
 import { seal, sha256Hex, unseal } from '../infra/secrets';
-import { KEY_PREFIX_LENGTH, type KeyRecord } from '../domain/api-key';
+import { KEY_PATTERN, KEY_PREFIX_LENGTH, KEY_TAIL_LENGTH, type KeyRecord } from '../domain/api-key';
 import { generateApiKey, newId } from '../infra/ids';
 import { GatewayError } from '../domain/errors';
 import { changeRecord } from './record-lock';
@@ -52,7 +52,7 @@ export class KeyService {
   constructor(
     private readonly db: Db,
     private readonly redis: RedisClient,
-    private readonly opts: { encryptionKey: string; serviceTag: string },
+    private readonly opts: { encryptionKey: string; serviceTag: string; /** Earlier keys still read (KEY_ENCRYPTION_KEYS_PREVIOUS). */ previousKeys?: readonly string[] },
   ) {}
 
   async create(accountId: string, input: NewKeyInput): Promise<{ doc: ApiKeyDoc; plaintext: string }> {
@@ -63,6 +63,10 @@ export class KeyService {
 
   /** Import an early key that exists only as a hash: it works but can never be revealed. */
   async importLegacy(accountId: string, input: NewKeyInput, plaintext: string): Promise<ApiKeyDoc> {
+    // Only what authentication accepts (gateway/middleware/auth.ts): any other key would be refused forever.
+    if (!KEY_PATTERN.test(plaintext)) {
+      throw new GatewayError('invalid_request', 'key must be a key authentication accepts: sk-<8 lowercase letters or digits>-<64 lowercase hex characters>', { param: 'key' });
+    }
     try {
       return await this.insert(accountId, input, plaintext, 'legacy');
     } catch (err) {
@@ -79,6 +83,7 @@ export class KeyService {
       name: input.name,
       kind,
       prefix: plaintext.slice(0, KEY_PREFIX_LENGTH),
+      tail: plaintext.slice(-KEY_TAIL_LENGTH),
       hash: sha256Hex(plaintext),
       secret: kind === 'standard' ? seal(plaintext, this.opts.encryptionKey) : null,
       allowed_models: input.allowed_models ?? null,
@@ -97,8 +102,23 @@ export class KeyService {
 
   async get(id: string): Promise<ApiKeyDoc> {
     const doc = await this.db.ApiKey.findById(id).lean<ApiKeyDoc>();
+    if (!doc && /^akey_/.test(id)) {
+      // An agent key's own id: it is managed by the agent-key API; its API key record is `key_<same suffix>`.
+      throw new GatewayError('invalid_request', `${id} is an agent key: it is viewed, revoked and deleted through /admin/v1/agent-keys/${id} (docs/agents.md); its API key record here is ${id.replace(/^akey_/, 'key_')}, read-only`, { status: 409 });
+    }
     if (!doc) throw new GatewayError('not_found', `no key ${id}`, { status: 404, type: 'invalid_request_error' });
     return doc;
+  }
+
+  /** The key's distinguishing tail: stored since keys carry one; an older key's is read from its sealed plaintext; a legacy hash-only key has none. */
+  tailOf(doc: Pick<ApiKeyDoc, 'tail' | 'secret'>): string | null {
+    if (doc.tail) return doc.tail;
+    if (!doc.secret) return null;
+    try {
+      return unseal(doc.secret, this.opts.encryptionKey).slice(-KEY_TAIL_LENGTH);
+    } catch {
+      return null;
+    }
   }
 
   async listByAccount(accountId: string): Promise<ApiKeyDoc[]> {
@@ -112,7 +132,7 @@ export class KeyService {
     if (!doc.secret) {
       throw new GatewayError('invalid_request', 'this key is a hash-only legacy key and cannot be revealed', { status: 409 });
     }
-    return unseal(doc.secret, this.opts.encryptionKey);
+    return unseal(doc.secret, [this.opts.encryptionKey, ...(this.opts.previousKeys ?? [])]);
   }
 
   /** `lifecycle`: the agent-key service itself; anyone else may not change an agent key (its revocation is final). */

@@ -57,6 +57,8 @@ interface PendingMarker {
   a: string;
   e: string;
   v: { id: string; status: string; model: string; created_at: number };
+  /** The task's hold (nano), for the poll's x-gateway-cost-held (absent on markers written before it). */
+  h?: number;
 }
 
 export interface SubmitTask {
@@ -233,16 +235,22 @@ export class MediaTasks {
     const marker: PendingMarker = {
       a: doc.account_id, e: doc.endpoint,
       v: { id: doc._id, status: publicStatus(doc.kind, doc.state), model: doc.model, created_at: Math.floor(doc.created_at.getTime() / 1000) },
+      h: doc.reserved_nano,
     };
     await this.deps.redis.set(rkeys.taskPending(doc._id), JSON.stringify(marker), 'EX', PENDING_MARKER_TTL_S);
   }
 
   /** The 202 body of an image task of this account still as submitted, from its marker; null: read the task document. */
   async pendingView(accountId: string, id: string, endpoints: string[]): Promise<PendingMarker['v'] | null> {
+    return (await this.pending(accountId, id, endpoints))?.view ?? null;
+  }
+
+  /** pendingView with the task's hold (nano; undefined on an older marker). */
+  async pending(accountId: string, id: string, endpoints: string[]): Promise<{ view: PendingMarker['v']; heldNano?: number } | null> {
     const raw = await this.deps.redis.get(rkeys.taskPending(id)).catch(() => null);
     if (!raw) return null;
     const m = JSON.parse(raw) as PendingMarker;
-    return m.a === accountId && endpoints.includes(m.e) ? m.v : null;
+    return m.a === accountId && endpoints.includes(m.e) ? { view: m.v, heldNano: m.h } : null;
   }
 
   /**

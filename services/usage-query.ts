@@ -37,6 +37,23 @@ export class UsageQuery {
     return this.db.Usage.find(this.filter(accountId, f)).sort({ created_at: -1 }).limit(limit).lean<UsageDoc[]>();
   }
 
+  /**
+   * One page of the filtered rows, newest first, and the cursor of the next
+   * page (`<created_at ms>.<row id>` of the last row; null at the end). The
+   * cursor is exact under equal timestamps: (created_at, _id) descending.
+   */
+  async page(accountId: string, f: UsageFilter, limit: number, before?: string | null): Promise<{ rows: UsageDoc[]; next: string | null }> {
+    await this.usage.flush();
+    const q = this.filter(accountId, f);
+    const c = before ? parseCursor(before) : null;
+    if (c) q.$or = [{ created_at: { $lt: c.at } }, { created_at: c.at, _id: { $lt: c.id } }];
+    const rows = await this.db.Usage.find(q).sort({ created_at: -1, _id: -1 }).limit(limit + 1).lean<UsageDoc[]>();
+    const more = rows.length > limit;
+    if (more) rows.length = limit;
+    const last = rows[rows.length - 1];
+    return { rows, next: more && last ? cursorOf(last.created_at, String(last._id)) : null };
+  }
+
   /** The filtered rows, newest first, as a cursor (exports stream it); `transform` maps each row. */
   async cursor<T>(accountId: string, f: UsageFilter, limit: number, transform: (r: UsageDoc) => T): Promise<Readable> {
     await this.usage.flush();
@@ -92,4 +109,14 @@ export class UsageQuery {
       ?? (await this.db.Usage.findOne({ ...scope, task_id: id }).sort({ created_at: -1 }).lean<UsageDoc>())
     );
   }
+}
+
+/** A page cursor: the last row's time (ms) and id, so equal timestamps still page exactly. */
+export function cursorOf(at: Date, id: string): string {
+  return `${at.getTime()}.${id}`;
+}
+
+export function parseCursor(v: string): { at: Date; id: string } | null {
+  const m = /^(\d{1,15})\.([\w:-]{1,200})$/.exec(v);
+  return m ? { at: new Date(Number(m[1])), id: m[2] } : null;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../domain/errors';
 import { isDuplicateKey, type Db } from '../infra/mongo';
-import { seal, unseal } from '../infra/secrets';
+import { keyRing, seal, unseal } from '../infra/secrets';
 import type { Config } from '../infra/config';
 import { newSigningSecret } from './signature';
 import { webhookModels, type SigningKey, type WebhookSecretDoc } from './models';
@@ -31,7 +31,7 @@ const unix = (d: Date) => Math.floor(new Date(d).getTime() / 1000);
 export class WebhookSecrets {
   private readonly m;
 
-  constructor(private readonly deps: { db: Db; config: Pick<Config, 'KEY_ENCRYPTION_KEY'> }) {
+  constructor(private readonly deps: { db: Db; config: Pick<Config, 'KEY_ENCRYPTION_KEY'> & Partial<Pick<Config, 'KEY_ENCRYPTION_KEYS_PREVIOUS'>> }) {
     this.m = webhookModels(deps.db);
   }
 
@@ -91,7 +91,7 @@ export class WebhookSecrets {
     const doc = await this.m.Secret.findById(accountId).lean<WebhookSecretDoc>();
     if (!doc) throw new GatewayError('not_found', `account ${accountId} has no webhook signing secret`, { status: 404, type: 'invalid_request_error' });
     const first = await this.claimReveal(doc.current.id);
-    return this.view(doc, first ? unseal(doc.current.sealed, this.deps.config.KEY_ENCRYPTION_KEY) : undefined);
+    return this.view(doc, first ? unseal(doc.current.sealed, keyRing(this.deps.config)) : undefined);
   }
 
   /** Make sure the account has a secret before a callback is accepted (an insert; a racing twin loses harmlessly). */
@@ -107,7 +107,7 @@ export class WebhookSecrets {
   async signingSecrets(accountId: string, now = Date.now()): Promise<string[]> {
     const doc = await this.m.Secret.findById(accountId).lean<WebhookSecretDoc>();
     if (!doc) return [];
-    const k = this.deps.config.KEY_ENCRYPTION_KEY;
+    const k = keyRing(this.deps.config);
     const out = [unseal(doc.current.sealed, k)];
     if (doc.previous && new Date(doc.previous.expires_at).getTime() > now) out.push(unseal(doc.previous.sealed, k));
     return out;

@@ -1,6 +1,6 @@
 // One worker process of one queue: `workers/main.ts --queue=media|knowledge|webhooks` (or WORKER_QUEUE;
 // default media). Run one process (or more) per queue; each takes its own METRICS_PORT.
-import { loadConfig } from '../infra/config';
+import { loadConfigOrExit } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { guardProcess } from '../infra/process-guards';
 import { buildDeps } from '../services/bootstrap';
@@ -11,7 +11,7 @@ import { watchStore } from '../metrics/store';
 import { watchWorker } from '../metrics/temporal';
 import { currentTracing } from '../tracing/current';
 
-const config = loadConfig();
+const config = loadConfigOrExit(process.env, 'the worker');
 const queue = queueFromArgs(process.argv.slice(2), config);
 const log = createLogger(config.LOG_LEVEL, { service: 'worker', queue });
 guardProcess(log);

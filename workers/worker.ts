@@ -42,6 +42,8 @@ export async function createWorker(config: Config, deps: ActivityDeps, opts: { q
     // live worker takes its sticky tasks in milliseconds; one too busy for 3 s hands them to another, which
     // replays the (short) history.
     stickyQueueScheduleToStartTimeout: STICKY_SCHEDULE_TO_START,
+    // SIGTERM (workers/main.ts): polling stops at once, running activities get this long to finish (then are cancelled).
+    shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
     // Tracing (tracing/temporal.ts) and activity metrics (metrics/temporal.ts); both empty when off.
     interceptors: {
       // A prebuilt bundle has them already (scripts/bundle-workflows.ts).

@@ -9,3 +9,4 @@ export { linkSweeperWorkflow } from './link-sweeper';
 export { benchNoopWorkflow } from './bench';
 export { kbBuildWorkflow } from './kb-build';
 export { kbSweepWorkflow } from './kb-sweep';
+export { batchWorkflow } from './batch';

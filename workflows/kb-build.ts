@@ -14,11 +14,16 @@ import type { KnowledgeActivities } from '../activities/knowledge';
 const { compileKbBuild } = proxyActivities<KnowledgeActivities>({
   // An LLM compile asks the model once per page; the heartbeat notices a dead worker.
   startToCloseTimeout: '15 minutes',
+  // However it goes, a build ends: after this long it fails with the reason instead of staying `running`.
+  scheduleToCloseTimeout: '30 minutes',
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 5 },
 });
 const { publishKbBuild } = proxyActivities<KnowledgeActivities>({
-  startToCloseTimeout: '30 seconds',
+  // Re-resolving the links of a large base (thousands of pages) takes a while; the heartbeat notices a dead worker.
+  startToCloseTimeout: '10 minutes',
+  scheduleToCloseTimeout: '20 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 10 },
 });
 /** Recording the failure must happen: retried until it does. */

@@ -3,3 +3,4 @@ export { mediaTaskWorkflow } from './media-task';
 export { linkSweeperWorkflow } from './link-sweeper';
 export { auditWalletWorkflow } from './audit-wallet';
 export { benchNoopWorkflow } from './bench';
+export { batchWorkflow } from './batch';

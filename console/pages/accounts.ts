@@ -4,7 +4,7 @@ import type { ConsoleState } from '../context';
 import { html } from '../html';
 import { page } from '../layout';
 import { csrfInput, one } from '../forms';
-import { formatCredits } from '../../domain/money';
+import { usd } from '../money';
 import { assertManages } from '../access';
 import type { ConsoleServices } from '../services';
 
@@ -20,7 +20,7 @@ export function accountRoutes(router: Router<ConsoleState>, svc: ConsoleServices
   });
 
   router.get('/console/accounts', signedIn, async (ctx) => {
-    const rows = await Promise.all((ctx.state.managed ?? []).map(async (a) => ({ ...a, balance: formatCredits(await svc.deps.wallet.balance(a.id)) })));
+    const rows = await Promise.all((ctx.state.managed ?? []).map(async (a) => ({ ...a, balance: usd(await svc.deps.wallet.balance(a.id)) })));
     const s = ctx.state.session!;
     ctx.type = 'html';
     ctx.body = page(ctx, 'Accounts', html`

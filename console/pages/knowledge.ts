@@ -8,12 +8,12 @@ import { checkCsrf } from '../guard';
 import { errors } from '../../domain/errors';
 import type { KbDoc } from '../../infra/mongo';
 import type { BaseRef } from '../../knowledge/page-store';
-import { MAX_DOCUMENT_BYTES, type DocumentView } from '../../knowledge/ingestion';
+import { MAX_DOCUMENT_BYTES, baseProgress, type DocumentView } from '../../knowledge/ingestion';
 import { NewBase } from '../../gateway/routes/admin-kb';
 import { parseInput } from '../../domain/validation';
 import { isMultipart, readMultipart } from '../../gateway/media/multipart';
 import { currentAccount } from '../access';
-import { requestOrigin } from '../../gateway/request-origin';
+import { publicBaseUrl } from '../../infra/config';
 import type { ConsoleServices } from '../services';
 
 const when = (s: number | null) => (s ? new Date(s * 1000).toISOString().replace('T', ' ').slice(0, 16) : '');
@@ -76,10 +76,11 @@ ${field({ name: 'compiler_model', label: 'Chat model for the llm compiler', valu
 
   const docRows = (kb: string, docs: DocumentView[], csrf: string): Html => {
     const live = docs.some(building);
-    return html`<tbody id="doc-rows"${live ? html` hx-get="${kbPath(kb)}/rows" hx-trigger="every 1s" hx-swap="outerHTML"` : ''}>${docs.length === 0
+    const p = baseProgress(docs);
+    return html`<tbody id="doc-rows"${live ? html` hx-get="${kbPath(kb)}/rows" hx-trigger="every 1s" hx-swap="outerHTML"` : ''}>${live ? html`<tr><td colspan="5" data-testid="build-progress">Building: ${p.documents_done} of ${p.documents_total} documents done, ${p.pages_done} of ${p.pages_total} pages written</td></tr>` : ''}${docs.length === 0
       ? html`<tr><td colspan="5" class="muted">No documents yet.</td></tr>`
       : docs.map((d) => html`<tr data-doc="${d.id}"><td>${d.filename}</td><td class="num">${Math.ceil(d.size / 1024)} KB</td>
-<td><span class="status status-${d.latest_build?.state ?? 'none'}" data-testid="build-state">${d.latest_build ? d.latest_build.state : '—'}</span>${d.live_build_id ? '' : html` <small class="muted">not live yet</small>`}</td>
+<td><span class="status status-${d.latest_build?.state ?? 'none'}" data-testid="build-state">${d.latest_build ? d.latest_build.state : '—'}</span>${d.latest_build?.state === 'running' ? html` <small data-testid="build-pages">${d.latest_build.pages_done}/${d.latest_build.pages_total ?? '?'} pages</small>` : ''}${d.live_build_id ? '' : html` <small class="muted">not live yet</small>`}</td>
 <td class="num">${d.page_count}</td>
 <td><form method="post" action="${kbPath(kb)}/documents/${d.id}/delete" data-confirm="Delete ${d.filename} and its pages?">${csrfInput(csrf)}<button type="submit" class="danger">Delete</button></form></td></tr>`)}</tbody>`;
   };
@@ -160,7 +161,7 @@ ${tagged ? html`<h2>Pages tagged “${tag}”</h2><ul>${tagged.items.map((p) => 
 
   router.get('/console/kb/:kb/pages/:page', signedIn, async (ctx) => {
     const { doc, scope } = await baseOf(ctx);
-    const [p, back, src] = await Promise.all([knowledge.page(scope, ctx.params.page), knowledge.backlinks(scope, ctx.params.page), knowledge.source(scope, ctx.params.page, requestOrigin(ctx))]);
+    const [p, back, src] = await Promise.all([knowledge.page(scope, ctx.params.page), knowledge.backlinks(scope, ctx.params.page), knowledge.source(scope, ctx.params.page, publicBaseUrl(svc.deps.config))]);
     const link = (id: string, title: string) => html`<a href="${kbPath(doc.kb_id)}/pages/${encodeURIComponent(id)}">${title}</a>`;
     ctx.type = 'html';
     ctx.body = page(ctx, p.title, html`<section class="card">

@@ -13,7 +13,13 @@ function safeNext(v: unknown): string {
   return /^\/console(\/[\w\-./?=&%]*)?$/.test(s) && !s.startsWith('//') ? s : '/console/overview';
 }
 
-function signInForm(ctx: CCtx, opts: { email?: string; errors?: FieldErrors; operatorErrors?: FieldErrors; next: string }) {
+const SIGN_IN_MESSAGES = {
+  email: 'Enter the email address you signed up with.',
+  password: 'Enter your password.',
+  token: 'Paste the operator admin token (ADMIN_TOKEN).',
+};
+
+function signInForm(ctx: CCtx, opts: { email?: string; errors?: FieldErrors; next: string }) {
   const token = presessionToken(ctx);
   return barePage('Sign in', html`
 <form method="post" action="/console/signin" class="card" novalidate>
@@ -23,15 +29,21 @@ function signInForm(ctx: CCtx, opts: { email?: string; errors?: FieldErrors; ope
   ${field({ name: 'password', label: 'Password', type: 'password', required: true, errors: opts.errors, autocomplete: 'current-password' })}
   <button type="submit" class="primary">Sign in</button>
 </form>
-<details class="card"${opts.operatorErrors ? html` open` : ''}>
-  <summary>Operator sign-in (admin token)</summary>
-  <form method="post" action="/console/signin" novalidate>
-    ${csrfInput(token)}<input type="hidden" name="next" value="${opts.next}"><input type="hidden" name="mode" value="operator">
-    ${formError(opts.operatorErrors)}
-    ${field({ name: 'token', label: 'Admin token', type: 'password', required: true, errors: opts.operatorErrors, autocomplete: 'off' })}
-    <button type="submit">Sign in as operator</button>
-  </form>
-</details>`);
+<p class="hint">Running this gateway? <a href="/console/signin/operator${opts.next !== '/console/overview' ? `?next=${encodeURIComponent(opts.next)}` : ''}">Operator sign-in</a> with the admin token.</p>`);
+}
+
+/** The operator's own page: the admin token, away from the people's sign-in. */
+function operatorForm(ctx: CCtx, opts: { errors?: FieldErrors; next: string }) {
+  const token = presessionToken(ctx);
+  return barePage('Operator sign-in', html`
+<form method="post" action="/console/signin" class="card" id="operator-signin" novalidate>
+  ${csrfInput(token)}<input type="hidden" name="next" value="${opts.next}"><input type="hidden" name="mode" value="operator">
+  <p class="muted">For whoever runs this gateway: the admin token (<code>ADMIN_TOKEN</code>) shows every account and the operator pages.</p>
+  ${formError(opts.errors)}
+  ${field({ name: 'token', label: 'Admin token', type: 'password', required: true, errors: opts.errors, autocomplete: 'off' })}
+  <button type="submit" class="primary">Sign in as operator</button>
+</form>
+<p class="hint"><a href="/console/signin">Back to the sign-in for people</a></p>`);
 }
 
 export function signInRoutes(router: Router<ConsoleState>, svc: ConsoleServices): void {
@@ -39,6 +51,12 @@ export function signInRoutes(router: Router<ConsoleState>, svc: ConsoleServices)
     if (ctx.state.session) return ctx.redirect('/console/overview');
     ctx.type = 'html';
     ctx.body = signInForm(ctx, { next: safeNext(ctx.query.next) });
+  });
+
+  router.get('/console/signin/operator', (ctx) => {
+    if (ctx.state.session) return ctx.redirect('/console/overview');
+    ctx.type = 'html';
+    ctx.body = operatorForm(ctx, { next: safeNext(ctx.query.next) });
   });
 
   router.post('/console/signin', async (ctx) => {
@@ -51,11 +69,11 @@ export function signInRoutes(router: Router<ConsoleState>, svc: ConsoleServices)
         ? await svc.signIn.withAdminToken(one(f.token), ctx.ip)
         : await svc.signIn.withPassword(one(f.email), typeof f.password === 'string' ? f.password : '', ctx.ip);
     } catch (err) {
-      const errors = fieldErrors(err, operator ? ['token'] : ['email', 'password']);
+      const errors = fieldErrors(err, operator ? ['token'] : ['email', 'password'], SIGN_IN_MESSAGES);
       ctx.status = (err as { status?: number }).status ?? 400;
       if ((err as { headers?: Record<string, string> }).headers) ctx.set((err as { headers: Record<string, string> }).headers);
       ctx.type = 'html';
-      ctx.body = signInForm(ctx, { email: one(f.email), next, ...(operator ? { operatorErrors: errors } : { errors }) });
+      ctx.body = operator ? operatorForm(ctx, { errors, next }) : signInForm(ctx, { email: one(f.email), next, errors });
       return;
     }
     // A fresh session id at every sign-in (no fixation); the old one, if any, ends.

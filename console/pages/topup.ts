@@ -4,14 +4,15 @@ import type { ConsoleState, CCtx } from '../context';
 import { html, type Html } from '../html';
 import { page } from '../layout';
 import { csrfInput, field, fieldErrors, formError, one, type FieldErrors } from '../forms';
-import { formatCredits, parseCredits } from '../../domain/money';
+import { parseCredits } from '../../domain/money';
+import { inputAmount, usd, usdText } from '../money';
+import { when } from '../time';
 import { GatewayError } from '../../domain/errors';
 import { TOPUP_MINIMUM_NANO } from '../../services/accounts';
 import type { LedgerDoc } from '../../infra/mongo';
 import { currentAccount } from '../access';
 import type { ConsoleServices } from '../services';
 
-const when = (d: Date) => d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 
 async function topUpPage(ctx: CCtx, svc: ConsoleServices, opts: { amount?: string; errors?: FieldErrors; banner?: Html } = {}): Promise<string> {
   const accountId = currentAccount(ctx);
@@ -21,18 +22,18 @@ async function topUpPage(ctx: CCtx, svc: ConsoleServices, opts: { amount?: strin
   ]);
   return page(ctx, 'Top-up', html`
 ${opts.banner ?? ''}
-<section class="cards"><div class="card stat"><p class="label">Balance</p><p class="value" data-testid="balance">${formatCredits(balance)}</p></div></section>
+<section class="cards"><div class="card stat"><p class="label">Balance</p><p class="value" data-testid="balance">${usd(balance)}</p></div></section>
 <form method="post" action="/console/topup" class="card" novalidate>
   ${csrfInput(ctx.state.session!.csrf)}
   <h2>Add credits</h2>
   ${formError(opts.errors)}
-  ${field({ name: 'amount_usd', label: 'Amount (USD)', value: opts.amount ?? formatCredits(TOPUP_MINIMUM_NANO), required: true, errors: opts.errors,
-    attrs: html`inputmode="decimal"`, hint: `Minimum ${formatCredits(TOPUP_MINIMUM_NANO)}. You pay on the payment processor's checkout page.` })}
+  ${field({ name: 'amount_usd', label: 'Amount in USD', value: opts.amount ?? inputAmount(TOPUP_MINIMUM_NANO), required: true, errors: opts.errors,
+    attrs: html`inputmode="decimal"`, hint: `Minimum ${usdText(TOPUP_MINIMUM_NANO)}. You pay on the payment processor's checkout page.` })}
   <button type="submit" class="primary">Continue to checkout</button>
 </form>
 <section class="card"><h2>Recent top-ups</h2>
 <div class="table-wrap"><table><thead><tr><th>When</th><th>Kind</th><th class="num">Amount</th><th>Reference</th></tr></thead>
-<tbody>${topups.map((e) => html`<tr><td>${when(e.created_at)}</td><td>${e.kind === 'grant' ? 'signup grant' : 'top-up'}</td><td class="num">${formatCredits(e.amount_nano)}</td><td><code>${e.ref ?? ''}</code></td></tr>`)}</tbody></table></div>
+<tbody>${topups.map((e) => html`<tr><td>${when(e.created_at)}</td><td>${e.kind === 'grant' ? 'signup grant' : 'top-up'}</td><td class="num">${usd(e.amount_nano)}</td><td><code>${e.ref ?? ''}</code></td></tr>`)}</tbody></table></div>
 </section>`);
 }
 
@@ -40,12 +41,12 @@ export function topUpRoutes(router: Router<ConsoleState>, svc: ConsoleServices, 
   router.get('/console/topup', signedIn, async (ctx) => {
     const accountId = currentAccount(ctx);
     let banner: Html | undefined;
-    const session = typeof ctx.query.checkout === 'string' ? ctx.query.checkout : '';
-    if (session) {
-      const credited = await svc.billing.isCredited(accountId, session);
+    const topUpId = typeof ctx.query.topup === 'string' ? ctx.query.topup : '';
+    if (topUpId) {
+      const credited = await svc.billing.isCredited(accountId, topUpId);
       banner = credited
         ? html`<p class="notice ok" role="status" data-testid="topup-done">Payment received: your balance has been credited.</p>`
-        : html`<p class="notice" role="status" hx-get="/console/topup?checkout=${session}" hx-select=".notice" hx-trigger="every 2s" hx-swap="outerHTML">Waiting for the payment processor to confirm…</p>`;
+        : html`<p class="notice" role="status" hx-get="/console/topup?topup=${topUpId}" hx-select=".notice" hx-trigger="every 2s" hx-swap="outerHTML">Waiting for the payment processor to confirm…</p>`;
     } else if (ctx.query.cancelled) {
       banner = html`<p class="notice" role="status">Checkout cancelled; nothing was charged.</p>`;
     }
@@ -61,17 +62,16 @@ export function topUpRoutes(router: Router<ConsoleState>, svc: ConsoleServices, 
       try {
         nano = parseCredits(amount);
       } catch {
-        throw new GatewayError('invalid_request', 'amount_usd must be an amount with at most 9 decimals', { param: 'amount_usd' });
+        throw new GatewayError('invalid_request', 'Enter the amount in USD as a number, like 150 or 150.25.', { param: 'amount_usd' });
       }
-      const checkout = await svc.billing.startCheckout(accountId, nano, {
-        successUrl: `${ctx.origin}/console/topup?checkout={CHECKOUT_SESSION_ID}`,
-        cancelUrl: `${ctx.origin}/console/topup?cancelled=1`,
-      });
-      ctx.redirect(`/_processor/checkout/${checkout._id}`);
+      // The same call as POST /api/v1/billing/checkout (payments/routes.ts); the processor's page takes the payment.
+      const by = ctx.state.session!.principal.kind === 'user' ? `user:${(ctx.state.session!.principal as { userId: string }).userId}` : 'operator';
+      const checkout = await svc.billing.startCheckout(accountId, nano, by);
+      ctx.redirect(checkout.url);
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';
-      ctx.body = await topUpPage(ctx, svc, { amount, errors: fieldErrors(err, ['amount_usd']) });
+      ctx.body = await topUpPage(ctx, svc, { amount, errors: fieldErrors(err, ['amount_usd'], { amount_usd: `Enter at least ${usdText(TOPUP_MINIMUM_NANO)}, as a number like 150 or 150.25.` }) });
     }
   });
 }

@@ -16,6 +16,8 @@ import { failAfterAnswer, settleChat, settleDurably } from './settle';
 import { getTranslator, extractUsage, outputChars, type Translator } from '../../protocols';
 import { usageToBill } from '../../domain/usage-estimate';
 import { relayStream } from './stream-relay';
+import { costReport } from '../../domain/cost-report';
+import { addCostFields, setCostHeader } from './cost-fields';
 import { deadlineIn } from '../deadlines';
 import { recordOutcomeAhead } from '../middleware/usage-capture';
 import { loggedAttempt, type CallAttempt } from '../../domain/call-attempts';
@@ -317,9 +319,14 @@ async function relayJson(env: ChatEnv, ctx: Ctx, call: ChatCall, bytes: Buffer, 
   // The charge is written ahead (one Redis script) before the answer goes out: a gateway that dies
   // after answering has already made it durable.
   await settleDurably(env, ctx, call.model, billed.usage, { status: 'success', attempts, billing });
+  // The answer says what it cost: the charge just settled, in the header and beside the body's usage.
+  const report = costReport(ctx.state.charge);
+  setCostHeader(ctx, report);
+  const answer = (prepared.translation ? prepared.translation.response(json, { model: call.model.id }) : json) as Record<string, any>;
+  addCostFields(call.client, answer, report);
   ctx.status = 200;
   ctx.type = 'application/json';
-  ctx.body = prepared.translation ? JSON.stringify(prepared.translation.response(json, { model: call.model.id })) : bytes;
+  ctx.body = JSON.stringify(answer);
   failAfterAnswer(ctx);
 }
 

@@ -62,7 +62,11 @@ const PROJECTION_RETRY: RetryOptions = { retries: 40, minTimeout: 500, factor: 2
 export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usage: TokenUsage | null, outcome: OutcomeInfo): Promise<number> {
   const auth = ctx.state.auth!;
   ctx.state.usageRecorded = true;
-  const cost = usage ? chatCharge(model, deps.catalogue().pricingRules, usage).costNano : 0;
+  // The one computation of this call's price: the ledger takes costNano, the answer reports the same charge (domain/cost-report.ts).
+  const line = ctx.state.batchLine?.keyId === auth.key.id ? ctx.state.batchLine : undefined;
+  const charge = usage ? chatCharge(model, deps.catalogue().pricingRules, usage, new Date(), { batch: line !== undefined }) : undefined;
+  ctx.state.charge = charge;
+  const cost = charge?.costNano ?? 0;
   const note = misreportNote(model, outcome);
   const row = usageDoc(
     outcomeRow(ctx, {
@@ -99,6 +103,13 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
   const held = ctx.state.lease;
   const lease = held && sameShard(held.accountId, op.accountId) ? held : undefined;
   if (ctx.state.keyHash) deps.authLookup.spent(ctx.state.keyHash, cost);
+  if (line) {
+    // A batch line may be sent again by a worker that replaced a killed one: its op id is the line's, and the
+    // marked path dedupes it from any process (the ledger, then the op's marker), so it is charged once.
+    const marked = () => deps.wallet.applyMarkedAhead(op, { usage: row });
+    await marked().catch(() => pRetry(marked, AHEAD_RETRY)).then(() => undefined, (err: unknown) => deps.log.error('batch line charge not written', { trace: op.ref, op, row, err }));
+    return cost;
+  }
   const ticket = deps.wallet.ticket();
   try {
     await writeCharge(deps, op, row, ticket, lease);

@@ -7,6 +7,8 @@ import { promptBytes, toTokenUsage } from './pipeline';
 import { failAfterAnswer, settleDurably } from './settle';
 import { openAiErrorBody } from '../../domain/error-bodies';
 import { armed, failpoint } from '../../infra/failpoints';
+import { costReport, type CostReport } from '../../domain/cost-report';
+import { isUsageFrame, rewriteUsageFrame, splitFrames } from './cost-fields';
 
 /** The one error chunk of the chat-completions built-in-tool path (spec 1 section 6). */
 export const BUILTIN_TOOL_STREAM_ERROR =
@@ -93,6 +95,7 @@ export async function relayStream(
   let endCut = -1;
   /** Account every event; return what the client gets for them (all frames of one upstream chunk in one write). */
   const framesOf = (events: SseEvent[]): string => {
+    usageInChunk = false;
     let text = '';
     endEvent = -1;
     endCut = -1;
@@ -102,6 +105,7 @@ export async function relayStream(
       const before = text.length;
       acc.push(ev);
       if (ev.data.length === 6 && ev.data === '[DONE]') sawDone = true;
+      if (passthrough && !usageInChunk && isUsageFrame(call.client, ev.data)) usageInChunk = true;
       if (!wasEnded && ended()) {
         endEvent = i;
         endCut = before;
@@ -119,6 +123,17 @@ export async function relayStream(
    */
   const settle = async () => {
     settled = true;
+    try {
+      await settleNow();
+    } finally {
+      // The charge is known: the frame that carries usage (held until now) goes out with its cost.
+      report = costReport(ctx.state.charge);
+      const h = held;
+      held = '';
+      await write(withCost(h));
+    }
+  };
+  const settleNow = async () => {
     if (armed('chat.stream-settling')) {
       // Test hook: die once the settlement has begun, after what was written so far left the process
       // (http flushes a response's first write on the next tick).
@@ -154,39 +169,71 @@ export async function relayStream(
       },
     });
   };
+  /** Passthrough: one of the chunk's events carries the usage (so the chunk is reframed, not copied). */
+  let usageInChunk = false;
+  /** Frames from the one that carries usage on, held until the charge is known (then sent with its cost). */
+  let held = '';
+  let report: CostReport | undefined;
+  /** Text with every usage frame in it given the cost fields (once the charge is known). */
+  const withCost = (text: string): string => {
+    if (!report || !text || !isUsageFrame(call.client, text)) return text;
+    const r = report;
+    return splitFrames(text, array).map((f) => (isUsageFrame(call.client, f) ? rewriteUsageFrame(call.client, f, r) : f)).join('');
+  };
+  /** Frames for the client: before the charge is known, the usage frame and what follows it wait. */
+  const emit = async (text: string) => {
+    if (!text) return;
+    if (report) return write(withCost(text));
+    if (held) {
+      held += text;
+      return;
+    }
+    if (!isUsageFrame(call.client, text)) return write(text);
+    const frames = splitFrames(text, array);
+    const at = frames.findIndex((f) => isUsageFrame(call.client, f));
+    if (at === -1) return write(text);
+    held = frames.slice(at).join('');
+    await write(frames.slice(0, at).join(''));
+  };
+  /** A passthrough chunk's frames, rebuilt from its events (endCut: where the event that ended the stream starts). */
+  const reframe = (events: SseEvent[]): string => {
+    let text = '';
+    for (let i = 0; i < events.length; i++) {
+      if (i === endEvent) endCut = text.length;
+      text += frame(events[i]);
+    }
+    return text;
+  };
   try {
     for await (const chunk of s.res.body as AsyncIterable<Buffer>) {
       // Whether this chunk starts and ends on event boundaries (the upstream's whole answer in one chunk,
       // typically): then a passthrough chunk can be reframed event by event.
-      const alignedStart = passthrough && !settled && parser.idle;
+      const alignedStart = parser.idle;
       const events = parser.push(chunk);
-      const text = framesOf(events);
-      if (!settled && ended()) {
+      let text = framesOf(events);
+      const ending = !settled && ended();
+      // A passthrough chunk is copied as it came only when it holds whole events, none of which carries
+      // the usage or ends the stream; otherwise its events go out as frames (a partial event waits in the
+      // parser), so the usage frame can take its cost and nothing goes out twice.
+      const raw = passthrough && alignedStart && !usageInChunk && !ending && chunk[chunk.length - 1] === 10 && parser.idle;
+      if (passthrough && !raw) text = reframe(events);
+      if (ending) {
         // Everything before the event that ended the stream goes out now; that event (the client's sign
         // that the stream is complete: `[DONE]`, message_stop, ...) only once the charge is durable.
-        let early = '';
-        let rest: string | Buffer = chunk;
-        if (!passthrough) {
-          early = text.slice(0, Math.max(0, endCut));
-          rest = text.slice(early.length);
-        } else if (alignedStart && endEvent > 0 && chunk[chunk.length - 1] === 10 && parser.idle) {
-          // Every byte of the chunk belongs to one of `events`: they can go out as frames instead.
-          let tail = '';
-          for (let i = 0; i < events.length; i++) {
-            if (i < endEvent) early += frame(events[i]);
-            else tail += frame(events[i]);
-          }
-          rest = tail;
-        }
-        await write(early);
+        const early = text.slice(0, Math.max(0, endCut));
+        const rest = text.slice(early.length);
+        await emit(early);
         await settle();
-        await write(rest);
-      } else await write(passthrough ? chunk : text);
+        await emit(rest);
+      } else if (raw) await write(chunk);
+      else await emit(text);
       if (s.stopped.client) break;
     }
     if (!s.stopped.client) {
-      await write(framesOf(parser.end()));
-      if (enc) await write(enc.end().join(''));
+      const last = parser.end();
+      const text = framesOf(last);
+      await emit(passthrough ? reframe(last) : text);
+      if (enc) await emit(enc.end().join(''));
     }
   } catch (err) {
     failure = err;

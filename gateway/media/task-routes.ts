@@ -14,6 +14,7 @@ import { resolveModel } from '../model-access';
 import { listTasks, parseListQuery } from './list-query';
 import { callbackUrl } from '../../webhooks/submission';
 import { CALLBACK_KINDS } from '../../webhooks/callback-url';
+import { setHeldHeader, setTaskCostHeaders } from './cost-headers';
 
 /** The rules of one media family (images, videos, music, speech, voices, avatars, transcripts). */
 export interface MediaFamily {
@@ -76,6 +77,7 @@ export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>,
           throw err;
         });
       ctx.state.usageRecorded = true;
+      setHeldHeader(ctx, doc);
       return doc;
     },
 
@@ -91,7 +93,9 @@ export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>,
     /** `GET path/:id`: one task of the account in these collections (404 otherwise). */
     get(path: string, opts: { endpoints: string[]; view: (doc: TaskDoc) => unknown }): void {
       router.get(path, ...read, async (ctx) => {
-        ctx.body = opts.view(await tasks.get(ctx.state.auth!.account.id, ctx.params.id, opts.endpoints));
+        const doc = await tasks.get(ctx.state.auth!.account.id, ctx.params.id, opts.endpoints);
+        setTaskCostHeaders(ctx, doc);
+        ctx.body = opts.view(doc);
       });
     },
   };

@@ -4,6 +4,7 @@ import { formatCredits, parseCredits, CreditsInput } from '../../domain/money';
 import { TEMPERATURE_MAX, TEMPERATURE_MIN, type AgentRecord, type AgentSettingsRecord } from '../../domain/agents';
 import type { AgentKeyDoc } from '../../infra/mongo-agents';
 import { OPERATOR, type Actor, type Origin } from '../../agents/actor';
+import { deleteAgent } from '../../agents/agent-removal';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
@@ -51,6 +52,7 @@ export const KeyIssue = z
   })
   .strict();
 export const Approve = z.object({ spend_cap_usd: Credits }).strict();
+export const AgentDelete = z.object({ revoke_keys: z.enum(['true', 'false']).optional().transform((v) => v === 'true') });
 export const Reject = z.object({ reason: z.string().max(2000).nullable().optional() }).strict();
 export const KeyList = z.object({ state: z.enum(['requested', 'issued', 'rejected', 'revoked']).optional(), agent_id: z.string().optional() });
 export const AuditQuery = z.object({
@@ -134,6 +136,14 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = agentView(await service.setPublished(actorOf(ctx), ctx.params.id, false));
   });
   router.delete('/agents/:id', async (ctx) => {
+    // `?revoke_keys=true` (the console's way): its issued keys are revoked first, each audited (agents/agent-removal.ts);
+    // without it the keys stay issued and their calls get 403 (agent deleted, spec 3).
+    const { revoke_keys } = validQuery(ctx, AgentDelete);
+    if (revoke_keys) {
+      const { agent, revoked } = await deleteAgent(deps.agents, actorOf(ctx), ctx.params.id, originOf(ctx));
+      ctx.body = { ...agentView(agent), deleted: true, revoked_keys: revoked };
+      return;
+    }
     ctx.body = { ...agentView(await service.remove(actorOf(ctx), ctx.params.id)), deleted: true };
   });
   router.put('/agents/:id/knowledge-bases/:kb', async (ctx) => {

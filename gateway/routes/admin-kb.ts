@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { errors } from '../../domain/errors';
 import { baseView } from '../../knowledge/bases';
-import { KbIngestion, MAX_DOCUMENT_BYTES, type UploadInput } from '../../knowledge/ingestion';
+import { KbIngestion, MAX_DOCUMENT_BYTES, baseProgress, type UploadInput } from '../../knowledge/ingestion';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
@@ -100,7 +100,8 @@ export function adminKbRoutes(deps: GatewayDeps): Router<GatewayState> {
     },
   );
   router.get('/:kb/documents', async (ctx) => {
-    ctx.body = { object: 'list', data: await deps.kbIngestion.listDocuments(ctx.params.id, ctx.params.kb) };
+    const data = await deps.kbIngestion.listDocuments(ctx.params.id, ctx.params.kb);
+    ctx.body = { object: 'list', data, progress: baseProgress(data) };
   });
   router.delete('/:kb/documents/:doc', async (ctx) => {
     await deps.kbIngestion.deleteDocument(ctx.params.id, ctx.params.kb, ctx.params.doc);

@@ -6,7 +6,8 @@ import type { GatewayDeps } from '../deps';
 import type { GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { requireAdmin } from './admin';
-import { validBody } from '../middleware/validate';
+import { validBody, validQuery } from '../middleware/validate';
+import { IdPaging } from './admin';
 
 /**
  * Operator API for people: users (each with a personal account) and
@@ -33,6 +34,12 @@ export function adminPeopleRoutes(deps: GatewayDeps): Router<GatewayState> {
     const doc = await deps.people.createUser(input);
     ctx.status = 201;
     ctx.body = await userView(doc._id);
+  });
+  router.get('/users', async (ctx) => {
+    const { limit, after } = validQuery(ctx, IdPaging);
+    const rows = await deps.db.User.find(after ? { _id: { $gt: after } } : {}).sort({ _id: 1 }).limit(limit + 1).select({ _id: 1 }).lean();
+    const page = rows.slice(0, limit);
+    ctx.body = { object: 'list', data: await Promise.all(page.map((r) => userView(r._id))), next_cursor: rows.length > limit ? page[page.length - 1]._id : null };
   });
   router.get('/users/:id', async (ctx) => {
     ctx.body = await userView(ctx.params.id);

@@ -11,6 +11,7 @@ import { jsonBody } from '../middleware/body';
 import { idempotencyKeyOf } from '../middleware/idempotency';
 import { validBody, validQuery } from '../middleware/validate';
 import { Instant } from '../../domain/instant';
+import { KEY_PATTERN } from '../../domain/api-key';
 
 /** Operator API standing in for the console. `Authorization: Bearer <ADMIN_TOKEN>`. */
 
@@ -30,7 +31,21 @@ const KeyFields = {
 };
 export const NewKey = z.object({ name: z.string().min(1).max(200), ...KeyFields }).strict();
 export const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyFields }).strict();
-export const LegacyKey = z.object({ name: z.string().min(1).max(200), key: z.string().min(16, 'must be the whole key (16 characters or more)').max(512), ...KeyFields }).strict();
+/**
+ * An early key to import: exactly the shapes authentication accepts (domain/api-key.ts KEY_PATTERN, any 8-character
+ * service tag), so an imported key always works; anything else would be stored and refused with 401 forever.
+ */
+export const LegacyKey = z.object({
+  name: z.string().min(1).max(200),
+  key: z.string().max(512).regex(KEY_PATTERN, 'must be a key authentication accepts: sk-<8 lowercase letters or digits>-<64 lowercase hex characters>'),
+  ...KeyFields,
+}).strict();
+/** Lists in id order (`GET /admin/v1/accounts`, `/users`): `after` is the previous page's `next_cursor`. */
+export const IdPaging = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  after: z.string().min(1).max(100).optional(),
+});
+
 export const Paging = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   /** The `next_cursor` of the previous page (milliseconds since the epoch). */
@@ -44,8 +59,12 @@ function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
     object: 'api_key',
     account_id: doc.account_id,
     name: doc.name,
-    kind: doc.kind,
+    // An agent key's API key record (docs/agents.md): read-only here, managed through /admin/v1/agent-keys/{agent_key_id}.
+    kind: doc.agent_id ? 'agent' : doc.kind,
+    agent_id: doc.agent_id ?? null,
+    agent_key_id: doc.agent_id ? doc._id.replace(/^key_/, 'akey_') : null,
     prefix: doc.prefix,
+    tail: doc.tail ?? null,
     revealable: !!doc.secret,
     allowed_models: doc.allowed_models ?? null,
     expires_at: doc.expires_at ? Math.floor(doc.expires_at.getTime() / 1000) : null,
@@ -92,6 +111,12 @@ export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
     const doc = await deps.accounts.create(input);
     ctx.status = 201;
     ctx.body = await accountView(doc._id);
+  });
+  router.get('/accounts', async (ctx) => {
+    const { limit, after } = validQuery(ctx, IdPaging);
+    const rows = await deps.db.Account.find(after ? { _id: { $gt: after } } : {}).sort({ _id: 1 }).limit(limit + 1).select({ _id: 1 }).lean();
+    const page = rows.slice(0, limit);
+    ctx.body = { object: 'list', data: await Promise.all(page.map((r) => accountView(r._id))), next_cursor: rows.length > limit ? page[page.length - 1]._id : null };
   });
   router.get('/accounts/:id', async (ctx) => {
     ctx.body = await accountView(ctx.params.id);

@@ -14,6 +14,7 @@ import type { Model } from '../../domain/catalogue';
 import { applyBuiltinToolRules, builtinToolsOf } from '../chat/builtin-tools';
 import { serveAgentCall } from '../../agents/serve';
 import { validQuery } from '../middleware/validate';
+import { batchLine } from '../../batches/line-auth';
 
 /** `?alt=` of streamGenerateContent: `sse` streams server-sent events, `json` (the default) a JSON array. */
 export const StreamQuery = z.object({ alt: z.enum(['sse', 'json']).optional() });
@@ -41,7 +42,10 @@ function catalogueCall(
 /** The four chat endpoints (spec 1 sections 4.1-4.4): validate, resolve, then the shared pipeline. */
 export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
+  const lineIds = batchLine(deps.config.KEY_ENCRYPTION_KEY);
   const chain = (endpoint: string) => [
+    // A batch's line (batches/line-auth.ts): its request id, usage row and ledger op are the line's.
+    lineIds,
     usageCapture(deps, endpoint),
     // Agent keys call only chat completions (spec 3 section 5). Optimistic: the body is read, validated and
     // routed while the key's fresh state is read; the pipeline waits for it before the upstream call

@@ -2,11 +2,54 @@ import Router from '@koa/router';
 import type { GatewayDeps } from '../deps';
 import type { GatewayState } from '../context';
 
+/** How long one dependency may take to answer a readiness probe before it counts as down. */
+const READY_CHECK_TIMEOUT_MS = 2_000;
+
+type Check = 'mongo' | 'redis' | 'temporal';
+
+function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 export function healthRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
+  /** Liveness: the process answers and its Redis does (Kubernetes `livenessProbe`, compose healthcheck). */
   router.get('/healthz', async (ctx) => {
     await deps.redis.ping();
     ctx.body = { status: 'ok', models: deps.catalogue().models.length };
+  });
+  /**
+   * Readiness: every store a request needs answers (MongoDB/FerretDB, Redis, Temporal). 503 with the
+   * failing ones named while any does not, so a load balancer or Kubernetes sends this replica no traffic.
+   */
+  router.get('/readyz', async (ctx) => {
+    const checks: Record<Check, () => Promise<unknown>> = {
+      mongo: async () => {
+        const db = deps.db.conn.db;
+        if (!db) throw new Error('not connected');
+        await db.admin().command({ ping: 1 });
+      },
+      redis: () => deps.redis.ping(),
+      temporal: () => deps.temporal.connection.workflowService.getSystemInfo({}),
+    };
+    const results = await Promise.all(
+      (Object.keys(checks) as Check[]).map(async (name) => {
+        try {
+          await within(READY_CHECK_TIMEOUT_MS, checks[name]());
+          return [name, 'ok'] as const;
+        } catch (err) {
+          return [name, err instanceof Error ? err.message : String(err)] as const;
+        }
+      }),
+    );
+    const failing = results.filter(([, r]) => r !== 'ok');
+    ctx.status = failing.length === 0 ? 200 : 503;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { status: failing.length === 0 ? 'ready' : 'not ready', checks: Object.fromEntries(results) };
   });
   return router;
 }

@@ -1,3 +1,4 @@
+import { setHeldHeader, setTaskCostHeaders } from '../media/cost-headers';
 import Router from '@koa/router';
 import { imageQuote } from '../../domain/media/pricing';
 import { publicStatus, FINAL_STATES } from '../../domain/media/task';
@@ -69,18 +70,21 @@ export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
   for (const path of ['/v1/images/generations/:id', '/v1/images/edits/:id']) {
     router.get(path, ...readChain, async (ctx) => {
       // Still as submitted: answered from the task's Redis marker, no store read (the usual poll).
-      const pending = await tasks.pendingView(ctx.state.auth!.account.id, ctx.params.id, IMAGE_ENDPOINTS);
+      const pending = await tasks.pending(ctx.state.auth!.account.id, ctx.params.id, IMAGE_ENDPOINTS);
       if (pending) {
+        if (pending.heldNano !== undefined) setHeldHeader(ctx, { reserved_nano: pending.heldNano });
         ctx.status = 202;
-        ctx.body = pending;
+        ctx.body = pending.view;
         return;
       }
       const doc = await tasks.get(ctx.state.auth!.account.id, ctx.params.id, IMAGE_ENDPOINTS);
       if (!FINAL_STATES.has(doc.state)) {
+        setTaskCostHeaders(ctx, doc);
         ctx.status = 202;
         ctx.body = pendingView(doc);
         return;
       }
+      setTaskCostHeaders(ctx, doc);
       ctx.status = doc.final_status ?? 502;
       ctx.type = 'application/json';
       ctx.body = await finalBody(deps, doc);

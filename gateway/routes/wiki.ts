@@ -6,7 +6,7 @@ import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { validQuery } from '../middleware/validate';
 import { LIMITS } from '../../knowledge/reader';
-import { requestOrigin } from '../request-origin';
+import { publicBaseUrl } from '../../infra/config';
 
 /**
  * The 8 read-only knowledge-base endpoints of spec 3 section 4.1, all GET.
@@ -93,7 +93,7 @@ export function wikiRoutes(deps: GatewayDeps): Router<GatewayState> {
 
   router.get('/pages/:id/source', async (ctx) => {
     const q = validQuery(ctx, KbQuery);
-    ctx.body = await reader.source(await baseOf(ctx, q.kb_id), ctx.params.id, requestOrigin(ctx));
+    ctx.body = await reader.source(await baseOf(ctx, q.kb_id), ctx.params.id, publicBaseUrl(deps.config));
   });
 
   return router;

@@ -68,8 +68,14 @@ const stem = (file: string) => fold(file).replace(/\.[a-z0-9]+$/, '');
 export class LinkIndex {
   private readonly byName = new Map<string, LinkTarget[]>();
   private readonly byFile = new Map<string, LinkTarget[]>();
-  /** For the mention scan: the lengths of the mentionable names starting with each character, longest first. */
-  private readonly lengthsByFirst = new Map<string, number[]>();
+  /**
+   * For the mention scan: the lengths of the mentionable names by their first
+   * word (keyAt), longest first. Keyed by the whole first word, not its first
+   * character: with thousands of titles each character starts hundreds of
+   * lengths, and the scan of one 800 KB document tried all of them at every
+   * word (seconds per document, growing with the base).
+   */
+  private readonly lengthsByKey = new Map<string, number[]>();
 
   constructor(readonly targets: LinkTarget[]) {
     const sorted = [...targets].sort((a, b) => a.ordinal - b.ordinal || (a.page_id < b.page_id ? -1 : 1));
@@ -79,11 +85,12 @@ export class LinkIndex {
     }
     for (const name of this.byName.keys()) {
       if (!mentionable(name)) continue;
-      const list = this.lengthsByFirst.get(name[0]) ?? [];
+      const key = name.slice(0, runEnd(name, 0));
+      const list = this.lengthsByKey.get(key) ?? [];
       if (!list.includes(name.length)) list.push(name.length);
-      this.lengthsByFirst.set(name[0], list);
+      this.lengthsByKey.set(key, list);
     }
-    for (const list of this.lengthsByFirst.values()) list.sort((a, b) => b - a);
+    for (const list of this.lengthsByKey.values()) list.sort((a, b) => b - a);
   }
 
   byTitle(name: string): LinkTarget | undefined {
@@ -105,27 +112,46 @@ export class LinkIndex {
   mentions(text: string): LinkTarget[] {
     const t = fold(text);
     const found = new Map<string, LinkTarget>();
-    if (this.lengthsByFirst.size === 0) return [];
-    for (let i = 0; i < t.length; i++) {
-      const lengths = this.lengthsByFirst.get(t[i]);
-      if (!lengths) continue;
-      const startsWord = i === 0 || !/[\p{L}\p{N}]/u.test(t[i - 1]) || CJK.test(t[i]);
-      if (!startsWord) continue;
-      for (const len of lengths) {
-        if (i + len > t.length) continue;
-        const cand = t.slice(i, i + len);
-        const hits = this.byName.get(cand);
-        if (!hits) continue;
-        const end = t[i + len];
-        if (!CJK.test(cand[cand.length - 1]) && end !== undefined && /[\p{L}\p{N}]/u.test(end)) continue;
-        const target = hits[0];
-        if (!found.has(target.page_id)) found.set(target.page_id, target);
-        i += len - 1;
-        break;
+    if (this.lengthsByKey.size === 0) return [];
+    for (let i = 0; i < t.length; ) {
+      const end = runEnd(t, i);
+      // A word starts here: at the start, after a character that is no letter or digit, or at any CJK character.
+      const startsWord = i === 0 || !WORD_CHAR.test(t[i - 1]) || CJK.test(t[i]);
+      const lengths = startsWord ? this.lengthsByKey.get(t.slice(i, end)) : undefined;
+      let matched = 0;
+      if (lengths) {
+        for (const len of lengths) {
+          if (i + len > t.length) continue;
+          const cand = t.slice(i, i + len);
+          const hits = this.byName.get(cand);
+          if (!hits) continue;
+          const after = t[i + len];
+          if (!CJK.test(cand[cand.length - 1]) && after !== undefined && WORD_CHAR.test(after)) continue;
+          const target = hits[0];
+          if (!found.has(target.page_id)) found.set(target.page_id, target);
+          matched = len;
+          break;
+        }
       }
+      // Inside a run of Latin letters no word starts, so the scan goes on at its end.
+      i = matched ? i + matched : end;
     }
     return [...found.values()];
   }
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/**
+ * The end of the key starting at `i`: a run of letters and digits that are
+ * not CJK; a CJK character alone; any other character alone.
+ */
+function runEnd(t: string, i: number): number {
+  if (i >= t.length) return i;
+  if (CJK.test(t[i]) || !WORD_CHAR.test(t[i])) return i + 1;
+  let j = i + 1;
+  while (j < t.length && WORD_CHAR.test(t[j]) && !CJK.test(t[j])) j++;
+  return j;
 }
 
 /** Whether a (folded) title or alias is long enough to be found as a mention. */
@@ -176,3 +202,4 @@ export function resolveLinks(baseKey: string, page: LinkSource, index: LinkIndex
 
 /** `links[]` of the spec: ids of the resolved outgoing links. */
 export const resolvedIds = (links: OutgoingLink[]): string[] => links.filter((l) => l.resolved).map((l) => l.id);
+

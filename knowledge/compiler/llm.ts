@@ -40,7 +40,10 @@ export class LlmCompiler implements Compiler {
   ) {}
 
   async compile(input: CompileInput): Promise<CompileResult> {
-    const base = compileRules(input);
+    return this.refine(input, compileRules(input));
+  }
+
+  async refine(input: Omit<CompileInput, 'doc'>, base: CompileResult): Promise<CompileResult> {
     const warnings = [...base.warnings];
     const pages: CompiledPage[] = [];
     for (const p of base.pages) {

@@ -10,18 +10,50 @@ const sentences = new Intl.Segmenter(undefined, { granularity: 'sentence' });
 export const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 const ONLY_HIRAGANA = /^[\p{Script=Hiragana}ー]+$/u;
 
+/**
+ * The segmenter's time grows with the square of the text it is given (V8's
+ * Intl.Segmenter: 80 abstracts, 120 KB, took 5.7 s in one call, against 0.3 s
+ * for a quarter of them), so long texts are segmented in pieces of at most
+ * PIECE characters, cut where a boundary is anyway: after a sentence end and
+ * a space for sentences, at a space (else after CJK punctuation) for words.
+ * Results are the same as one call's, except for a sentence or word running
+ * on for more than PIECE characters without a place to cut (cut there).
+ */
+const PIECE = 2048;
+
+function pieces(text: string, cutAfter: RegExp): string[] {
+  if (text.length <= PIECE) return [text];
+  const out: string[] = [];
+  let start = 0;
+  while (text.length - start > PIECE) {
+    const window = text.slice(start, start + PIECE);
+    let cut = -1;
+    for (const m of window.matchAll(cutAfter)) cut = m.index + m[0].length;
+    if (cut <= 0) cut = PIECE;
+    out.push(text.slice(start, start + cut));
+    start += cut;
+  }
+  out.push(text.slice(start));
+  return out;
+}
+
+const WORD_CUT = /\s+|[。！？、，]/g;
+const SENTENCE_CUT = /[.!?。！？][)"'’”]*\s+|\n\s*\n/g;
+
 /** Word-like segments, in order. */
 export function wordsOf(text: string): string[] {
   const out: string[] = [];
-  for (const s of words.segment(text)) if (s.isWordLike) out.push(s.segment);
+  for (const piece of pieces(text, WORD_CUT)) for (const s of words.segment(piece)) if (s.isWordLike) out.push(s.segment);
   return out;
 }
 
 export function sentencesOf(text: string): string[] {
   const out: string[] = [];
-  for (const s of sentences.segment(text)) {
-    const t = s.segment.trim();
-    if (t) out.push(t);
+  for (const piece of pieces(text, SENTENCE_CUT)) {
+    for (const s of sentences.segment(piece)) {
+      const t = s.segment.trim();
+      if (t) out.push(t);
+    }
   }
   return out;
 }

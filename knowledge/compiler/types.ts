@@ -56,6 +56,12 @@ export interface Compiler {
   /** `rules` or the chat model's id: what `source.model` records. */
   readonly name: string;
   compile(input: CompileInput): Promise<CompileResult>;
+  /**
+   * Given the rules compiler's result for the document (computed off the
+   * event loop), this compiler's own: absent for `rules` (the result is
+   * kept), the model's fields for `llm`.
+   */
+  refine?(input: Omit<CompileInput, 'doc'>, rules: CompileResult): Promise<CompileResult>;
 }
 
 export type { OutgoingLink };

@@ -20,7 +20,7 @@ export type LinkCheck = 'ok' | 'expired' | 'invalid';
 export class SourceLinks {
   constructor(
     private readonly secret: Buffer,
-    /** Public origin of the gateway (`PUBLIC_BASE_URL`); when unset, the origin the caller reached. */
+    /** Public origin of the gateway (infra/config.ts publicBaseUrl: PUBLIC_BASE_URL, never a request's headers). */
     private readonly publicBaseUrl?: string,
   ) {}
 

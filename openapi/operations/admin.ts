@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AccountPatch, LegacyKey, NewAccount, NewKey, Paging, KeyPatch, TopUp } from '../../gateway/routes/admin';
+import { AccountPatch, IdPaging, LegacyKey, NewAccount, NewKey, Paging, KeyPatch, TopUp } from '../../gateway/routes/admin';
 import { Member, NewUser, UserPatch } from '../../gateway/routes/admin-people';
 import { BasePatch, JsonDocument, NewBase } from '../../gateway/routes/admin-kb';
 import { AgentPatch, Approve, AuditQuery, KeyIssue, KeyList, KeyRequest, NewAgent, Reject, SettingsPatch, UsageQuery } from '../../gateway/routes/admin-agents';
@@ -30,6 +30,8 @@ export const adminOperations: Operation[] = [
   admin('get', '/accounts/{id}', 'getAccount', 'An account'),
   admin('patch', '/accounts/{id}', 'updateAccount', 'Status and rate limits', body(AccountPatch, { rate_limit: { rpm: 600 } })),
   admin('post', '/accounts/{id}/topups', 'topUp', 'Top up (at least 134.8; `reference` or Idempotency-Key make it idempotent)', body(TopUp, { amount_usd: '200', reference: 'inv-1' })),
+  admin('get', '/accounts', 'listAccounts', 'Every account in id order, paged (`after` = the previous page\'s `next_cursor`)', { query: IdPaging }),
+  admin('get', '/users', 'listUsers', 'Every user in id order, paged (`after` = the previous page\'s `next_cursor`)', { tag: 'People', query: IdPaging }),
   admin('get', '/accounts/{id}/ledger', 'getLedger', 'Ledger entries, newest first', { query: Paging }),
   admin('get', '/accounts/{id}/keys', 'listKeys', 'The account\'s keys'),
   admin('post', '/accounts/{id}/keys', 'createKey', 'Issue a key (the plaintext is in the answer)', body(NewKey, { name: 'ci' })),

@@ -9,8 +9,8 @@ import mongoose from 'mongoose';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pickPort, spawnManaged, tailFile, type Managed } from './proc';
-import { ensureTools } from './tools';
+import { pickPort, spawnManaged, tailFile, waitForPort, type Managed } from './proc';
+import { ensureStripeMock, ensureTools } from './tools';
 
 export const SEARCH_ATTRIBUTES = ['TaskId', 'AccountId', 'Model'] as const;
 /** temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD */
@@ -45,7 +45,7 @@ export interface ServiceEnv {
   TEMPORAL_UI_URL: string;
 }
 
-export type RestartableService = 'redis' | 'mongo';
+export type RestartableService = 'redis' | 'mongo' | 'temporal';
 
 export interface Services {
   env: ServiceEnv;
@@ -55,7 +55,7 @@ export interface Services {
    * (chaos runs). `kill` sends SIGKILL (a crash); otherwise SIGTERM (a clean
    * restart: Redis writes its append-only file first). Resolves once it answers.
    */
-  restart(kind: RestartableService, how?: 'term' | 'kill', downMs?: number): Promise<void>;
+  restart(kind: RestartableService, how?: 'term' | 'kill', downMs?: number, whileDown?: () => Promise<void>): Promise<void>;
 }
 
 const READY_TIMEOUT_MS = 60_000;
@@ -132,7 +132,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
   };
   /** How to start each restartable service again, and how to tell it is back. */
   const relaunch = new Map<RestartableService, { current: Managed; again: () => Managed; probe: () => Promise<void> }>();
-  const restart: Services['restart'] = async (kind, how = 'term', downMs = 0) => {
+  const restart: Services['restart'] = async (kind, how = 'term', downMs = 0, whileDown) => {
     const r = relaunch.get(kind);
     if (!r) throw new Error(`${kind} was not started here, so it cannot be restarted`);
     if (how === 'kill') r.current.child.kill('SIGKILL');
@@ -140,6 +140,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
     await r.current.exited;
     started.splice(started.indexOf(r.current), 1);
     if (downMs) await sleep(downMs);
+    if (whileDown) await whileDown(); // e.g. a backup's restore of the service's files (scripts/backup-restore.ts)
     r.current = r.again();
     await waitReady(kind, r.current, r.probe);
   };
@@ -213,7 +214,7 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
     } else {
       const port = await pickPort(opts.ports.temporal, 'temporal', !!opts.portFallback);
       const uiPort = await pickPort(opts.ports.temporalUi, 'temporal ui', !!opts.portFallback);
-      const m = launch('temporal', tools.temporal!, [
+      const again = () => launch('temporal', tools.temporal!, [
         'server', 'start-dev',
         '--ip', '127.0.0.1',
         '--port', String(port),
@@ -234,9 +235,12 @@ export async function startServices(opts: StartServicesOptions): Promise<Service
         ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
         ...TEMPORAL_FAIRNESS.flatMap((v) => ['--dynamic-config-value', v]),
       ]);
+      const m = again();
       env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;
       env.TEMPORAL_UI_URL = `http://127.0.0.1:${uiPort}`;
-      waits.push(waitReady('temporal', m, () => checkTemporal(env.TEMPORAL_ADDRESS, false, log)));
+      const probe = () => checkTemporal(env.TEMPORAL_ADDRESS, false, log);
+      relaunch.set('temporal', { current: m, again, probe });
+      waits.push(waitReady('temporal', m, probe));
     }
 
     const t0 = Date.now();
@@ -322,4 +326,27 @@ async function checkTemporal(address: string, register: boolean, log: (l: string
 
 function redact(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/**
+ * stripe-mock (Stripe's API mock, built and cached by tools.ts) on 127.0.0.1,
+ * plain HTTP: the SDK is pointed at it with STRIPE_API_URL. Stateless: it
+ * answers every call from its fixtures (docs/payments.md).
+ */
+export async function startStripeMock(opts: { dataDir: string; port: number; portFallback?: boolean; log?: (line: string) => void }): Promise<{ url: string; stop(): Promise<void> }> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const bin = await ensureStripeMock(log);
+  const port = await pickPort(opts.port, 'stripe-mock', !!opts.portFallback);
+  const logDir = path.join(path.resolve(opts.dataDir), 'logs');
+  fs.mkdirSync(logDir, { recursive: true });
+  const m = spawnManaged({ name: 'stripe-mock', cmd: bin, args: ['-http-addr', `127.0.0.1:${port}`], logFile: path.join(logDir, 'stripe-mock.log') });
+  try {
+    await waitForPort(port, m, READY_TIMEOUT_MS);
+  } catch (err) {
+    await m.stop();
+    throw new Error(`${String(err instanceof Error ? err.message : err)}\n${tailFile(m.logFile!)}`);
+  }
+  const url = `http://127.0.0.1:${port}`;
+  log(`  stripe-mock on ${url}`);
+  return { url, stop: () => m.stop() };
 }

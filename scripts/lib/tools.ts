@@ -11,17 +11,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export const TEMPORAL_VERSION = '1.5.1';
 export const FERRETDB_VERSION = '1.24.2';
+/** Stripe's API mock (docs/payments.md): the payments tests and `npm run dev` talk to it instead of api.stripe.com. */
+export const STRIPE_MOCK_VERSION = '0.203.0';
+/** Helm (deploy/helm's checks) and Compose v2 (docker-compose.yml's check), built from the Go module proxy like the rest. */
+export const HELM_VERSION = '3.22.0';
+export const COMPOSE_VERSION = '2.40.3';
 
-export type ToolName = 'temporal' | 'ferretdb' | 'redis';
+export type ToolName = 'temporal' | 'ferretdb' | 'redis' | 'stripeMock';
 
 export interface Tools {
   temporal?: string;
   ferretdb?: string;
   redisServer?: string;
+  stripeMock?: string;
 }
 
 export interface EnsureToolsOptions {
-  /** Which tools are needed; default all three. */
+  /** Which tools are needed; default all (stripe-mock only when asked for). */
   need?: Partial<Record<ToolName, boolean>>;
   log?: (line: string) => void;
 }
@@ -85,7 +91,29 @@ export async function ensureTools(opts: EnsureToolsOptions = {}): Promise<Tools>
   if (need.redis) tools.redisServer = await once('redis', () => ensureRedis(log));
   if (need.ferretdb) tools.ferretdb = await once('ferretdb', () => ensureFerretDB(log));
   if (need.temporal) tools.temporal = await once('temporal', () => ensureTemporal(log));
+  if (need.stripeMock) tools.stripeMock = await once('stripeMock', () => ensureStripeMock(log));
   return tools;
+}
+
+// ---------------------------------------------------------------- stripe-mock
+
+export function stripeMockBinary(): string {
+  return path.join(toolsCacheDir(), `stripe-mock-${STRIPE_MOCK_VERSION}`, 'stripe-mock');
+}
+
+/** `go install github.com/stripe/stripe-mock@v…` (its OpenAPI spec and fixtures are embedded in the binary). */
+export async function ensureStripeMock(log: (l: string) => void = console.log): Promise<string> {
+  const bin = stripeMockBinary();
+  return cachedBuild('stripe-mock', STRIPE_MOCK_VERSION, bin, log, async (stage) => {
+    requireGo();
+    await run('go', ['install', `github.com/stripe/stripe-mock@v${STRIPE_MOCK_VERSION}`], {
+      cwd: stage,
+      env: goEnv({ GOBIN: stage }),
+      log,
+      label: 'stripe-mock',
+    });
+    return path.join(stage, 'stripe-mock');
+  });
 }
 
 // ---------------------------------------------------------------- temporal
@@ -102,6 +130,78 @@ async function ensureTemporal(log: (l: string) => void): Promise<string> {
       label: 'temporal',
     });
     return path.join(stage, 'temporal');
+  });
+}
+
+// ---------------------------------------------------------------- helm + docker-compose
+
+export function helmBinary(): string {
+  return path.join(toolsCacheDir(), `helm-${HELM_VERSION}`, 'helm');
+}
+
+export function composeBinary(): string {
+  return path.join(toolsCacheDir(), `docker-compose-${COMPOSE_VERSION}`, 'docker-compose');
+}
+
+/** `helm` for the chart checks (test/deploy/helm.test.ts); built once, cached like the Temporal CLI. */
+export async function ensureHelm(log: (l: string) => void = console.log): Promise<string> {
+  const bin = helmBinary();
+  return cachedBuild('helm', HELM_VERSION, bin, log, async (stage) => {
+    requireGo();
+    const ldflags = `-X helm.sh/helm/v3/internal/version.version=v${HELM_VERSION}`;
+    await run('go', ['install', '-ldflags', ldflags, `helm.sh/helm/v3/cmd/helm@v${HELM_VERSION}`], {
+      cwd: stage, env: goEnv({ GOBIN: stage }), log, label: 'helm',
+    });
+    return path.join(stage, 'helm');
+  }, ['version', '--short']);
+}
+
+/**
+ * A `docker-compose` on the PATH, else Compose v2's standalone binary built from the Go module
+ * (only `docker-compose config` is used here: it needs no Docker engine).
+ */
+export async function ensureCompose(log: (l: string) => void = console.log): Promise<string> {
+  const found = which('docker-compose');
+  if (found) return found;
+  const bin = composeBinary();
+  return cachedBuild('docker-compose', COMPOSE_VERSION, bin, log, async (stage) => {
+    requireGo();
+    // `go install ...@version` refuses a module whose go.mod has exclude directives (Compose's has): build a copy.
+    const mod = `github.com/docker/compose/v2@v${COMPOSE_VERSION}`;
+    const out = await run('go', ['mod', 'download', '-json', mod], { cwd: stage, env: goEnv(), log, label: 'docker-compose', capture: true });
+    const dir = (JSON.parse(out) as { Dir?: string }).Dir;
+    if (!dir) throw new Error(`go mod download ${mod} gave no Dir: ${out}`);
+    const src = path.join(stage, 'src');
+    fs.cpSync(dir, src, { recursive: true });
+    makeWritable(src);
+    const target = path.join(stage, 'docker-compose');
+    const ldflags = `-X github.com/docker/compose/v2/internal.Version=v${COMPOSE_VERSION}`;
+    await run('go', ['build', '-trimpath', '-ldflags', ldflags, '-o', target, './cmd'], {
+      cwd: src, env: goEnv({ GOFLAGS: '-mod=mod -buildvcs=false' }), log, label: 'docker-compose',
+    });
+    return target;
+  }, ['version']);
+}
+
+/** The Kubernetes schemas the chart's rendered manifests are validated against, offline (PyPI `kubernetes-validate`). */
+export const KUBERNETES_VALIDATE_VERSION = '1.37.0';
+
+/** `kubernetes-validate` in its own virtualenv under the tools cache (python3 -m venv + pip, once). */
+export async function ensureKubernetesValidate(log: (l: string) => void = console.log): Promise<string> {
+  const venv = path.join(toolsCacheDir(), `kubernetes-validate-${KUBERNETES_VALIDATE_VERSION}`);
+  const bin = path.join(venv, 'bin', 'kubernetes-validate');
+  if (works(bin)) return bin;
+  fs.mkdirSync(toolsCacheDir(), { recursive: true });
+  return withLock(`${venv}.lock`, log, 'kubernetes-validate install', async () => {
+    if (works(bin)) return bin;
+    const python = which('python3');
+    if (!python) throw new Error('python3 is missing: the chart check installs kubernetes-validate from PyPI into a virtualenv');
+    fs.rmSync(venv, { recursive: true, force: true });
+    log(`tools: installing kubernetes-validate ${KUBERNETES_VALIDATE_VERSION} into ${venv}…`);
+    await run(python, ['-m', 'venv', venv], { log, label: 'venv' });
+    await run(path.join(venv, 'bin', 'pip'), ['install', '-q', '--disable-pip-version-check', `kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}`], { log, label: 'pip' });
+    if (!works(bin)) throw new Error(`pip installed kubernetes-validate but \`${bin} --version\` fails`);
+    return bin;
   });
 }
 
@@ -234,9 +334,9 @@ function requireGo(): void {
 // ---------------------------------------------------------------- cache + lock
 
 /** A cached binary counts only if it runs: `--version` must exit 0. */
-function works(bin: string): boolean {
+function works(bin: string, probe: string[] = ['--version']): boolean {
   if (!fs.existsSync(bin)) return false;
-  const r = spawnSync(bin, ['--version'], { stdio: 'ignore', timeout: 15_000 });
+  const r = spawnSync(bin, probe, { stdio: 'ignore', timeout: 15_000 });
   return r.status === 0;
 }
 
@@ -246,18 +346,19 @@ async function cachedBuild(
   bin: string,
   log: (l: string) => void,
   build: (stage: string) => Promise<string>,
+  probe?: string[],
 ): Promise<string> {
-  if (works(bin)) return bin;
+  if (works(bin, probe)) return bin;
   const dir = path.dirname(bin);
   fs.mkdirSync(dir, { recursive: true });
   return withLock(`${dir}.lock`, log, `${name} ${version} build`, async () => {
-    if (works(bin)) return bin; // built by the run we waited for
+    if (works(bin, probe)) return bin; // built by the run we waited for
     const started = Date.now();
     log(`tools: building ${name} ${version} into ${dir} (takes a few minutes the first time)…`);
     const stage = fs.mkdtempSync(path.join(dir, '.build-'));
     try {
       const built = await build(stage);
-      if (!works(built)) throw new Error(`${name} was built but \`${built} --version\` fails`);
+      if (!works(built, probe)) throw new Error(`${name} was built but \`${built} ${(probe ?? ['--version']).join(' ')}\` fails`);
       fs.renameSync(built, bin); // atomic: never a half-written binary at `bin`
     } finally {
       fs.rmSync(stage, { recursive: true, force: true });

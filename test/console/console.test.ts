@@ -1,7 +1,8 @@
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { signPayload, SIGNATURE_HEADER, webhookSecret } from '../../payments/signature';
+import { signStripePayload } from '../../payments/stripe';
+import { webhookSecret } from '../../payments/select';
 import { launchBrowser, newPage, newUser, screenshots, signIn } from './browser';
 
 let gw: TestGateway;
@@ -136,20 +137,22 @@ test('a top-up goes through the stand-in checkout and its signed webhook, once',
   t.is(await page.textContent('[data-testid=checkout-amount]'), '$150.00');
   await screenshots(page, 'checkout', t);
   const sessionId = new URL(page.url()).pathname.split('/').pop()!;
-  await Promise.all([page.waitForURL(/\/console\/topup\?checkout=/), page.click('form button')]);
+  await Promise.all([page.waitForURL(/\/console\/topup\?topup=/), page.click('form button')]);
   await page.waitForSelector('[data-testid=topup-done]');
   t.is(await page.textContent('[data-testid=balance]'), '190.44');
 
   // The processor redelivers the event: nothing more is credited.
   const cs = await gw.deps.db.conn.collection('processor_checkouts').findOne({ _id: sessionId as never });
   t.truthy(cs);
-  const body = JSON.stringify({ id: `evt_${sessionId}`, type: 'checkout.session.completed', data: { object: { id: sessionId, amount_total: cs!.amount_nano, currency: 'usd', metadata: { account_id: u.accountId }, payment_status: 'paid' } } });
-  const again = await fetch(`${gw.url}/webhooks/payments`, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(webhookSecret(gw.config), body) }, body });
+  const secret = webhookSecret(gw.config)!;
+  const body = JSON.stringify({ id: `evt_${sessionId}_again`, object: 'event', type: 'checkout.session.completed', data: { object: { id: sessionId, client_reference_id: cs!.topup_id, amount_total: cs!.amount_cents, currency: 'usd', metadata: { topup_id: cs!.topup_id, account_id: u.accountId }, payment_status: 'paid' } } });
+  const again = await fetch(`${gw.url}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signStripePayload(body, secret) }, body });
   t.is(again.status, 200);
-  t.is(((await again.json()) as { replayed: boolean }).replayed, true);
+  t.is(((await again.json()) as { outcome: string }).outcome, 'already credited');
   t.is(await gw.deps.wallet.balance(u.accountId), 190_440_000_000);
   // A forged or unsigned event credits nothing.
-  const forged = await fetch(`${gw.url}/webhooks/payments`, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload('not-the-secret-at-all', body.replace(sessionId, 'cs_forged')) }, body: body.replace(sessionId, 'cs_forged') });
+  const forgedBody = body.replace('_again', '_forged');
+  const forged = await fetch(`${gw.url}/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signStripePayload(forgedBody, 'whsec_not-the-secret-at-all') }, body: forgedBody });
   t.is(forged.status, 400);
   t.is(await gw.deps.wallet.balance(u.accountId), 190_440_000_000);
   watch.assertClean(t);

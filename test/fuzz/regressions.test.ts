@@ -66,7 +66,7 @@ test('an agent-key audit cursor past the range of a date is a 400, not a 500', a
 });
 
 test('importing a key already registered is a 409, not a 500; a short key is a 400', async (t) => {
-  const legacy = `sk-legacy-${'c'.repeat(40)}`;
+  const legacy = `sk-legacy01-${'c'.repeat(64)}`;
   const first = await call('POST', `/admin/v1/accounts/${account}/keys/import-legacy`, { headers: { ...admin(), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'old', key: legacy }) });
   t.is(first.status, 201);
   const again = await call('POST', `/admin/v1/accounts/${account}/keys/import-legacy`, { headers: { ...admin(), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'old', key: legacy }) });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import { loadConfig, type Config } from '../../infra/config';
 import { createLogger } from '../../infra/logger';
 import { connectMongo } from '../../infra/mongo';
@@ -68,17 +68,21 @@ export async function startGateway(
     simUrl = await sim.listen(0, '127.0.0.1');
     overrides = { SIMULATOR_URL: simUrl, ...overrides };
   }
-  const config = testConfig(overrides);
-  const seedDb = await connectMongo(config.MONGO_URL);
-  await seedCatalogue(seedDb, readCatalogueFile(config.CATALOGUE_FILE));
-  await seedDb.conn.close();
-  const deps = await buildDeps(config, createLogger(config.LOG_LEVEL));
-  const server = createApp(deps).listen(0, '127.0.0.1');
+  // Listening first, so the gateway's PUBLIC_BASE_URL (every absolute URL it hands out) is its real address.
+  let handler: http.RequestListener = (_req, res) => res.writeHead(503).end();
+  const server = http.createServer((req, res) => handler(req, res));
+  server.listen(0, '127.0.0.1');
   answerClientErrors(server);
   // As gateway/server.ts: idle keep-alive connections outlive the client's, so a reused one is never closed under it.
   server.keepAliveTimeout = 65_000;
   await new Promise((r) => server.once('listening', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const config = testConfig({ PUBLIC_BASE_URL: url, ...overrides });
+  const seedDb = await connectMongo(config.MONGO_URL);
+  await seedCatalogue(seedDb, readCatalogueFile(config.CATALOGUE_FILE));
+  await seedDb.conn.close();
+  const deps = await buildDeps(config, createLogger(config.LOG_LEVEL));
+  handler = createApp(deps).callback();
   // In-process workers on this file's own task queues (one per queue: media, knowledge, webhooks), when the file needs workflows to run.
   const workers = opts.worker ? await createWorkers(config, deps) : undefined;
   void workers?.run();

@@ -61,6 +61,41 @@ test('Markdown by JSON: 202 with a build id, the build succeeds and its pages ar
   t.is(docs.body.data[0].filename, 'guide.md');
   t.is(docs.body.data[0].page_count, 3);
   t.is(docs.body.data[0].live_build_id, up.body.id);
+  t.deepEqual(done.progress, { pages_done: 3, pages_total: 3 });
+  t.deepEqual(docs.body.progress, { documents_total: 1, documents_done: 1, documents_failed: 0, pages_done: 3, pages_total: 3 });
+});
+
+test('a real-sized document (840 KB, 519 pages, compiled in the worker threads): its build reports pages done out of total while it runs, links resolve across documents', async (t) => {
+  const { generateCorpus } = await import('../../bench/lib/abstracts');
+  const [one, two] = generateCorpus().slice(0, 2);
+  const a = await gw.newAccount();
+  const up = await uploadJson(gw, a.id, 'default', { filename: one.filename, content: one.markdown });
+  t.is(up.status, 202);
+  t.deepEqual(up.body.progress, { pages_done: 0, pages_total: null });
+  const seen: Array<{ state: string; done: number; total: number | null }> = [];
+  let build;
+  for (;;) {
+    build = (await gw.admin('GET', `/accounts/${a.id}/kbs/default/builds/${up.body.id}`)).body;
+    seen.push({ state: build.state, done: build.progress.pages_done, total: build.progress.pages_total });
+    if (build.state === 'succeeded' || build.state === 'failed') break;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  t.is(build.state, 'succeeded', JSON.stringify(build));
+  t.is(build.pages_made, one.abstracts + 1);
+  t.deepEqual(build.progress, { pages_done: one.abstracts + 1, pages_total: one.abstracts + 1 });
+  // Progress only moves forward, and the total is the pages the build made once the compile is done.
+  for (let i = 1; i < seen.length; i++) t.true(seen[i].done >= seen[i - 1].done, JSON.stringify(seen));
+  t.true(seen.every((s) => s.total === null || s.total === one.abstracts + 1));
+  // A second document linking to the first by title: resolved against the 519 pages already there.
+  const title = (await livePages(gw, a.id))[5].title;
+  const second = await load(gw, a.id, 'default', two.filename, `${two.markdown}\n\n## See also\n\nSee [[${title}]].\n`);
+  t.is(second.state, 'succeeded', JSON.stringify(second));
+  const pages = await livePages(gw, a.id);
+  const seeAlso = pages.find((p) => p.title === 'See also')!;
+  t.true(seeAlso.outgoing_links.some((l) => l.resolved && l.title === title), JSON.stringify(seeAlso.outgoing_links));
+  const list = (await gw.admin('GET', `/accounts/${a.id}/kbs/default/documents`)).body;
+  t.is(list.progress.documents_done, 2);
+  t.is(list.progress.pages_done, pages.length);
 });
 
 test('plain text, HTML, PDF and DOCX each become pages (multipart and base64 JSON)', async (t) => {

@@ -1,0 +1,197 @@
+import { Context } from '@temporalio/activity';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Db } from '../infra/mongo';
+import { isDuplicateKey } from '../infra/mongo';
+import type { Config } from '../infra/config';
+import type { Logger } from '../infra/logger';
+import type { KeyService } from '../services/keys';
+import type { AccountService } from '../services/accounts';
+import { parseCredits } from '../domain/money';
+import { batchStore, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDoc } from '../batches/store';
+import { parseOpenAiLines, type LineInput } from '../batches/schemas';
+import { BATCH_LINE_HEADER, signLine } from '../batches/line-auth';
+import { counts } from '../batches/progress';
+
+export interface BatchActivityDeps {
+  db: Db;
+  config: Config;
+  log: Logger;
+  keys: KeyService;
+  accounts: AccountService;
+}
+
+/** How long one line may take at the gateway (its own deadline is CHAT_UPSTREAM_TIMEOUT_MS). */
+const LINE_TIMEOUT_MARGIN_MS = 30_000;
+/** A status the gateway answers for "try again shortly" (the account's rate limit, a store restarting): the line waits and is sent again. */
+const RETRY_LATER = new Set([429]);
+/** Gateway unreachable (a deploy swap): the line is sent again after a pause, up to this many times, then the slice fails and Temporal retries it. */
+const CONNECT_TRIES = 20;
+
+/** One parsed input file per batch, for the slices of this process (bounded). */
+const parsed = new Map<string, LineInput[]>();
+
+export function createBatchActivities(deps: BatchActivityDeps) {
+  const store = batchStore(deps.db.conn);
+  const gatewayUrl = (deps.config.GATEWAY_INTERNAL_URL ?? `http://127.0.0.1:${deps.config.PORT}`).replace(/\/+$/, '');
+
+  const batchOf = async (batchId: string) => {
+    const b = await store.Batch.findById(batchId).lean<BatchDoc>();
+    if (!b) throw new Error(`batch ${batchId} not found`);
+    return b;
+  };
+  const linesOf = async (b: BatchDoc): Promise<LineInput[]> => {
+    let lines = parsed.get(b._id);
+    if (!lines) {
+      const file = await store.File.findById(b.input_file_id).lean<BatchFileDoc>();
+      lines = parseOpenAiLines(file?.content ?? '');
+      if (parsed.size > 32) parsed.clear();
+      parsed.set(b._id, lines);
+    }
+    return lines;
+  };
+  const stopping = (b: BatchDoc) => b.status === 'cancelling' || b.status === 'cancelled' || b.expires_at.getTime() < Date.now();
+
+  /** Send one line to the gateway as a live call; the answer (any status) is its outcome. */
+  async function send(b: BatchDoc, index: number, line: LineInput, key: string): Promise<Omit<BatchLineDoc, '_id' | 'created_at'>> {
+    const body: Record<string, unknown> = { ...line.body, stream: false };
+    delete body.stream_options;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      [BATCH_LINE_HEADER]: signLine(deps.config.KEY_ENCRYPTION_KEY, b._id, index, b.key_id),
+    };
+    if (line.url === '/v1/messages') headers['anthropic-version'] = '2023-06-01';
+    for (let tries = 0; ; tries++) {
+      let res: Response;
+      try {
+        res = await fetch(gatewayUrl + line.url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(deps.config.CHAT_UPSTREAM_TIMEOUT_MS + LINE_TIMEOUT_MARGIN_MS) });
+      } catch (err) {
+        if (tries >= CONNECT_TRIES) throw err;
+        await sleep(Math.min(5_000, 250 * 2 ** Math.min(tries, 5)));
+        continue;
+      }
+      const text = await res.text();
+      // The account's rate limit, or the store briefly away (500 with Retry-After): wait and send again; not the line's outcome.
+      if (RETRY_LATER.has(res.status) || (res.status >= 500 && res.headers.get('retry-after'))) {
+        const after = Number(res.headers.get('retry-after') ?? 1);
+        await sleep(Math.min(10_000, Math.max(100, (Number.isFinite(after) ? after : 1) * 1000)));
+        continue;
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = { error: { message: text.slice(0, 1000), type: 'api_error' } };
+      }
+      const cost = res.headers.get('x-gateway-cost');
+      return {
+        batch_id: b._id, index, custom_id: line.custom_id, status_code: res.status, request_id: res.headers.get('x-gateway-trace'), body: json,
+        cost_nano: cost ? parseCredits(cost) : 0,
+      };
+    }
+  }
+
+  return {
+    /** The batch is in progress; how many lines it has. */
+    async startBatch(input: { batchId: string }): Promise<{ total: number }> {
+      const b = await batchOf(input.batchId);
+      if (b.status === 'validating') await store.Batch.updateOne({ _id: b._id, status: 'validating' }, { $set: { status: 'in_progress', in_progress_at: new Date() } });
+      return { total: b.total };
+    },
+
+    /**
+     * Lines [from, to) that have no outcome yet, at most N at a time (BATCH_LINE_CONCURRENCY, and never
+     * more than the account's concurrency limit). Stops taking new lines once the batch is cancelled
+     * or past its window; lines already sent finish and are recorded (and were billed by the gateway).
+     */
+    async runBatchLines(input: { batchId: string; from: number; to: number }): Promise<{ stopped: boolean }> {
+      const ctx = Context.current();
+      let b = await batchOf(input.batchId);
+      if (stopping(b)) return { stopped: true };
+      const lines = await linesOf(b);
+      const done = new Set(
+        (await store.Line.find({ batch_id: b._id, index: { $gte: input.from, $lt: input.to } }, { index: 1 }).lean<Array<{ index: number }>>()).map((d) => d.index),
+      );
+      const todo: number[] = [];
+      for (let i = input.from; i < input.to; i++) if (!done.has(i)) todo.push(i);
+      if (todo.length === 0) return { stopped: false };
+      let key: string;
+      try {
+        key = await deps.keys.reveal(b.key_id);
+      } catch (err) {
+        // The key is gone (deleted, hash-only): every line left fails with the gateway's answer to a bad key.
+        deps.log.warn('batch key not usable', { batch: b._id, err });
+        key = 'sk-revoked';
+      }
+      const account = await deps.accounts.get(b.account_id).catch(() => null);
+      const limit = Math.max(1, Math.min(deps.config.BATCH_LINE_CONCURRENCY, account?.rate_limit?.concurrency ?? Infinity));
+
+      let stop = false;
+      let checkedAt = Date.now();
+      const heartbeat = setInterval(() => ctx.heartbeat(), 2_000);
+      try {
+        let next = 0;
+        const lane = async () => {
+          while (!stop && next < todo.length) {
+            // The batch's status is read again every second: a cancel stops new lines within about a second.
+            if (Date.now() - checkedAt > 1_000) {
+              checkedAt = Date.now();
+              b = await batchOf(b._id);
+              if (stopping(b)) {
+                stop = true;
+                break;
+              }
+            }
+            // Another lane may have taken the last line while this one read the status.
+            if (next >= todo.length) break;
+            const index = todo[next++];
+            const outcome = await send(b, index, lines[index], key);
+            await store.Line.collection.insertOne({ _id: lineId(b._id, index), ...outcome, created_at: new Date() } as never).catch((err: unknown) => {
+              if (!isDuplicateKey(err)) throw err;
+            });
+            ctx.heartbeat();
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(limit, todo.length) }, lane));
+      } finally {
+        clearInterval(heartbeat);
+      }
+      // Progress: request_counts as lines finish (one update per slice).
+      const c = await counts(store, b._id);
+      await store.Batch.updateOne({ _id: b._id }, { $set: { completed: c.completed, failed: c.failed, cost_nano: c.costNano } });
+      return { stopped: stop };
+    },
+
+    /** Final status, counts, charge and output files of the batch. */
+    async finishBatch(input: { batchId: string }): Promise<{ status: string }> {
+      const b = await batchOf(input.batchId);
+      if (['completed', 'failed', 'expired', 'cancelled'].includes(b.status)) return { status: b.status };
+      const c = await counts(store, b._id);
+      const now = new Date();
+      const ran = c.completed + c.failed;
+      const status = b.status === 'cancelling' ? 'cancelled' : ran < b.total && b.expires_at.getTime() < now.getTime() ? 'expired' : 'completed';
+      const files: Record<string, string | null> = { output_file_id: null, error_file_id: null };
+      const fileDoc = (role: 'output' | 'error') => ({
+        _id: `file-${b._id}-${role}`, account_id: b.account_id, key_id: b.key_id, purpose: 'batch_output', filename: `${b._id}_${role}.jsonl`, bytes: 0,
+        content: null, batch_id: b._id, role, created_at: now, expires_at: new Date(now.getTime() + 30 * 24 * 3600 * 1000), deleted_at: null,
+      });
+      if (c.completed > 0) files.output_file_id = `file-${b._id}-output`;
+      if (c.failed > 0 || ran < b.total) files.error_file_id = `file-${b._id}-error`;
+      for (const role of ['output', 'error'] as const) {
+        if (!files[`${role}_file_id`]) continue;
+        await store.File.collection.insertOne(fileDoc(role) as never).catch((err: unknown) => {
+          if (!isDuplicateKey(err)) throw err;
+        });
+      }
+      await store.Batch.updateOne({ _id: b._id }, {
+        $set: {
+          status, completed: c.completed, failed: c.failed, cost_nano: c.costNano, ...files, finalizing_at: b.finalizing_at ?? now,
+          ...(status === 'cancelled' ? { cancelled_at: now, completed_at: now } : status === 'expired' ? { expired_at: now, completed_at: now } : { completed_at: now }),
+        },
+      });
+      return { status };
+    },
+  };
+}
+
+export type BatchActivities = ReturnType<typeof createBatchActivities>;

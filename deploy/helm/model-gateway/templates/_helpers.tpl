@@ -1,0 +1,79 @@
+{{- define "mg.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "mg.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "mg.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "mg.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* Selector labels of one component (gateway, worker-media, ...): pass (dict "ctx" $ "component" "gateway"). */}}
+{{- define "mg.selector" -}}
+app.kubernetes.io/name: {{ include "mg.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "mg.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{- define "mg.secretName" -}}
+{{- .Values.secrets.existingSecret | default (printf "%s-secrets" (include "mg.fullname" .)) -}}
+{{- end -}}
+
+{{/* Task-queue name of a worker queue (the worker-queue contract). */}}
+{{- define "mg.taskQueue" -}}
+{{- if eq .queue "media" -}}{{ .ctx.Values.temporal.taskQueue }}{{- else -}}{{ printf "%s-%s" .ctx.Values.temporal.taskQueue .queue }}{{- end -}}
+{{- end -}}
+
+{{/* The environment every process gets: the ConfigMap, the Secret, the catalogue file. */}}
+{{- define "mg.envFrom" -}}
+- configMapRef:
+    name: {{ include "mg.fullname" . }}-config
+- secretRef:
+    name: {{ include "mg.secretName" . }}
+{{- end -}}
+
+{{- define "mg.catalogueEnv" -}}
+{{- if .Values.catalogue.existingConfigMap }}
+- name: CATALOGUE_FILE
+  value: /etc/model-gateway/catalogue/{{ .Values.catalogue.key }}
+{{- end }}
+{{- end -}}
+
+{{- define "mg.volumes" -}}
+- name: tmp
+  emptyDir: {}
+{{- if .Values.catalogue.existingConfigMap }}
+- name: catalogue
+  configMap:
+    name: {{ .Values.catalogue.existingConfigMap }}
+{{- end }}
+{{- end -}}
+
+{{- define "mg.volumeMounts" -}}
+- name: tmp
+  mountPath: /tmp
+{{- if .Values.catalogue.existingConfigMap }}
+- name: catalogue
+  mountPath: /etc/model-gateway/catalogue
+  readOnly: true
+{{- end }}
+{{- end -}}

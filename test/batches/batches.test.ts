@@ -1,0 +1,257 @@
+import test from 'ava';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import OpenAI, { toFile } from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { startGateway, type TestGateway } from '../helpers/stack';
+import { bundleWorkflows } from '../../scripts/bundle-workflows';
+import { parseCredits } from '../../domain/money';
+import { batchStore } from '../../batches/store';
+import { BATCH_LIMITS } from '../../batches/limits';
+
+/**
+ * Issue 26 step 2: OpenAI Files + Batches and Anthropic Message Batches on one durable engine, driven
+ * with the official SDKs. Lines run through the live chat pipeline (a line is a live call), are billed
+ * on their usage with the catalogue's batch_multiplier, and are answered and charged exactly once, also
+ * when the worker running them is SIGKILLed mid-batch.
+ */
+
+let gw: TestGateway;
+let bundle: string;
+let catalogueFile: string;
+const workers: ChildProcess[] = [];
+
+test.before(async () => {
+  bundle = process.env.WORKFLOW_BUNDLE ?? (await bundleWorkflows(`.data/batch-test-bundle-${process.pid}.js`));
+  // The shipped catalogue has no batch discount (1.0); this one halves the token prices of batch lines.
+  const catalogue = JSON.parse(fs.readFileSync('data/catalogue.json', 'utf8'));
+  catalogue.pricing_rules.batch_multiplier = '0.5';
+  catalogueFile = path.join(os.tmpdir(), `batch-catalogue-${process.pid}.json`);
+  fs.writeFileSync(catalogueFile, JSON.stringify(catalogue));
+  gw = await startGateway({ CATALOGUE_FILE: catalogueFile, BATCH_LINE_CONCURRENCY: '16' }, { simulator: true });
+});
+test.after.always(async () => {
+  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  await gw?.close();
+});
+
+function startWorker(): ChildProcess {
+  const c = gw.config;
+  const env = {
+    WORKFLOW_BUNDLE: bundle,
+    ...process.env,
+    MONGO_URL: c.MONGO_URL, REDIS_URL: c.REDIS_URL, REDIS_PREFIX: c.REDIS_PREFIX, TEMPORAL_ADDRESS: c.TEMPORAL_ADDRESS,
+    TEMPORAL_TASK_QUEUE: c.TEMPORAL_TASK_QUEUE, ADMIN_TOKEN: c.ADMIN_TOKEN, KEY_ENCRYPTION_KEY: c.KEY_ENCRYPTION_KEY,
+    SIMULATOR_URL: c.SIMULATOR_URL, GATEWAY_INTERNAL_URL: gw.url, BATCH_LINE_CONCURRENCY: '16', CATALOGUE_FILE: catalogueFile, LOG_LEVEL: 'warn',
+  };
+  const w = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  workers.push(w);
+  return w;
+}
+
+const exited = (p: ChildProcess) => new Promise<void>((resolve) => (p.exitCode !== null || p.signalCode !== null ? resolve() : p.once('exit', () => resolve())));
+
+async function until<T>(what: string, f: () => Promise<T | undefined | null | false>, timeoutMs = 240_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+async function account(topUp = '1000') {
+  const a = await gw.newAccount();
+  await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: topUp });
+  const k = await gw.newKey(a.id);
+  return { id: a.id, key: k.key };
+}
+
+/** The account's chat charges in the ledger, once the journal is drained. */
+async function charges(accountId: string) {
+  await gw.deps.wallet.journal.flush();
+  return gw.deps.db.Ledger.find({ account_id: accountId, kind: 'charge' }).lean();
+}
+
+const jsonl = (n: number, endpoint = '/v1/chat/completions', prefix = 'line') =>
+  Array.from({ length: n }, (_, i) => JSON.stringify({
+    custom_id: `${prefix}-${i}`, method: 'POST', url: endpoint,
+    body: endpoint === '/v1/responses' ? { model: 'gpt-5.1', input: `question ${i}`, max_output_tokens: 8 } : { model: 'gpt-5.1', max_tokens: 8, messages: [{ role: 'user', content: `question ${i}` }] },
+  })).join('\n');
+
+test.serial('openai SDK: files.create, batches.create / retrieve / list, files.content; lines billed once with the batch multiplier', async (t) => {
+  t.timeout(300_000);
+  const worker = startWorker();
+  try {
+    const a = await account();
+    const openai = new OpenAI({ apiKey: a.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const file = await openai.files.create({ file: await toFile(Buffer.from(jsonl(20)), 'in.jsonl'), purpose: 'batch' });
+    t.is(file.object, 'file');
+    t.is(file.purpose, 'batch');
+    const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { run: 'sdk' } });
+    t.is(batch.request_counts?.total, 20);
+    const done = await until('the batch', async () => {
+      const b = await openai.batches.retrieve(batch.id);
+      return b.status === 'completed' && b;
+    });
+    t.deepEqual(done.request_counts, { total: 20, completed: 20, failed: 0 });
+    t.falsy(done.error_file_id);
+    t.truthy((await openai.batches.list()).data.find((b) => b.id === batch.id));
+    const text = await (await openai.files.content(done.output_file_id!)).text();
+    const out = text.trim().split('\n').map((l) => JSON.parse(l));
+    t.is(out.length, 20);
+    t.deepEqual(out.map((o) => o.custom_id).sort(), Array.from({ length: 20 }, (_, i) => `line-${i}`).sort());
+    let sum = 0;
+    for (const o of out) {
+      t.is(o.response.status_code, 200);
+      t.is(o.error, null);
+      t.is(o.response.body.object, 'chat.completion');
+      t.is(o.response.body.usage.cost_details.multipliers.batch, '0.5', 'the batch discount is shown');
+      sum += parseCredits(o.response.body.usage.cost);
+    }
+    const ledger = await charges(a.id);
+    t.is(ledger.length, 20, 'one charge per line');
+    t.is(ledger.reduce((s, l) => s - l.amount_nano, 0), sum, 'ledger = sum of the lines\' usage.cost');
+    // The same line as a live call costs twice as much (the multiplier is 0.5 and the prices are per token).
+    const live = await openai.chat.completions.create({ model: 'gpt-5.1', max_tokens: 8, messages: [{ role: 'user', content: 'question 0' }] });
+    t.is((live.usage as any).cost_details.multipliers.batch, '1');
+    const deleted = await openai.files.delete(file.id);
+    t.true(deleted.deleted);
+  } finally {
+    worker.kill('SIGKILL');
+    await exited(worker);
+  }
+});
+
+test.serial('a 1,000-line batch with its worker SIGKILLed mid-run: every line answered once, charged once, ledger = sum of usage.cost', async (t) => {
+  t.timeout(600_000);
+  const a = await account('10000');
+  const openai = new OpenAI({ apiKey: a.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  // Slow enough that the kill lands mid-run.
+  await gw.control('POST', '/latency', { ttft_ms: 60, token_delay_ms: 0 });
+  const file = await openai.files.create({ file: await toFile(Buffer.from(jsonl(1000)), 'big.jsonl'), purpose: 'batch' });
+  const first = startWorker();
+  const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  const store = batchStore(gw.deps.db.conn);
+  await until('lines to run', async () => (await store.Line.countDocuments({ batch_id: batch.id })) >= 150);
+  first.kill('SIGKILL');
+  await exited(first);
+  const before = await store.Line.countDocuments({ batch_id: batch.id });
+  t.true(before < 1000, `the kill landed mid-run (${before} lines done)`);
+  const second = startWorker();
+  try {
+    const done = await until('the batch', async () => {
+      const b = await openai.batches.retrieve(batch.id);
+      return (b.status === 'completed' || b.status === 'failed') && b;
+    }, 480_000);
+    t.is(done.status, 'completed');
+    t.deepEqual(done.request_counts, { total: 1000, completed: 1000, failed: 0 });
+    const out = (await (await openai.files.content(done.output_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
+    t.is(out.length, 1000, 'every line answered');
+    t.is(new Set(out.map((o) => o.custom_id)).size, 1000, 'each line once');
+    const sum = out.reduce((s, o) => s + parseCredits(o.response.body.usage.cost), 0);
+    const ledger = await charges(a.id);
+    t.is(ledger.length, 1000, 'each line charged once');
+    t.is(new Set(ledger.map((l) => l._id)).size, 1000);
+    t.is(ledger.reduce((s, l) => s - l.amount_nano, 0), sum, 'ledger = sum of the lines\' usage.cost');
+    t.is((await gw.deps.wallet.ledgerTotals(a.id)).balanceNano, await gw.deps.wallet.balance(a.id), 'the projection agrees with the ledger');
+  } finally {
+    await gw.control('POST', '/latency', { ttft_ms: 0, token_delay_ms: 0 });
+    second.kill('SIGKILL');
+    await exited(second);
+  }
+});
+
+test.serial('anthropic SDK: messages.batches create / retrieve / results / cancel on the same engine', async (t) => {
+  t.timeout(300_000);
+  const worker = startWorker();
+  try {
+    const a = await account();
+    const anthropic = new Anthropic({ apiKey: a.key, baseURL: gw.url, maxRetries: 0 });
+    const requests = [
+      ...Array.from({ length: 4 }, (_, i) => ({ custom_id: `ok-${i}`, params: { model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user' as const, content: `hi ${i}` }] } })),
+      { custom_id: 'bad-model', params: { model: 'no-such-model', max_tokens: 8, messages: [{ role: 'user' as const, content: 'x' }] } },
+    ];
+    const created = await anthropic.messages.batches.create({ requests });
+    t.is(created.type, 'message_batch');
+    t.is(created.processing_status, 'in_progress');
+    const ended = await until('the message batch', async () => {
+      const b = await anthropic.messages.batches.retrieve(created.id);
+      return b.processing_status === 'ended' && b;
+    });
+    t.is(ended.request_counts.succeeded, 4);
+    t.is(ended.request_counts.errored, 1);
+    const results: any[] = [];
+    for await (const r of await anthropic.messages.batches.results(created.id)) results.push(r);
+    t.is(results.length, 5);
+    const ok = results.filter((r) => r.result.type === 'succeeded');
+    t.is(ok.length, 4);
+    t.is(results.find((r) => r.custom_id === 'bad-model').result.type, 'errored');
+    const sum = ok.reduce((s, r) => s + parseCredits(r.result.message.usage.cost), 0);
+    const ledger = await charges(a.id);
+    t.is(ledger.length, 4);
+    t.is(ledger.reduce((s, l) => s - l.amount_nano, 0), sum);
+
+    // Cancel: new lines stop, what finished is in the results and billed.
+    await gw.control('POST', '/latency', { ttft_ms: 200, token_delay_ms: 0 });
+    const many = await anthropic.messages.batches.create({
+      requests: Array.from({ length: 300 }, (_, i) => ({ custom_id: `c-${i}`, params: { model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user' as const, content: `cancel ${i}` }] } })),
+    });
+    await until('some lines', async () => (await batchStore(gw.deps.db.conn).Line.countDocuments({ batch_id: many.id })) >= 10);
+    const cancelling = await anthropic.messages.batches.cancel(many.id);
+    t.true(['canceling', 'ended'].includes(cancelling.processing_status));
+    const stopped = await until('the cancel', async () => {
+      const b = await anthropic.messages.batches.retrieve(many.id);
+      return b.processing_status === 'ended' && b;
+    });
+    t.true(stopped.request_counts.canceled > 0, 'lines not started are canceled');
+    t.is(stopped.request_counts.succeeded + stopped.request_counts.canceled + stopped.request_counts.errored, 300);
+    const all: any[] = [];
+    for await (const r of await anthropic.messages.batches.results(many.id)) all.push(r);
+    t.is(all.length, 300);
+    const billed = all.filter((r) => r.result.type === 'succeeded');
+    t.is(billed.length, stopped.request_counts.succeeded);
+    const ledger2 = (await charges(a.id)).filter((l) => String(l._id).startsWith(many.id));
+    t.is(ledger2.length, billed.length, 'every finished line billed, no other');
+    t.is(ledger2.reduce((s, l) => s - l.amount_nano, 0), billed.reduce((s, r) => s + parseCredits(r.result.message.usage.cost), 0));
+  } finally {
+    await gw.control('POST', '/latency', { ttft_ms: 0, token_delay_ms: 0 });
+    worker.kill('SIGKILL');
+    await exited(worker);
+  }
+});
+
+test.serial('limits and bad input are 400s that name the problem', async (t) => {
+  const a = await account();
+  const upload = (content: string, purpose = 'batch') => {
+    const form = new FormData();
+    form.append('purpose', purpose);
+    form.append('file', new Blob([content]), 'in.jsonl');
+    return fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${a.key}` }, body: form });
+  };
+  const bad = await upload('{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-5.1"}}\nnot json\n');
+  t.is(bad.status, 400);
+  t.regex(((await bad.json()) as any).error.message, /line 2 is not valid JSON/);
+  const dup = await upload(jsonl(2).replace('line-1', 'line-0'));
+  t.regex(((await dup.json()) as any).error.message, /custom_id 'line-0' is used twice/);
+  const tooMany = await upload(Array.from({ length: BATCH_LIMITS.maxLines + 1 }, (_, i) => JSON.stringify({ custom_id: `${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'm' } })).join('\n'));
+  t.is(tooMany.status, 400);
+  t.regex(((await tooMany.json()) as any).error.message, /limit of lines per batch/);
+  const purpose = await upload(jsonl(1), 'fine-tune');
+  t.regex(((await purpose.json()) as any).error.message, /purpose must be 'batch'/);
+  // A batch whose lines call another endpoint than the batch's.
+  const ok = (await (await upload(jsonl(2, '/v1/responses'))).json()) as any;
+  const mismatch = await fetch(`${gw.url}/v1/batches`, {
+    method: 'POST', headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ input_file_id: ok.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+  });
+  t.is(mismatch.status, 400);
+  t.regex(((await mismatch.json()) as any).error.message, /line 1 calls \/v1\/responses/);
+  const other = await gw.newAccount();
+  const otherKey = (await gw.newKey(other.id)).key;
+  const foreign = await fetch(`${gw.url}/v1/files/${ok.id}`, { headers: { authorization: `Bearer ${otherKey}` } });
+  t.is(foreign.status, 404, 'another account does not see the file');
+});

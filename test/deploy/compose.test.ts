@@ -1,0 +1,125 @@
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ensureCompose } from '../../scripts/lib/tools';
+
+/**
+ * docker-compose.yml as README.md and .env.example document it, checked with `docker-compose config`
+ * (Compose v2 built from the Go module when none is installed; no Docker engine needed): the env-file
+ * template as a new user fills it in, the three worker queues, vendor keys and the catalogue passed
+ * through, and every enabled channel of the seeded catalogue pointing at a service that is started.
+ */
+const run = promisify(execFile);
+const ROOT = path.resolve('.');
+const COMPOSE_FILE = path.join(ROOT, 'docker-compose.yml');
+const SECRETS = { ADMIN_TOKEN: 'an-admin-token-of-the-test', KEY_ENCRYPTION_KEY: 'ab'.repeat(32) };
+const APP_SERVICES = ['gateway', 'worker-media', 'worker-knowledge', 'worker-webhooks', 'seed'];
+
+type Service = { environment?: Record<string, string | null>; volumes?: Array<{ type: string; source: string; target: string; read_only?: boolean }>; profiles?: string[]; command?: string[]; depends_on?: Record<string, { condition: string; required?: boolean }>; healthcheck?: { test: string[] } };
+type ComposeConfig = { services: Record<string, Service> };
+
+let compose = '';
+test.before(async () => {
+  compose = await ensureCompose(() => undefined);
+});
+
+/** `.env.example` as a user fills it in (the two secrets), plus `edit` lines, as the project's .env in a scratch copy of the project directory. */
+function projectWith(edit: Record<string, string> = {}): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'compose-'));
+  let env = fs.readFileSync(path.join(ROOT, '.env.example'), 'utf8');
+  for (const [k, v] of Object.entries({ ...SECRETS, ...edit })) {
+    const line = new RegExp(`^#?\\s*${k}=.*$`, 'm');
+    env = line.test(env) ? env.replace(line, `${k}=${v}`) : `${env}\n${k}=${v}\n`;
+  }
+  fs.writeFileSync(path.join(dir, '.env'), env);
+  return dir;
+}
+
+async function config(project: string): Promise<ComposeConfig> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(COMPOSE_|ADMIN_TOKEN|KEY_ENCRYPTION_KEY|CATALOGUE_FILE)|_API_KEY$|_BASE_URL$/.test(k)));
+  const { stdout } = await run(compose, ['--project-directory', project, '-f', COMPOSE_FILE, 'config', '--format', 'json'], { env, maxBuffer: 16 << 20 });
+  return JSON.parse(stdout) as ComposeConfig;
+}
+
+/** The catalogue file the app services mount, mapped back from the scratch project to the repository. */
+function mountedCatalogue(cfg: ComposeConfig, project: string, service: string): string {
+  const mount = cfg.services[service].volumes?.find((v) => v.target === '/app/config/catalogue.json');
+  if (!mount) throw new Error(`${service} mounts no catalogue`);
+  return path.join(ROOT, path.relative(project, mount.source));
+}
+
+/** Every enabled channel's base URL with the service's environment substituted, as the gateway does. */
+function channelUrls(catalogueFile: string, env: Record<string, string | null>): Array<{ id: string; url: string }> {
+  const catalogue = JSON.parse(fs.readFileSync(catalogueFile, 'utf8')) as { channels: Array<{ id: string; base_url: string; enabled?: boolean }> };
+  return catalogue.channels
+    .filter((c) => c.enabled !== false)
+    .map((c) => ({ id: c.id, url: c.base_url.replace(/\$\{([A-Z0-9_]+)\}/g, (_, name: string) => env[name] ?? `<unset ${name}>`) }));
+}
+
+test('the documented quick start: .env.example with its two secrets starts the simulator the channels call', async (t) => {
+  const project = projectWith();
+  const cfg = await config(project);
+  t.truthy(cfg.services.simulator, 'COMPOSE_PROFILES=sim in .env.example starts the simulator');
+  for (const name of APP_SERVICES) {
+    const env = cfg.services[name].environment!;
+    t.is(env.ADMIN_TOKEN, SECRETS.ADMIN_TOKEN, name);
+    t.is(env.CATALOGUE_FILE, '/app/config/catalogue.json', name);
+    t.true(cfg.services[name].volumes!.some((v) => v.target === '/app/config/catalogue.json' && v.read_only), `${name} mounts the catalogue read-only`);
+  }
+  const catalogue = mountedCatalogue(cfg, project, 'seed');
+  t.is(path.relative(ROOT, catalogue), path.join('data', 'catalogue.json'));
+  const gatewayEnv = cfg.services.gateway.environment!;
+  const urls = channelUrls(catalogue, gatewayEnv);
+  t.true(urls.length > 10);
+  for (const { id, url } of urls) {
+    const host = new URL(url).hostname;
+    t.truthy(cfg.services[host], `channel ${id} calls ${url}: ${host} is a started service`);
+  }
+  t.is(cfg.services.gateway.depends_on!.simulator.required, false, 'the gateway waits for the simulator when it runs');
+  t.regex(cfg.services.gateway.healthcheck!.test.join(' '), /\/readyz/);
+});
+
+test('three workers, one per queue, each with its own metrics port', async (t) => {
+  const cfg = await config(projectWith());
+  const ports = new Set<string>();
+  for (const queue of ['media', 'knowledge', 'webhooks']) {
+    const w = cfg.services[`worker-${queue}`];
+    t.deepEqual(w.command, ['worker']);
+    t.is(w.environment!.WORKER_QUEUE, queue);
+    ports.add(String(w.environment!.METRICS_PORT));
+  }
+  ports.add(String(cfg.services.gateway.environment!.METRICS_PORT));
+  t.is(ports.size, 4);
+  t.falsy(cfg.services.worker, 'no queue-less worker');
+});
+
+test('real vendors: no simulator, the production catalogue, vendor keys and base URLs reach every process', async (t) => {
+  const vendor: Record<string, string> = {};
+  const production = JSON.parse(fs.readFileSync(path.join(ROOT, 'examples/production/catalogue.json'), 'utf8')) as { channels: Array<{ base_url: string; credentials?: { env?: string }; enabled?: boolean }> };
+  for (const c of production.channels.filter((c) => c.enabled !== false)) {
+    if (c.credentials?.env) vendor[c.credentials.env] = `key-for-${c.credentials.env}`;
+    for (const [, name] of c.base_url.matchAll(/\$\{([A-Z0-9_]+)\}/g)) vendor[name] = `https://${name.toLowerCase().replace(/_/g, '-')}.example.com`;
+  }
+  const project = projectWith({ COMPOSE_PROFILES: '', CATALOGUE_FILE: './examples/production/catalogue.json', ...vendor });
+  const cfg = await config(project);
+  t.falsy(cfg.services.simulator);
+  for (const name of APP_SERVICES) {
+    for (const [k, v] of Object.entries(vendor)) t.is(cfg.services[name].environment![k], v, `${name} gets ${k}`);
+    t.false('simulator' in (cfg.services[name].depends_on ?? {}) && cfg.services[name].depends_on!.simulator.required !== false);
+  }
+  const catalogue = mountedCatalogue(cfg, project, 'gateway');
+  t.is(path.relative(ROOT, catalogue), path.join('examples', 'production', 'catalogue.json'));
+  for (const { id, url } of channelUrls(catalogue, cfg.services.gateway.environment!)) {
+    t.notRegex(url, /<unset|simulator/, `channel ${id}`);
+    t.notThrows(() => new URL(url), `channel ${id}: ${url}`);
+  }
+});
+
+test('without ADMIN_TOKEN compose refuses, naming the variable and the template', async (t) => {
+  const project = projectWith({ ADMIN_TOKEN: '' });
+  const err = await t.throwsAsync(config(project));
+  t.regex(String((err as { stderr?: string }).stderr ?? err!.message), /ADMIN_TOKEN.*\.env\.example/);
+});

@@ -1,0 +1,43 @@
+import test from 'ava';
+import net from 'node:net';
+import { startGateway, type TestGateway } from '../helpers/stack';
+
+/**
+ * GET /readyz (the chart's readinessProbe, compose's healthcheck): 200 while MongoDB, Redis and Temporal
+ * all answer; 503 naming the one that does not, while /healthz (liveness) still answers.
+ */
+const gateways: TestGateway[] = [];
+test.after.always(async () => {
+  await Promise.all(gateways.map((g) => g.close()));
+});
+
+/** A port with nothing listening on it (bound, then closed). */
+async function deadPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+test('ready when every store answers', async (t) => {
+  const gw = await startGateway();
+  gateways.push(gw);
+  const res = await fetch(`${gw.url}/readyz`);
+  t.is(res.status, 200);
+  t.is(res.headers.get('cache-control'), 'no-store');
+  t.deepEqual(await res.json(), { status: 'ready', checks: { mongo: 'ok', redis: 'ok', temporal: 'ok' } });
+});
+
+test('not ready, naming Temporal, when Temporal does not answer; still alive', async (t) => {
+  const gw = await startGateway({ TEMPORAL_ADDRESS: `127.0.0.1:${await deadPort()}` });
+  gateways.push(gw);
+  const res = await fetch(`${gw.url}/readyz`);
+  t.is(res.status, 503);
+  const body = (await res.json()) as { status: string; checks: Record<string, string> };
+  t.is(body.status, 'not ready');
+  t.is(body.checks.mongo, 'ok');
+  t.is(body.checks.redis, 'ok');
+  t.not(body.checks.temporal, 'ok');
+  t.is((await fetch(`${gw.url}/healthz`)).status, 200);
+});
