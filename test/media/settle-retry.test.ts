@@ -40,16 +40,29 @@ async function submit(): Promise<{ accountId: string; keyId: string; task: TaskD
   return { accountId: a.id, keyId: k.id, task };
 }
 
+/** Every other worker's wallet made here: each drains the journal on its own. */
+const wallets: Wallet[] = [];
+
 /** Another worker process: its own wallet (writer id, tickets, batches) on the same stores. */
 function otherWorker() {
   const wallet = new Wallet(gw.deps.db, gw.deps.redis);
+  wallets.push(wallet);
   return { wallet, acts: createMediaActivities({ ...gw.deps, wallet }) };
+}
+
+/**
+ * The journal drained by every process: another worker's drain may hold entries it took (writing
+ * their rows, then cutting their markers) while this one's finds nothing left to take.
+ */
+async function drainAll(): Promise<void> {
+  await Promise.all(wallets.map((w) => w.journal.flush()));
+  await gw.deps.wallet.journal.flush();
 }
 
 const succeeded: ProviderOutcome = { state: 'succeeded', units: 1, urls: ['https://example.test/a.png'], expiresAt: null };
 
 async function moneyOf(accountId: string, keyId: string, taskId: string) {
-  await gw.deps.wallet.journal.flush();
+  await drainAll();
   const rows = await gw.deps.db.Ledger.find({ ref: taskId }).lean();
   return {
     balance: await gw.deps.wallet.balance(accountId),
@@ -75,7 +88,7 @@ test.serial('a settlement retried on a second worker, before and after its row i
 
   // Minutes later (the row is written, the marker cut to its last 10 minutes): a young task's settlement
   // skips the ledger read (settleAbsentAt) and the marker alone answers.
-  await gw.deps.wallet.journal.flush();
+  await drainAll();
   t.true((await gw.deps.redis.ttl(rkeys.op(accountId, `${task._id}:settle`))) <= MARKER_AFTER_ROW_S, 'the drain cut the marker once the row was written');
   await otherWorker().acts.settleMediaTask(input);
   t.is(await gw.deps.wallet.balance(accountId), GRANT);
