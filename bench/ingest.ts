@@ -36,7 +36,7 @@ console.log(`corpus: ${files.length} Markdown files, ${files.reduce((s, f) => s 
 const { services, secrets } = await benchServices('ingest');
 const simPort = await freePort();
 const gwPort = await freePort();
-const env: Record<string, string> = { ...services.env, ...secrets, LOG_LEVEL: 'warn', SIMULATOR_URL: `http://127.0.0.1:${simPort}`, TEMPORAL_TASK_QUEUE: 'bench-ingest' };
+const env: Record<string, string> = { ...services.env, ...secrets, DEPLOYMENT_MODE: 'development', LOG_LEVEL: 'warn', SIMULATOR_URL: `http://127.0.0.1:${simPort}`, TEMPORAL_TASK_QUEUE: 'bench-ingest' };
 await startProcess('simulator', 'simulator/server.ts', { ...env, SIMULATOR_PORT: String(simPort) }, simPort);
 await runOnce('scripts/seed.ts', env);
 await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort);
