@@ -205,30 +205,28 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
   const changedAt = await deps.pages.version(ref);
   return withLock(deps.redis, `relink:${baseKey(ref)}`, async () => {
     const doneKey = `kbrelinked:${baseKey(ref)}`;
-    if (Number((await deps.redis.get(doneKey)) ?? -1) >= changedAt) return 0;
+    const done = await deps.redis.get(doneKey);
+    if (Number(done ?? -1) >= changedAt) return 0;
     const passVersion = await deps.pages.version(ref);
     const live = await deps.pages.liveBuilds(ref);
     let changed = 0;
     if (live.size > 0) {
-      const scope = { account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: [...new Set(live.values())] } };
-      const pages: PageDoc[] = [];
-      await step(deps, 'relink: read pages', async () => {
-        for await (const p of deps.db.Page.find(scope).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
-          if (live.get(p.document_id) === p.build_id) pages.push(p);
-        }
-      });
+      const pages = await step(deps, 'relink: read pages', () => relinkPages(deps, ref, live, done));
       const targets = pages.map(targetOf);
       const compute = deps.compute ?? inlineCompute();
       await step(deps, 'relink: resolve (thread) and write', async () => {
-        for (let i = 0; i < pages.length; i += PAGE_WRITE_BATCH) {
-          const batch = pages.slice(i, i + PAGE_WRITE_BATCH).filter((p) => p.link_requests);
+        for (let i = 0; i < pages.length; i += RELINK_BATCH) {
+          const batch = pages.slice(i, i + RELINK_BATCH).filter((p) => p.link_requests);
           if (batch.length === 0) continue;
           const r = await compute.run({ kind: 'links', baseKey: baseKey(ref), targets, pages: batch.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests! })) });
           if (r.kind !== 'links') throw new Error('the link thread answered out of turn');
           const writes = batch.flatMap((p, j) => {
             const outgoing = r.outgoing[j];
             if (JSON.stringify(outgoing) === JSON.stringify(p.outgoing_links)) return [];
-            return [{ updateOne: { filter: { _id: p._id }, update: { $set: { outgoing_links: outgoing, links: resolvedIds(outgoing) } } } }];
+            // The process's copy follows the store (relinkPages keeps it only while no other process relinked).
+            p.outgoing_links = outgoing;
+            p.links = resolvedIds(outgoing);
+            return [{ updateOne: { filter: { _id: p._id }, update: { $set: { outgoing_links: outgoing, links: p.links } } } }];
           });
           if (writes.length) await deps.db.Page.bulkWrite(writes, { ordered: false });
           changed += writes.length;
@@ -237,8 +235,52 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
     }
     if (changed) await deps.pages.bumpVersion(ref);
     await deps.redis.set(doneKey, String(passVersion));
+    const cached = relinkCache.get(baseKey(ref));
+    if (cached) cached.done = String(passVersion);
     return changed;
   }, { waitMs: 10 * 60_000 });
+}
+
+/** Pages per thread task of a link pass (each task also carries every target of the base). */
+const RELINK_BATCH = 1000;
+
+/**
+ * This process's copy of the pages of the bases it relinked lately, by build
+ * (a build's pages never change but for their links, which only link passes
+ * write). A pass reads from the store only the pages of builds it has not
+ * seen; the copy is dropped whenever another process made the last pass
+ * (`kbrelinked:` holds another value than the one this process wrote), so
+ * links written elsewhere are never compared against stale ones. Bounded:
+ * the most recently relinked bases up to RELINK_CACHE_PAGES pages in all.
+ */
+const RELINK_CACHE_PAGES = 50_000;
+const relinkCache = new Map<string, { done: string | null; builds: Map<string, PageDoc[]> }>();
+
+async function relinkPages(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, done: string | null): Promise<PageDoc[]> {
+  const key = baseKey(ref);
+  let entry = relinkCache.get(key);
+  if (!entry || entry.done !== done) entry = { done, builds: new Map() };
+  relinkCache.delete(key);
+  relinkCache.set(key, entry);
+  const wanted = new Set(live.values());
+  for (const b of [...entry.builds.keys()]) if (!wanted.has(b)) entry.builds.delete(b);
+  const missing = [...wanted].filter((b) => !entry!.builds.has(b));
+  if (missing.length) {
+    for (const b of missing) entry.builds.set(b, []);
+    const scope = { account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: missing } };
+    // A cursor in batches: no one long decode on the event loop.
+    for await (const p of deps.db.Page.find(scope).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
+      if (live.get(p.document_id) === p.build_id) entry.builds.get(p.build_id)!.push(p);
+    }
+  }
+  const pages = [...entry.builds.values()].flat();
+  let total = 0;
+  for (const [k, e] of [...relinkCache].reverse()) {
+    const n = [...e.builds.values()].reduce((s, list) => s + list.length, 0);
+    if (total + n > RELINK_CACHE_PAGES && k !== key) relinkCache.delete(k);
+    else total += n;
+  }
+  return pages;
 }
 
 type LinkTargetFields = Pick<PageDoc, 'page_id' | 'document_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>;

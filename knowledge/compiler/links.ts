@@ -69,11 +69,11 @@ export class LinkIndex {
   private readonly byName = new Map<string, LinkTarget[]>();
   private readonly byFile = new Map<string, LinkTarget[]>();
   /**
-   * For the mention scan: the lengths of the mentionable names by their first
-   * word (keyAt), longest first. Keyed by the whole first word, not its first
-   * character: with thousands of titles each character starts hundreds of
-   * lengths, and the scan of one 800 KB document tried all of them at every
-   * word (seconds per document, growing with the base).
+   * For the mention scan: the lengths of the mentionable names by their
+   * first two words (keysAt; one-word names by that word), longest first.
+   * Keyed by words, not by first character: with thousands of titles, "the"
+   * alone starts hundreds of them, and trying every length at every "the" of
+   * every page made a base's link pass grow with the square of its size.
    */
   private readonly lengthsByKey = new Map<string, number[]>();
 
@@ -85,7 +85,8 @@ export class LinkIndex {
     }
     for (const name of this.byName.keys()) {
       if (!mentionable(name)) continue;
-      const key = name.slice(0, runEnd(name, 0));
+      const [one, two] = keysAt(name, 0);
+      const key = two ?? `${one}\u0000`;
       const list = this.lengthsByKey.get(key) ?? [];
       if (!list.includes(name.length)) list.push(name.length);
       this.lengthsByKey.set(key, list);
@@ -117,7 +118,13 @@ export class LinkIndex {
       const end = runEnd(t, i);
       // A word starts here: at the start, after a character that is no letter or digit, or at any CJK character.
       const startsWord = i === 0 || !WORD_CHAR.test(t[i - 1]) || CJK.test(t[i]);
-      const lengths = startsWord ? this.lengthsByKey.get(t.slice(i, end)) : undefined;
+      let lengths: number[] | undefined;
+      if (startsWord) {
+        const [one, two] = keysAt(t, i);
+        const byTwo = two === null ? undefined : this.lengthsByKey.get(two);
+        const byOne = this.lengthsByKey.get(`${one}\u0000`);
+        lengths = byTwo && byOne ? [...byTwo, ...byOne].sort((a, b) => b - a) : (byTwo ?? byOne);
+      }
       let matched = 0;
       if (lengths) {
         for (const len of lengths) {
@@ -141,6 +148,18 @@ export class LinkIndex {
 }
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/**
+ * The text at `i` as the scan keys names: its first word (runEnd), and its
+ * first two words with what stands between them (null when no second word
+ * follows). A name found at `i` has the same keys as the text there.
+ */
+function keysAt(t: string, i: number): [string, string | null] {
+  const end1 = runEnd(t, i);
+  let p = end1;
+  while (p < t.length && !WORD_CHAR.test(t[p])) p++;
+  return [t.slice(i, end1), p < t.length ? t.slice(i, runEnd(t, p)) : null];
+}
 
 /**
  * The end of the key starting at `i`: a run of letters and digits that are
