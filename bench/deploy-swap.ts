@@ -186,7 +186,8 @@ async function workerSwap(bundleA: string, bundleB: string) {
           if (String(f.cause) === '24' || /nondetermin/i.test(f.failure?.message ?? '')) nondeterminism++;
         }
         const marker = e.markerRecordedEventAttributes;
-        if (marker?.markerName === 'core_patch' && JSON.stringify(marker.details ?? {}).includes(Buffer.from(JSON.stringify(PATCH_ID)).toString('base64'))) {
+        const markerText = Object.values(marker?.details ?? {}).flatMap((p) => p.payloads ?? []).map((p) => Buffer.from(p.data ?? []).toString()).join(' ');
+        if (marker?.markerName === 'core_patch' && markerText.includes(PATCH_ID)) {
           newPath++;
           if (first.ids.includes(id)) newPathAmongFirst++;
         }
