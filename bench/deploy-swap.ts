@@ -115,7 +115,7 @@ async function workerSwap(bundleA: string, bundleB: string) {
     const accounts: Array<{ id: string; key: string }> = [];
     for (let i = 0; i < ACCOUNTS; i++) {
       const acc = await gw.newAccount();
-      const r = await gw.admin('POST', `/accounts/${acc.id}/topups`, { amount_usd: '100' });
+      const r = await gw.admin('POST', `/accounts/${acc.id}/topups`, { amount_usd: '200' });
       if (r.status !== 201) throw new Error(`top-up refused: ${JSON.stringify(r.body)}`);
       accounts.push({ id: acc.id, key: (await gw.newKey(acc.id)).key });
     }
