@@ -111,6 +111,7 @@ try {
         const t0 = Date.now();
         const pending = submit(gw!, key, f);
         const id = await newestTaskId(gw!, t0);
+        await waitForWorkflow(client, id);
         await sleep(f.sync ? 500 : 400);
         await client.workflow.getHandle(id).cancel();
         await withTimeout(client.workflow.getHandle(id).result().catch(() => undefined), 60_000, `task ${id}`);
@@ -256,6 +257,16 @@ async function newestTaskId(g: Gateway, since: number): Promise<string> {
     const doc = await g.deps.db.Task.findOne({}).sort({ created_at: -1 }).lean<{ _id: string; created_at: Date }>();
     if (doc && doc.created_at.getTime() >= since) return doc._id;
     if (Date.now() - since > 10_000) throw new Error('the task was not created');
+    await sleep(50);
+  }
+}
+
+/** Some families call the vendor before the workflow starts (a voice clone's upload): the cancel waits for it. */
+async function waitForWorkflow(client: Client, id: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    const found = await client.workflow.getHandle(id).describe().then(() => true, () => false);
+    if (found) return;
+    if (i > 200) throw new Error(`no workflow ${id} after 10 s`);
     await sleep(50);
   }
 }
