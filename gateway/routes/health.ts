@@ -34,7 +34,11 @@ export function healthRoutes(deps: GatewayDeps): Router<GatewayState> {
         await db.admin().command({ ping: 1 });
       },
       redis: () => deps.redis.ping(),
-      temporal: () => deps.temporal.connection.workflowService.getSystemInfo({}),
+      // A gRPC deadline inside ours: the connection's retries of an unreachable server end with the call.
+      temporal: () => {
+        const connection = deps.temporal.connection;
+        return connection.withDeadline(Date.now() + READY_CHECK_TIMEOUT_MS - 250, () => connection.workflowService.getSystemInfo({}));
+      },
     };
     const results = await Promise.all(
       (Object.keys(checks) as Check[]).map(async (name) => {

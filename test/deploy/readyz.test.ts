@@ -8,7 +8,8 @@ import { startGateway, type TestGateway } from '../helpers/stack';
  */
 const gateways: TestGateway[] = [];
 test.after.always(async () => {
-  await Promise.all(gateways.map((g) => g.close()));
+  // The gateway of a dead Temporal fails its close (its channel never connected): nothing to clean up there.
+  await Promise.all(gateways.map((g) => g.close().catch(() => undefined)));
 });
 
 /** A port with nothing listening on it (bound, then closed). */
