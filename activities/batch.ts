@@ -8,7 +8,7 @@ import type { KeyService } from '../services/keys';
 import type { AccountService } from '../services/accounts';
 import { parseCredits } from '../domain/money';
 import { batchStore, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDoc } from '../batches/store';
-import { parseOpenAiLines, type LineInput } from '../batches/schemas';
+import { ALL_BATCH_ENDPOINTS, parseOpenAiLines, type LineInput } from '../batches/schemas';
 import { BATCH_LINE_HEADER, signLine } from '../batches/line-auth';
 import { counts } from '../batches/progress';
 
@@ -43,7 +43,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
     let lines = parsed.get(b._id);
     if (!lines) {
       const file = await store.File.findById(b.input_file_id).lean<BatchFileDoc>();
-      lines = parseOpenAiLines(file?.content ?? '');
+      lines = parseOpenAiLines(file?.content ?? '', ALL_BATCH_ENDPOINTS);
       if (parsed.size > 32) parsed.clear();
       parsed.set(b._id, lines);
     }
@@ -163,13 +163,13 @@ export function createBatchActivities(deps: BatchActivityDeps) {
     },
 
     /** Final status, counts, charge and output files of the batch. */
-    async finishBatch(input: { batchId: string }): Promise<{ status: string }> {
+    async finishBatch(input: { batchId: string; failed?: boolean }): Promise<{ status: string }> {
       const b = await batchOf(input.batchId);
       if (['completed', 'failed', 'expired', 'cancelled'].includes(b.status)) return { status: b.status };
       const c = await counts(store, b._id);
       const now = new Date();
       const ran = c.completed + c.failed;
-      const status = b.status === 'cancelling' ? 'cancelled' : ran < b.total && b.expires_at.getTime() < now.getTime() ? 'expired' : 'completed';
+      const status = b.status === 'cancelling' ? 'cancelled' : ran < b.total && b.expires_at.getTime() < now.getTime() ? 'expired' : input.failed ? 'failed' : 'completed';
       const files: Record<string, string | null> = { output_file_id: null, error_file_id: null };
       const fileDoc = (role: 'output' | 'error') => ({
         _id: `file-${b._id}-${role}`, account_id: b.account_id, key_id: b.key_id, purpose: 'batch_output', filename: `${b._id}_${role}.jsonl`, bytes: 0,
