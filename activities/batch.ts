@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../infra/mongo';
 import { isDuplicateKey } from '../infra/mongo';
+import { BatchInserter } from '../infra/batch-insert';
 import type { Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
 import type { KeyService } from '../services/keys';
@@ -32,6 +33,7 @@ const parsed = new Map<string, LineInput[]>();
 
 export function createBatchActivities(deps: BatchActivityDeps) {
   const store = batchStore(deps.db.conn);
+  const outcomes = new BatchInserter<BatchLineDoc>(() => store.Line.collection as never);
   const gatewayUrl = (deps.config.GATEWAY_INTERNAL_URL ?? `http://127.0.0.1:${deps.config.PORT}`).replace(/\/+$/, '');
 
   const batchOf = async (batchId: string) => {
@@ -146,9 +148,8 @@ export function createBatchActivities(deps: BatchActivityDeps) {
             if (next >= todo.length) break;
             const index = todo[next++];
             const outcome = await send(b, index, lines[index], key);
-            await store.Line.collection.insertOne({ _id: lineId(b._id, index), ...outcome, created_at: new Date() } as never).catch((err: unknown) => {
-              if (!isDuplicateKey(err)) throw err;
-            });
+            // Group commit: the lanes' outcomes go in one insertMany (each lane awaits its own; a duplicate is a success).
+            await outcomes.insert({ _id: lineId(b._id, index), ...outcome, created_at: new Date() });
             ctx.heartbeat();
           }
         };
