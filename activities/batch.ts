@@ -2,13 +2,14 @@ import { Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../infra/mongo';
 import { isDuplicateKey } from '../infra/mongo';
+import { BatchInserter } from '../infra/batch-insert';
 import type { Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
 import type { KeyService } from '../services/keys';
 import type { AccountService } from '../services/accounts';
 import { parseCredits } from '../domain/money';
 import { batchStore, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDoc } from '../batches/store';
-import { parseOpenAiLines, type LineInput } from '../batches/schemas';
+import { ALL_BATCH_ENDPOINTS, parseOpenAiLines, type LineInput } from '../batches/schemas';
 import { BATCH_LINE_HEADER, signLine } from '../batches/line-auth';
 import { counts } from '../batches/progress';
 
@@ -32,6 +33,7 @@ const parsed = new Map<string, LineInput[]>();
 
 export function createBatchActivities(deps: BatchActivityDeps) {
   const store = batchStore(deps.db.conn);
+  const outcomes = new BatchInserter<BatchLineDoc>(() => store.Line.collection as never);
   const gatewayUrl = (deps.config.GATEWAY_INTERNAL_URL ?? `http://127.0.0.1:${deps.config.PORT}`).replace(/\/+$/, '');
 
   const batchOf = async (batchId: string) => {
@@ -43,7 +45,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
     let lines = parsed.get(b._id);
     if (!lines) {
       const file = await store.File.findById(b.input_file_id).lean<BatchFileDoc>();
-      lines = parseOpenAiLines(file?.content ?? '');
+      lines = parseOpenAiLines(file?.content ?? '', ALL_BATCH_ENDPOINTS);
       if (parsed.size > 32) parsed.clear();
       parsed.set(b._id, lines);
     }
@@ -146,9 +148,8 @@ export function createBatchActivities(deps: BatchActivityDeps) {
             if (next >= todo.length) break;
             const index = todo[next++];
             const outcome = await send(b, index, lines[index], key);
-            await store.Line.collection.insertOne({ _id: lineId(b._id, index), ...outcome, created_at: new Date() } as never).catch((err: unknown) => {
-              if (!isDuplicateKey(err)) throw err;
-            });
+            // Group commit: the lanes' outcomes go in one insertMany (each lane awaits its own; a duplicate is a success).
+            await outcomes.insert({ _id: lineId(b._id, index), ...outcome, created_at: new Date() });
             ctx.heartbeat();
           }
         };
@@ -163,13 +164,13 @@ export function createBatchActivities(deps: BatchActivityDeps) {
     },
 
     /** Final status, counts, charge and output files of the batch. */
-    async finishBatch(input: { batchId: string }): Promise<{ status: string }> {
+    async finishBatch(input: { batchId: string; failed?: boolean }): Promise<{ status: string }> {
       const b = await batchOf(input.batchId);
       if (['completed', 'failed', 'expired', 'cancelled'].includes(b.status)) return { status: b.status };
       const c = await counts(store, b._id);
       const now = new Date();
       const ran = c.completed + c.failed;
-      const status = b.status === 'cancelling' ? 'cancelled' : ran < b.total && b.expires_at.getTime() < now.getTime() ? 'expired' : 'completed';
+      const status = b.status === 'cancelling' ? 'cancelled' : ran < b.total && b.expires_at.getTime() < now.getTime() ? 'expired' : input.failed ? 'failed' : 'completed';
       const files: Record<string, string | null> = { output_file_id: null, error_file_id: null };
       const fileDoc = (role: 'output' | 'error') => ({
         _id: `file-${b._id}-${role}`, account_id: b.account_id, key_id: b.key_id, purpose: 'batch_output', filename: `${b._id}_${role}.jsonl`, bytes: 0,

@@ -41,7 +41,7 @@ export const ListQuery = z.object({
 export const limitError = (message: string, param?: string) => new GatewayError('invalid_request', message, { status: 400, param });
 
 /** Parse an uploaded JSONL batch file: every line checked, the first problem named with its line number. */
-export function parseOpenAiLines(content: string): LineInput[] {
+export function parseOpenAiLines(content: string, endpoints: readonly BatchEndpoint[] = OPENAI_BATCH_ENDPOINTS): LineInput[] {
   const out: LineInput[] = [];
   const seen = new Set<string>();
   const raw = content.split(/\r?\n/);
@@ -56,17 +56,20 @@ export function parseOpenAiLines(content: string): LineInput[] {
     } catch {
       throw limitError(`line ${i + 1} is not valid JSON`, 'file');
     }
-    const p = OpenAiInputLine.safeParse(json);
+    const p = (endpoints === OPENAI_BATCH_ENDPOINTS ? OpenAiInputLine : OpenAiInputLine.extend({ url: z.enum(endpoints as [BatchEndpoint, ...BatchEndpoint[]]) })).safeParse(json);
     if (!p.success) {
       const issue = p.error.issues[0];
-      throw limitError(`line ${i + 1}: ${issue.path.join('.') || 'line'}: ${issue.message} (each line is {custom_id, method: "POST", url: one of ${OPENAI_BATCH_ENDPOINTS.join(', ')}, body})`, 'file');
+      throw limitError(`line ${i + 1}: ${issue.path.join('.') || 'line'}: ${issue.message} (each line is {custom_id, method: "POST", url: one of ${endpoints.join(', ')}, body})`, 'file');
     }
     if (seen.has(p.data.custom_id)) throw limitError(`line ${i + 1}: custom_id '${p.data.custom_id}' is used twice; each line needs its own`, 'file');
     seen.add(p.data.custom_id);
-    out.push({ custom_id: p.data.custom_id, url: p.data.url, body: p.data.body });
+    out.push({ custom_id: p.data.custom_id, url: p.data.url as BatchEndpoint, body: p.data.body });
   }
   if (out.length === 0) throw limitError('the file has no lines', 'file');
   return out;
 }
 
 export const linesToJsonl = (lines: LineInput[]) => lines.map((l) => JSON.stringify({ custom_id: l.custom_id, method: 'POST', url: l.url, body: l.body })).join('\n') + '\n';
+
+/** Every endpoint a stored batch's lines may call (Message Batches lines call /v1/messages). */
+export const ALL_BATCH_ENDPOINTS: readonly BatchEndpoint[] = [...OPENAI_BATCH_ENDPOINTS, '/v1/messages'];

@@ -26,7 +26,8 @@ const { startBatch, finishBatch } = proxyActivities<BatchActivities>({
 const { runBatchLines } = proxyActivities<BatchActivities>({
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  // Worker kills and deploy swaps cost an attempt each; a slice that keeps failing ends the batch as failed.
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 50 },
 });
 
 export async function batchWorkflow(input: BatchWorkflowInput): Promise<{ status: string }> {
@@ -34,10 +35,16 @@ export async function batchWorkflow(input: BatchWorkflowInput): Promise<{ status
   setHandler(cancelBatchSignal, () => {
     cancelled = true;
   });
-  const { total } = await startBatch(input);
-  for (let from = 0; from < total && !cancelled; from += SLICE) {
-    const r = await runBatchLines({ ...input, from, to: Math.min(total, from + SLICE) });
-    if (r.stopped) break;
+  let failed = false;
+  try {
+    const { total } = await startBatch(input);
+    for (let from = 0; from < total && !cancelled; from += SLICE) {
+      const r = await runBatchLines({ ...input, from, to: Math.min(total, from + SLICE) });
+      if (r.stopped) break;
+    }
+  } catch {
+    // What ran is kept and billed; the batch ends as failed with its output so far.
+    failed = true;
   }
-  return finishBatch(input);
+  return finishBatch({ ...input, failed });
 }
