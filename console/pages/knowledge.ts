@@ -3,6 +3,8 @@ import type { Middleware } from 'koa';
 import type { ConsoleState, CCtx } from '../context';
 import { html, type Html } from '../html';
 import { page } from '../layout';
+import { when } from '../time';
+import { renderPage, shownTag } from '../markdown';
 import { csrfInput, errorFor, field, fieldErrors, formError, one, type FieldErrors } from '../forms';
 import { checkCsrf } from '../guard';
 import { errors } from '../../domain/errors';
@@ -16,8 +18,15 @@ import { currentAccount } from '../access';
 import { publicBaseUrl } from '../../infra/config';
 import type { ConsoleServices } from '../services';
 
-const when = (s: number | null) => (s ? new Date(s * 1000).toISOString().replace('T', ' ').slice(0, 16) : '');
 const building = (d: DocumentView) => d.latest_build !== null && (d.latest_build.state === 'queued' || d.latest_build.state === 'running');
+/**
+ * Not final yet: a build queued or running, or one that succeeded but whose
+ * pages this read did not see live yet (the list is read in two steps, so a
+ * build can finish between them): the rows keep refreshing until they agree.
+ */
+const settling = (d: DocumentView) => building(d) || (d.latest_build?.state === 'succeeded' && d.live_build_id !== d.latest_build.id);
+const BUILD_WORDS: Record<string, string> = { queued: 'queued', running: 'building', succeeded: 'live', failed: 'failed', cancelled: 'cancelled' };
+const newestFirst = (docs: DocumentView[]) => [...docs].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1));
 const kbPath = (kb: string) => `/console/kb/${encodeURIComponent(kb)}`;
 
 /** Knowledge bases of the shown account: upload, build progress, browse pages, tags and links, try a search. */
@@ -40,7 +49,7 @@ export function knowledgeRoutes(router: Router<ConsoleState>, svc: ConsoleServic
     const f = form?.f ?? {};
     return page(ctx, 'Knowledge bases', html`
 <div class="table-wrap"><table><thead><tr><th>Base</th><th>Id</th><th>Kind</th><th>Readers</th><th>Compiler</th><th class="num">Pages</th></tr></thead>
-<tbody>${bases.map((b) => html`<tr><td><a href="${kbPath(b.kb_id)}">${b.name}</a></td><td><code>${b.kb_id}</code></td><td>${b.kind}</td>
+<tbody>${bases.length === 0 ? html`<tr><td colspan="6" class="muted">No knowledge base yet.</td></tr>` : ''}${bases.map((b) => html`<tr><td><a href="${kbPath(b.kb_id)}">${b.name}</a></td><td><code>${b.kb_id}</code></td><td>${b.kind}</td>
 <td>${b.kind === 'personal' ? 'you' : b.readers === 'all' ? 'all members' : `${b.readers.length} members`}</td><td>${b.compiler}${b.compiler_model ? ` (${b.compiler_model})` : ''}</td>
 <td class="num">${pagesOf.get(b.kb_id) ?? 0}</td></tr>`)}</tbody></table></div>
 ${enterprise ? html`<form method="post" action="/console/kb" class="card" novalidate>${csrfInput(ctx.state.session!.csrf)}
@@ -74,14 +83,16 @@ ${field({ name: 'compiler_model', label: 'Chat model for the llm compiler', valu
     }
   });
 
-  const docRows = (kb: string, docs: DocumentView[], csrf: string): Html => {
-    const live = docs.some(building);
+  const docRows = (kb: string, docs: DocumentView[], csrf: string, fresh?: string): Html => {
+    docs = newestFirst(docs);
+    const live = docs.some(settling);
     const p = baseProgress(docs);
-    return html`<tbody id="doc-rows"${live ? html` hx-get="${kbPath(kb)}/rows" hx-trigger="every 1s" hx-swap="outerHTML"` : ''}>${live ? html`<tr><td colspan="5" data-testid="build-progress">Building: ${p.documents_done} of ${p.documents_total} documents done, ${p.pages_done} of ${p.pages_total} pages written</td></tr>` : ''}${docs.length === 0
+    return html`<tbody id="doc-rows"${live ? html` hx-get="${kbPath(kb)}/rows" hx-trigger="every 1s" hx-swap="outerHTML"` : ''}>${docs.some(building) ? html`<tr><td colspan="5" data-testid="build-progress">Building: ${p.documents_done} of ${p.documents_total} documents done, ${p.pages_done} of ${p.pages_total} pages written</td></tr>` : ''}${docs.length === 0
       ? html`<tr><td colspan="5" class="muted">No documents yet.</td></tr>`
-      : docs.map((d) => html`<tr data-doc="${d.id}"><td>${d.filename}</td><td class="num">${Math.ceil(d.size / 1024)} KB</td>
-<td><span class="status status-${d.latest_build?.state ?? 'none'}" data-testid="build-state">${d.latest_build ? d.latest_build.state : '—'}</span>${d.latest_build?.state === 'running' ? html` <small data-testid="build-pages">${d.latest_build.pages_done}/${d.latest_build.pages_total ?? '?'} pages</small>` : ''}${d.live_build_id ? '' : html` <small class="muted">not live yet</small>`}</td>
-<td class="num">${d.page_count}</td>
+      : docs.map((d) => html`<tr data-doc="${d.id}"${fresh === d.id ? html` class="fresh"` : ''}><td>${d.filename}<br><small class="muted">uploaded ${when(d.created_at * 1000)}</small></td><td class="num">${Math.max(1, Math.ceil(d.size / 1024)).toLocaleString('en-US')} KB</td>
+<td><span class="status status-${d.latest_build?.state ?? 'none'}" data-testid="build-state" data-state="${d.latest_build?.state ?? ''}">${d.latest_build ? d.latest_build.state : '—'}</span>${d.latest_build?.state === 'running' ? html` <small data-testid="build-pages">${d.latest_build.pages_done}/${d.latest_build.pages_total ?? '?'} pages</small>` : ''}${
+  settling(d) ? html` <small class="muted">${building(d) ? 'building pages…' : 'publishing pages…'}</small>` : d.latest_build?.state === 'failed' ? html` <small class="muted">${d.live_build_id ? 'the previous pages stay live' : 'no pages'}</small>` : ''}</td>
+<td class="num" data-testid="page-count">${settling(d) ? '…' : d.page_count}</td>
 <td><form method="post" action="${kbPath(kb)}/documents/${d.id}/delete" data-confirm="Delete ${d.filename} and its pages?">${csrfInput(csrf)}<button type="submit" class="danger">Delete</button></form></td></tr>`)}</tbody>`;
   };
 
@@ -96,7 +107,10 @@ ${field({ name: 'compiler_model', label: 'Chat model for the llm compiler', valu
       q ? knowledge.search(scope, q, 20, 0) : null,
       tag ? knowledge.pagesByTag(scope, tag, 100, 0) : null,
     ]);
+    const uploaded = typeof ctx.query.uploaded === 'string' ? docs.find((d) => d.id === ctx.query.uploaded) : undefined;
+    const shownTags = tags.filter((t) => shownTag(t.tag));
     return page(ctx, `Knowledge base ${doc.name}`, html`
+${uploaded ? html`<p class="notice ok" role="status" data-testid="upload-notice">Uploaded <strong>${uploaded.filename}</strong>. ${ctx.query.same ? 'It holds the same content as before, so its pages stay as they are.' : 'Its pages are being built now; its row (first below) updates by itself until they are live.'}</p>` : ''}
 <form method="post" action="${kbPath(doc.kb_id)}/documents" enctype="multipart/form-data" class="card" id="upload" novalidate>
   ${csrfInput(csrf)}
   <h2>Upload a document</h2>
@@ -107,7 +121,7 @@ ${field({ name: 'compiler_model', label: 'Chat model for the llm compiler', valu
 </form>
 <section class="card"><h2>Documents and builds</h2>
 <div class="table-wrap"><table><thead><tr><th>Document</th><th class="num">Size</th><th>Build</th><th class="num">Pages</th><th></th></tr></thead>
-${docRows(doc.kb_id, docs, csrf)}</table></div></section>
+${docRows(doc.kb_id, docs, csrf, uploaded?.id)}</table></div>${docs.length === 0 ? html`<p class="hint">Upload a document above: its pages, tags and links appear here once the build is live, and agents with this base attached can use them.</p>` : ''}</section>
 <form method="get" action="${kbPath(doc.kb_id)}" class="card lookup" role="search">
   <label for="f-q">Try a search</label>
   <div class="row"><input id="f-q" name="q" value="${q}" placeholder="words or a question"><button type="submit">Search</button></div>
@@ -115,9 +129,9 @@ ${docRows(doc.kb_id, docs, csrf)}</table></div></section>
 ${results ? html`<section class="card" data-testid="search-results"><h2>${results.total_hits} result${results.total_hits === 1 ? '' : 's'} for “${q}”</h2>
 ${results.results.length === 0 ? html`<p class="muted">Nothing matched.</p>` : html`<ol class="hits">${results.results.map((h) => html`<li>
 <a href="${kbPath(doc.kb_id)}/pages/${encodeURIComponent(h.id)}">${h.title}</a> <small class="muted">score ${h.score.toFixed(2)}</small>
-<p>${h.snippet}</p>${h.tags.map((t) => html`<span class="tag">${t}</span> `)}</li>`)}</ol>`}</section>` : ''}
+<p>${h.snippet}</p>${h.tags.filter(shownTag).map((t) => html`<span class="tag">${t}</span> `)}</li>`)}</ol>`}</section>` : ''}
 <section class="card"><h2>Tags</h2>
-${tags.length === 0 ? html`<p class="muted">No pages yet.</p>` : html`<p class="tags">${tags.map((t) => html`<a class="tag" href="${kbPath(doc.kb_id)}?tag=${encodeURIComponent(t.tag)}">${t.tag} (${t.count})</a> `)}</p>`}
+${shownTags.length === 0 ? html`<p class="muted">No tags yet: they appear once a document's pages are live.</p>` : html`<p class="tags">${shownTags.map((t) => html`<a class="tag" href="${kbPath(doc.kb_id)}?tag=${encodeURIComponent(t.tag)}">${t.tag} (${t.count})</a> `)}</p>`}
 ${tagged ? html`<h2>Pages tagged “${tag}”</h2><ul>${tagged.items.map((p) => html`<li><a href="${kbPath(doc.kb_id)}/pages/${encodeURIComponent(p.id)}">${p.title}</a> <small class="muted">${p.summary}</small></li>`)}</ul>` : ''}
 </section>
 <p><a href="/console/kb">All bases</a></p>`);
@@ -144,12 +158,12 @@ ${tagged ? html`<h2>Pages tagged “${tag}”</h2><ul>${tagged.items.map((p) => 
     const file = parts.find((p) => p.kind === 'file' && p.name === 'file');
     try {
       if (!file || file.kind !== 'file' || !file.filename) throw errors.invalidRequest('choose a file to upload', 'file');
-      await kbIngestion.upload(doc.account_id, doc.kb_id, { filename: file.filename, contentType: file.contentType, data: file.data });
-      ctx.redirect(kbPath(doc.kb_id));
+      const view = await kbIngestion.upload(doc.account_id, doc.kb_id, { filename: file.filename, contentType: file.contentType, data: file.data });
+      ctx.redirect(`${kbPath(doc.kb_id)}?uploaded=${encodeURIComponent(view.build.document_id)}${view.duplicate ? "&same=1" : ""}`);
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';
-      ctx.body = await basePage(ctx, { uploadErrors: fieldErrors(err, ['file', 'filename']) });
+      ctx.body = await basePage(ctx, { uploadErrors: fieldErrors(err, ['file', 'filename'], { file: 'Choose a Markdown, text, HTML, PDF or DOCX file to upload.' }) });
     }
   });
 
@@ -166,11 +180,11 @@ ${tagged ? html`<h2>Pages tagged “${tag}”</h2><ul>${tagged.items.map((p) => 
     ctx.type = 'html';
     ctx.body = page(ctx, p.title, html`<section class="card">
 <p>${p.summary}</p>
-<p>${p.tags.map((t) => html`<a class="tag" href="${kbPath(doc.kb_id)}?tag=${encodeURIComponent(t)}">${t}</a> `)}</p>
+<p>${p.tags.filter(shownTag).map((t) => html`<a class="tag" href="${kbPath(doc.kb_id)}?tag=${encodeURIComponent(t)}">${t}</a> `)}</p>
 <dl class="facts"><dt>Page id</dt><dd><code>${p.id}</code></dd><dt>Source</dt><dd><a href="${src.url}" data-testid="source-link">${src.filename}</a> · ${src.locator}</dd>
 <dt>Confidence</dt><dd>${p.confidence}${p.needs_review ? ' (needs review)' : ''}</dd>${p.aliases.length ? html`<dt>Aliases</dt><dd>${p.aliases.join(', ')}</dd>` : ''}</dl>
 </section>
-<section class="card"><h2>Body</h2><pre class="page-body">${p.body}</pre></section>
+<section class="card"><h2>Body</h2><div class="md" data-testid="page-body">${renderPage(p.body, p.outgoing_links, (id) => `${kbPath(doc.kb_id)}/pages/${encodeURIComponent(id)}`)}</div></section>
 <section class="card"><h2>Links</h2>
 ${p.outgoing_links.length === 0 ? html`<p class="muted">No outgoing links.</p>` : html`<ul>${p.outgoing_links.map((l) => html`<li>${l.resolved ? link(l.id, l.title) : html`${l.title} <small class="muted">(no such page yet)</small>`}</li>`)}</ul>`}
 <h2>Linked from</h2>
