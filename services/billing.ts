@@ -15,7 +15,7 @@ import { withRecordLock } from './record-lock';
 export const NANO_PER_CENT = 10_000_000;
 
 /** How long the events of one top-up wait for each other (Stripe retries a 5xx later anyway). */
-const TOPUP_LOCK_WAIT_MS = 15_000;
+const TOPUP_LOCK_WAIT_MS = 30_000;
 
 const idOf = z.union([z.string(), z.object({ id: z.string() })]).nullable().optional().transform((v) => (v == null ? null : typeof v === 'string' ? v : v.id));
 const Metadata = z.record(z.string(), z.string()).nullable().optional().transform((v) => v ?? {});
@@ -199,6 +199,10 @@ export class BillingService {
     if (s.payment_status !== 'paid') return { outcome: `waiting: payment_status ${s.payment_status}` };
     const found = await this.bySession(s);
     if (!found) return { outcome: 'ignored: unknown top-up' };
+    // Already credited (the ledger row is written before the record says paid): no need to queue for the lock.
+    if (found.status === 'paid' && (await this.db.Ledger.exists({ _id: creditOpId(found.account_id, found._id) })) !== null) {
+      return { outcome: 'already credited', topup_id: found._id };
+    }
     return this.locked(found._id, async (doc) => {
       // Our record says what was asked; the processor charged that line item (no discounts, fixed quantity).
       const result = await this.accounts.topUp(doc.account_id, doc.amount_nano, doc._id);
@@ -224,6 +228,7 @@ export class BillingService {
   private async refunded(c: z.infer<typeof ChargeObject>): Promise<EventOutcome> {
     const found = await this.byPayment(c.payment_intent, c.metadata);
     if (!found) return { outcome: 'ignored: unknown top-up' };
+    if (Math.min(c.amount_refunded, found.amount_cents - disputedCents(found)) <= found.refunded_cents) return { outcome: 'already debited', topup_id: found._id };
     return this.locked(found._id, async (doc) => {
       const target = Math.min(c.amount_refunded, doc.amount_cents - disputedCents(doc));
       if (target <= doc.refunded_cents) return { outcome: 'already debited', topup_id: doc._id };
@@ -240,6 +245,7 @@ export class BillingService {
   private async disputed(d: z.infer<typeof DisputeObject>): Promise<EventOutcome> {
     const found = await this.byPayment(d.payment_intent);
     if (!found) return { outcome: 'ignored: unknown top-up' };
+    if (found.disputes?.[d.id] !== undefined) return { outcome: 'already debited', topup_id: found._id };
     return this.locked(found._id, async (doc) => {
       if (doc.disputes[d.id] !== undefined) return { outcome: 'already debited', topup_id: doc._id };
       const cents = Math.max(0, Math.min(d.amount, doc.amount_cents - doc.refunded_cents - disputedCents(doc)));
