@@ -330,7 +330,8 @@ function redact(url: string): string {
 
 /**
  * stripe-mock (Stripe's API mock, built and cached by tools.ts) on 127.0.0.1,
- * plain HTTP: the SDK is pointed at it with STRIPE_API_URL. Stateless: it
+ * plain HTTP: the SDK is pointed at it with STRIPE_API_URL (its HTTPS listener, unused, takes any free
+ * port: its default 12112 collided between parallel runs). Stateless: it
  * answers every call from its fixtures (docs/payments.md).
  */
 export async function startStripeMock(opts: { dataDir: string; port: number; portFallback?: boolean; log?: (line: string) => void }): Promise<{ url: string; stop(): Promise<void> }> {
@@ -339,7 +340,7 @@ export async function startStripeMock(opts: { dataDir: string; port: number; por
   const port = await pickPort(opts.port, 'stripe-mock', !!opts.portFallback);
   const logDir = path.join(path.resolve(opts.dataDir), 'logs');
   fs.mkdirSync(logDir, { recursive: true });
-  const m = spawnManaged({ name: 'stripe-mock', cmd: bin, args: ['-http-addr', `127.0.0.1:${port}`], logFile: path.join(logDir, 'stripe-mock.log') });
+  const m = spawnManaged({ name: 'stripe-mock', cmd: bin, args: ['-http-addr', `127.0.0.1:${port}`, '-https-addr', '127.0.0.1:'], logFile: path.join(logDir, 'stripe-mock.log') });
   try {
     await waitForPort(port, m, READY_TIMEOUT_MS);
   } catch (err) {
