@@ -330,7 +330,8 @@ function redact(url: string): string {
 
 /**
  * stripe-mock (Stripe's API mock, built and cached by tools.ts) on 127.0.0.1,
- * plain HTTP: the SDK is pointed at it with STRIPE_API_URL. Stateless: it
+ * plain HTTP: the SDK is pointed at it with STRIPE_API_URL (its HTTPS listener, unused, takes any free
+ * port: its default 12112 collided between parallel runs). Stateless: it
  * answers every call from its fixtures (docs/payments.md).
  */
 export async function startStripeMock(opts: { dataDir: string; port: number; portFallback?: boolean; log?: (line: string) => void }): Promise<{ url: string; stop(): Promise<void> }> {
