@@ -87,8 +87,8 @@ try {
 
   if (PARTS.includes('workers')) await workerSwap(bundleA, bundleB);
   if (PARTS.includes('gateways')) {
-    await gatewaySwap(20_000, 80, 'streams shorter than the grace');
-    await gatewaySwap(1_500, 200, 'streams longer than the grace');
+    await gatewaySwap(20_000, 150, 'streams shorter than the grace');
+    await gatewaySwap(1_500, 400, 'streams longer than the grace');
   }
 } catch (err) {
   failed = true;
@@ -232,15 +232,15 @@ async function workerSwap(bundleA: string, bundleB: string) {
   }
 }
 
-async function gatewaySwap(graceMs: number, tokens: number, label: string) {
+async function gatewaySwap(graceMs: number, tokenDelayMs: number, label: string) {
   const simCtl = async (p: string, body: unknown) => fetch(`${simUrlOf(sharedSim)}/_control${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const config = testConfig({ SIMULATOR_URL: simUrlOf(sharedSim) });
   const { connectMongo } = await import('../infra/mongo');
   const { readCatalogueFile, seedCatalogue } = await import('../services/catalogue-store');
   const db = await connectMongo(config.MONGO_URL);
   await seedCatalogue(db, readCatalogueFile(config.CATALOGUE_FILE));
-  // 50 ms a token: 80 tokens are 4 s, 200 are 10 s.
-  await simCtl('/latency', { ttft_ms: 0, token_delay_ms: 50 });
+  // The simulator answers 24 tokens: 150 ms a token is a 3.6 s stream, 400 ms a 9.6 s one.
+  await simCtl('/latency', { ttft_ms: 0, token_delay_ms: tokenDelayMs });
   const p1 = await freePort();
   const p2 = await freePort();
   const g1 = start('gateway-1', 'gateway/server.ts', { ...envOf(config), SIMULATOR_URL: simUrlOf(sharedSim), PORT: String(p1), SHUTDOWN_GRACE_MS: String(graceMs) });
@@ -252,7 +252,7 @@ async function gatewaySwap(graceMs: number, tokens: number, label: string) {
   // The new gateway is ready before the old one is told to stop (a rolling update's order).
   const g2 = start('gateway-2', 'gateway/server.ts', { ...envOf(config), SIMULATOR_URL: simUrlOf(sharedSim), PORT: String(p2), SHUTDOWN_GRACE_MS: String(graceMs) });
   await g2.until(/gateway listening/, 120_000);
-  const streams = await Promise.all(Array.from({ length: STREAMS }, () => openStream(u1, key, tokens)));
+  const streams = await Promise.all(Array.from({ length: STREAMS }, () => openStream(u1, key, 24)));
   await sleep(500);
   const sigterm = Date.now();
   g1.child.kill('SIGTERM');

@@ -105,9 +105,9 @@ async function openStream(url: string, key: string, tokens: number) {
 }
 
 test.serial('gateway SIGTERM: no new connections, the in-flight stream finishes and is charged, the journal is drained, exit 0', async (t) => {
-  await fetch(`${simUrl}/_control/latency`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ttft_ms: 0, token_delay_ms: 60 }) });
+  await fetch(`${simUrl}/_control/latency`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ttft_ms: 0, token_delay_ms: 150 }) });
   const { db, url, gw, accountId, key } = await startGatewayProcess(20_000);
-  const stream = await openStream(url, key, 50); // about 3 s of tokens
+  const stream = await openStream(url, key, 24); // the simulator's 24 tokens: 3.6 s
   t.is(stream.status, 200);
   const sentAt = Date.now();
   gw.child.kill('SIGTERM');
@@ -135,9 +135,9 @@ test.serial('gateway SIGTERM: no new connections, the in-flight stream finishes 
 });
 
 test.serial('gateway SIGTERM: a stream longer than SHUTDOWN_GRACE_MS is closed at the deadline and still billed once', async (t) => {
-  await fetch(`${simUrl}/_control/latency`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ttft_ms: 0, token_delay_ms: 100 }) });
+  await fetch(`${simUrl}/_control/latency`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ttft_ms: 0, token_delay_ms: 400 }) });
   const { db, url, gw, accountId, key } = await startGatewayProcess(1_000);
-  const stream = await openStream(url, key, 200); // about 20 s of tokens
+  const stream = await openStream(url, key, 24); // 9.6 s against a 1 s grace
   gw.child.kill('SIGTERM');
   const { text } = await stream.rest;
   t.false(text.includes('data: [DONE]'), 'the stream was cut');
