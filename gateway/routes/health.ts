@@ -3,7 +3,7 @@ import type { GatewayDeps } from '../deps';
 import type { GatewayState } from '../context';
 
 /** How long one dependency may take to answer a readiness probe before it counts as down. */
-const READY_CHECK_TIMEOUT_MS = 2_000;
+const READY_CHECK_TIMEOUT_MS = 4_000;
 
 type Check = 'mongo' | 'redis' | 'temporal';
 
