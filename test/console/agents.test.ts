@@ -75,7 +75,7 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   await o.page.fill('[data-testid=pending] input[name=spend_cap_usd]', '5');
   await Promise.all([o.page.waitForURL(/\/console\/agents\?enterprise=/), o.page.click('[data-testid=pending] button.primary')]);
   t.regex((await o.page.textContent('[data-testid=pending]')) ?? '', /None/);
-  t.regex((await o.page.textContent('[data-testid=agent-audit]')) ?? '', /approve/);
+  t.regex((await o.page.textContent('[data-testid=agent-audit]')) ?? '', /Approved/);
   await screenshots(o.page, 'agents-owner', t);
 
   // The member sees the issued key with its cap, and views its plaintext.
@@ -91,7 +91,7 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   // The owner's audit record shows the view and where it came from.
   await o.page.goto(`${gw.url}/console/agents?enterprise=${ent.id}`);
   const audit = (await o.page.textContent('[data-testid=agent-audit]')) ?? '';
-  t.regex(audit, /view_plaintext/);
+  t.regex(audit, /Viewed the key/);
   t.regex(audit, /from (::ffff:)?127\.0\.0\.1/);
   // A call with the key shows in the agent's usage, by day.
   const call = await post(gw, '/v1/chat/completions', { model: 'x', messages: [{ role: 'user', content: 'foxes?' }], max_tokens: 5 }, { key: plaintext });
@@ -115,6 +115,14 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   t.regex((await o.page.locator('tr[data-key]', { hasText: 'issued directly' }).textContent()) ?? '', /revoked/);
   await m.page.goto(`${gw.url}/console/agents`);
   t.regex((await m.page.locator('tr[data-key]', { hasText: 'issued directly' }).textContent()) ?? '', /revoked/);
+
+  // Deleting the agent revokes its issued keys (each audited); the audit record stays.
+  await o.page.goto(agentUrl);
+  await Promise.all([o.page.waitForURL(/\/console\/agents\?/), o.page.click('form[action$="/delete"] button')]);
+  t.regex((await o.page.textContent('[data-testid=notice]')) ?? '', /1 issued key\(s\) revoked/);
+  t.regex((await o.page.textContent('[data-testid=agent-audit]')) ?? '', /Revoked · key my fox key/);
+  await m.page.goto(`${gw.url}/console/agents`);
+  t.regex((await m.page.locator('tr[data-key]', { hasText: 'my fox key' }).textContent()) ?? '', /revoked/);
 
   // Another user sees no enterprise and gets 404 for the agent.
   const x = await newPage(browser);

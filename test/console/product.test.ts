@@ -1,0 +1,219 @@
+// Issue 27: the console as a new user meets it, at desktop and phone size: keys told apart and
+// changed in place, money in one format, errors in words, a first-run overview, the account each
+// page acts on, phone navigation and tables, usage paging, models search.
+import test from 'ava';
+import type { Browser } from 'playwright-core';
+import { startGateway, type TestGateway } from '../helpers/stack';
+import { DESKTOP, PHONE, launchBrowser, newPage, newUser, screenshots, signIn } from './browser';
+
+let gw: TestGateway;
+let browser: Browser;
+
+test.before(async () => {
+  gw = await startGateway({}, { simulator: true });
+  browser = await launchBrowser();
+});
+test.after.always(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+
+const chat = (key: string, model = 'gpt-4.1') =>
+  fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hello' }], max_tokens: 20 }),
+  });
+
+for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
+  test(`${size}: first run, keys told apart and edited in place, re-enabled, money and errors in words`, async (t) => {
+    const u = await newUser(gw, `first-${size}`);
+    const { page, watch, context } = await newPage(browser, viewport);
+    await signIn(page, gw.url, u.email, u.password);
+
+    // First run: base URL, no key yet, four snippets with the right base URL each, empty states in words.
+    t.is(await page.textContent('[data-testid=base-url]'), gw.url);
+    t.truthy(await page.locator('[data-testid=create-key]').count());
+    t.regex((await page.textContent('#snip-openai')) ?? '', new RegExp(`base_url="${gw.url}/v1"`));
+    t.regex((await page.textContent('#snip-anthropic')) ?? '', new RegExp(`base_url="${gw.url}"`));
+    t.regex((await page.textContent('#snip-google')) ?? '', new RegExp(`base_url="${gw.url}"`));
+    t.regex((await page.textContent('#snip-curl')) ?? '', new RegExp(`${gw.url}/v1/chat/completions`));
+    t.regex((await page.textContent('[data-testid=spend-empty]')) ?? '', /first call/);
+    t.is(await page.textContent('[data-testid=balance]'), '$40.44');
+    t.regex((await page.textContent('[data-testid=acting-on]')) ?? '', /personal account/);
+    await screenshots(page, `p-overview-first-${size}`, t);
+
+    // Create two keys with the same name: the list tells them apart by their tails.
+    await page.goto(`${gw.url}/console/keys`);
+    t.truthy(await page.locator('[data-testid=keys-empty]').count());
+    // A cap that is no amount: the form's sentence, never the schema's or a field name.
+    watch.expect(400);
+    await page.fill('#f-name', 'app');
+    await page.fill('#f-spend_cap_usd', 'lots');
+    await page.click('#new-key button.primary');
+    const capError = (await page.textContent('#err-spend_cap_usd')) ?? '';
+    t.regex(capError, /amount in USD/);
+    t.notRegex(capError, /spend_cap_usd|Invalid input|expected/);
+    // "Only these" with none picked.
+    await page.fill('#f-spend_cap_usd', '');
+    await page.check('input[name=models_mode][value=some]');
+    await page.click('#new-key button.primary');
+    t.regex((await page.textContent('#err-allowed_models')) ?? '', /Pick at least one model/);
+    watch.clearExpected();
+    await page.check('input[name=models_mode][value=all]');
+    await page.fill('#f-spend_cap_usd', '1234.5');
+    await page.click('#new-key button.primary');
+    const first = (await page.textContent('[data-testid=plaintext]'))!.trim();
+    t.is(await page.textContent('[data-testid=key-cap]'), '$1,234.50');
+    await page.goto(`${gw.url}/console/keys`);
+    await page.fill('#f-name', 'app');
+    await page.click('#new-key button.primary');
+    const second = (await page.textContent('[data-testid=plaintext]'))!.trim();
+    await page.goto(`${gw.url}/console/keys`);
+    const tails = await page.locator('tr[data-key] [data-testid=key-tail]').allTextContents();
+    t.is(tails.length, 2);
+    t.deepEqual([...tails].sort(), [`${first.slice(0, 12)}…${first.slice(-4)}`, `${second.slice(0, 12)}…${second.slice(-4)}`].sort());
+    await screenshots(page, `p-keys-${size}`, t);
+
+    // Edit the first key in place: name, models, cap; the API follows at once.
+    const [firstDoc] = (await gw.deps.keys.listByAccount(u.accountId)).filter((k) => k.tail === first.slice(-4));
+    await page.goto(`${gw.url}/console/keys/${firstDoc._id}`);
+    await page.click('#edit-key summary');
+    await page.fill('#edit-key #f-name', 'app (gpt only)');
+    await page.check('#edit-key input[name=models_mode][value=some]');
+    await page.check('#edit-key input[name=allowed_models][value="gpt-4.1"]');
+    await page.fill('#edit-key #f-spend_cap_usd', '2');
+    await Promise.all([page.waitForURL(/saved=1/), page.click('#edit-key button.primary')]);
+    t.is(await page.textContent('[data-testid=key-models]'), 'gpt-4.1');
+    t.is(await page.textContent('[data-testid=key-cap]'), '$2.00');
+    t.is((await chat(first, 'claude-sonnet-4-5')).status, 400);
+    const ok = await chat(first);
+    t.is(ok.status, 200);
+    // Clearing the cap: "no cap".
+    await page.click('#edit-key summary');
+    await page.fill('#edit-key #f-spend_cap_usd', '');
+    await Promise.all([page.waitForURL(/saved=1/), page.click('#edit-key button.primary')]);
+    t.is(await page.textContent('[data-testid=key-cap]'), 'no cap');
+
+    // Disable, then enable again: the key works again, and both are in the audit record with email and origin.
+    await page.click('form[action$="/disable"] button');
+    await page.waitForSelector('[data-testid=key-status]:has-text("disabled")');
+    t.is((await chat(first)).status, 401);
+    await Promise.all([page.waitForURL(/enabled=1/), page.click('form[action$="/enable"] button')]);
+    t.is(await page.textContent('[data-testid=key-status]'), 'active');
+    t.is((await chat(first)).status, 200);
+    const audit = (await page.textContent('[data-testid=audit]')) ?? '';
+    t.regex(audit, new RegExp(`Re-enabled by ${u.email.replace(/\./g, '\\.')} · from (::ffff:)?127\\.0\\.0\\.1`));
+    t.regex(audit, /Changed name, models, spend cap/);
+    t.notRegex(audit, /user:usr_|user:[a-z0-9]{8}/);
+    await screenshots(page, `p-key-detail-${size}`, t);
+
+    // Money: the per-call cost is small, shown as "< $0.01" or with up to 4 decimals; balances with 2 and a $.
+    await page.goto(`${gw.url}/console/usage`);
+    const costs = await page.locator('table.usage tbody td:nth-child(7)').allTextContents();
+    t.true(costs.length >= 2);
+    for (const c of costs) t.regex(c.trim(), /^(< \$0\.01|\$\d{1,3}(,\d{3})*\.\d{2,4})$/);
+    const tokens = (await page.textContent('table.usage tbody td:nth-child(5)')) ?? '';
+    t.regex(tokens, /\d+ in \/ \d+ out/);
+    // One time zone: the browser's, UTC on hover.
+    const time = page.locator('table.usage tbody time').first();
+    t.regex((await time.getAttribute('title')) ?? '', /UTC$/);
+    t.notRegex((await time.textContent()) ?? '', /UTC$/);
+    await screenshots(page, `p-usage-${size}`, t);
+    await page.goto(`${gw.url}/console/overview`);
+    t.regex((await page.textContent('[data-testid=spend-30d]')) ?? '', /^(\$\d+\.\d{2})$/);
+    await screenshots(page, `p-overview-${size}`, t);
+    watch.assertClean(t);
+    await context.close();
+  });
+}
+
+test('phone: the navigation shows it scrolls and keeps the current tab in view; tables become cards', async (t) => {
+  const u = await newUser(gw, 'phone');
+  const { page, watch, context } = await newPage(browser, PHONE);
+  await signIn(page, gw.url, u.email, u.password);
+  await page.goto(`${gw.url}/console/models`);
+  const nav = (await page.evaluate(`(() => {
+    const n = document.querySelector('nav.main');
+    const r = n.querySelector('[aria-current=page]').getBoundingClientRect();
+    return { scrolls: n.scrollWidth > n.clientWidth, left: r.left, right: r.right, width: window.innerWidth, hint: n.classList.contains('more-left') || n.classList.contains('more-right') };
+  })()`)) as { scrolls: boolean; left: number; right: number; width: number; hint: boolean };
+  t.true(nav.scrolls);
+  t.true(nav.left >= 0 && nav.right <= nav.width, `the current tab is in view (${nav.left}..${nav.right})`);
+  t.true(nav.hint, 'an edge shadow says there is more');
+  // The models table is cards: each cell carries its column's name; the context column reads in words.
+  const cell = page.locator('tr[data-model] td[data-label="Context"]').first();
+  t.truthy(await cell.count());
+  t.true(await cell.isVisible());
+  await screenshots(page, 'p-models-phone', t);
+  watch.assertClean(t);
+  await context.close();
+});
+
+test('models: search and capability filters, context sizes and prices in words', async (t) => {
+  const u = await newUser(gw, 'models');
+  const { page, watch, context } = await newPage(browser);
+  await signIn(page, gw.url, u.email, u.password);
+  await page.goto(`${gw.url}/console/models`);
+  const text = (await page.textContent('table.models')) ?? '';
+  t.notRegex(text, /threshold_pixels|input_per_1m/);
+  t.regex(text, /\$\d+\.\d{2,4} per 1M input tokens/);
+  t.regex(text, /\d+K tokens|\d+(\.\d)?M tokens/);
+  const total = Number(await page.textContent('[data-testid=model-count]'));
+  await page.fill('#f-q', 'gpt-image');
+  const found = Number(await page.textContent('[data-testid=model-count]'));
+  t.true(found >= 1 && found < total);
+  t.true(await page.locator('tr[data-model="gpt-image-1"]').isVisible());
+  await page.fill('#f-q', '');
+  await page.check('input[name=cap][value=vision]');
+  const vision = await page.locator('tr[data-model]:visible').count();
+  t.true(vision >= 1 && vision < total);
+  // Without JavaScript the same filters work on the server.
+  await page.goto(`${gw.url}/console/models?q=gpt-image`);
+  t.is(Number(await page.textContent('[data-testid=model-count]')), found);
+  await screenshots(page, 'p-models', t);
+  watch.assertClean(t);
+  await context.close();
+});
+
+test('usage pages by cursor; the operator signs in on a page of their own; every page says which account it acts on', async (t) => {
+  const u = await newUser(gw, 'paging');
+  const key = await gw.newKey(u.accountId);
+  for (let i = 0; i < 55; i++) t.is((await chat(key.key)).status, 200);
+  const { page, watch, context } = await newPage(browser);
+  await signIn(page, gw.url, u.email, u.password);
+  await page.goto(`${gw.url}/console/usage`);
+  t.is(await page.locator('table.usage tbody tr').count(), 50);
+  const firstPage = await page.locator('table.usage tbody tr td:last-child code').allTextContents();
+  await page.click('[data-testid=older]');
+  const second = await page.locator('table.usage tbody tr td:last-child code').allTextContents();
+  t.is(second.length, 5);
+  t.is(new Set([...firstPage, ...second]).size, 55, 'no row twice, none lost');
+  // Filters travel with the cursor, and an impossible filter says so in words.
+  await page.goto(`${gw.url}/console/usage?model=claude-sonnet-4-5`);
+  t.regex((await page.textContent('table.usage')) ?? '', /No calls match these filters/);
+  watch.expect(400);
+  await page.goto(`${gw.url}/console/usage?from=yesterday`);
+  t.regex((await page.textContent('#err-from')) ?? '', /Pick a start date/);
+  watch.clearExpected();
+  for (const path of ['keys', 'usage', 'tasks', 'kb', 'topup']) {
+    await page.goto(`${gw.url}/console/${path}`);
+    t.regex((await page.textContent('[data-testid=acting-on]')) ?? '', /Acting on .*personal account/, path);
+  }
+  await page.goto(`${gw.url}/console/tasks`);
+  await screenshots(page, 'p-tasks', t);
+  watch.assertClean(t);
+  await context.close();
+
+  const op = await newPage(browser, PHONE);
+  await op.page.goto(`${gw.url}/console/signin`);
+  t.is(await op.page.locator('#f-token').count(), 0, 'no admin token field on the people sign-in');
+  await screenshots(op.page, 'p-signin', t);
+  await op.page.click('a[href^="/console/signin/operator"]');
+  await screenshots(op.page, 'p-operator-signin', t);
+  await op.page.fill('#f-token', gw.config.ADMIN_TOKEN);
+  await Promise.all([op.page.waitForURL(/\/console\/overview/), op.page.click('#operator-signin button')]);
+  t.regex((await op.page.textContent('[data-testid=acting-on]')) ?? '', /Acting on/);
+  op.watch.assertClean(t);
+  await op.context.close();
+});
