@@ -18,6 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
+import OpenAI, { toFile } from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import { startServices, type Services } from './lib/services';
 import { ensureTools } from './lib/tools';
 import { stopAll } from './lib/proc';
@@ -76,6 +78,7 @@ try {
   Object.assign(process.env, services.env, { DEPLOYMENT_MODE: 'test' });
   gw = await startGateway({
     MEDIA_MAX_RUN_MS: String(MAX_RUN_MS),
+    BATCH_LINE_CONCURRENCY: '4', // a cancel lands while lines are still waiting
     WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_INITIAL_MS: '200', WEBHOOK_RETRY_MAX_INTERVAL_MS: '1000', WEBHOOK_RETRY_WINDOW_MS: '3000',
   }, { simulator: true, worker: true, mediaDelayMs: 0 });
   const client = gw.deps.temporal;
@@ -192,6 +195,53 @@ try {
     const id = `bench-noop-record-${Date.now()}`;
     await client.workflow.execute('benchNoopWorkflow', { taskQueue: gw!.config.TEMPORAL_TASK_QUEUE, workflowId: id });
     return [id];
+  });
+
+  // Batches (batches/, docs/batches.md): OpenAI Files + Batches and Anthropic Message Batches, through the official SDKs.
+  const payer = await gw.newAccount();
+  await gw.admin('POST', `/accounts/${payer.id}/topups`, { amount_usd: '100' });
+  const payerKey = (await gw.newKey(payer.id)).key;
+  const openai = new OpenAI({ apiKey: payerKey, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const anthropic = new Anthropic({ apiKey: payerKey, baseURL: gw.url, maxRetries: 0 });
+  const chatLines = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => JSON.stringify({
+    custom_id: `${prefix}-${i}`, method: 'POST', url: '/v1/chat/completions',
+    body: { model: 'gpt-5.1', max_tokens: 8, messages: [{ role: 'user', content: `question ${i}` }] },
+  })).join('\n');
+  await runCase('batch-openai-completed', async () => {
+    const file = await openai.files.create({ file: await toFile(Buffer.from(chatLines(3, 'line')), 'in.jsonl'), purpose: 'batch' });
+    const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await withTimeout(client.workflow.getHandle(batch.id).result(), 60_000, 'the batch');
+    const done = await openai.batches.retrieve(batch.id);
+    if (done.status !== 'completed' || done.request_counts?.completed !== 3) throw new Error(`batch ended ${done.status} ${JSON.stringify(done.request_counts)}`);
+    return [batch.id];
+  });
+  await runCase('batch-openai-cancelled', async () => {
+    // Slow lines (4 at a time): the cancel lands mid-slice; lines not started are never sent.
+    await gw!.control('POST', '/latency', { ttft_ms: 300, token_delay_ms: 0 });
+    try {
+      const file = await openai.files.create({ file: await toFile(Buffer.from(chatLines(40, 'slow')), 'slow.jsonl'), purpose: 'batch' });
+      const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      await sleep(800);
+      await openai.batches.cancel(batch.id);
+      await withTimeout(client.workflow.getHandle(batch.id).result(), 60_000, 'the batch');
+      const done = await openai.batches.retrieve(batch.id);
+      if (done.status !== 'cancelled') throw new Error(`batch ended ${done.status}, not cancelled`);
+      return [batch.id];
+    } finally {
+      await gw!.control('POST', '/latency', { ttft_ms: 0, token_delay_ms: 0 });
+    }
+  });
+  await runCase('batch-anthropic-ended', async () => {
+    const created = await anthropic.messages.batches.create({
+      requests: [
+        ...Array.from({ length: 2 }, (_, i) => ({ custom_id: `ok-${i}`, params: { model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user' as const, content: `hi ${i}` }] } })),
+        { custom_id: 'bad-model', params: { model: 'no-such-model', max_tokens: 8, messages: [{ role: 'user' as const, content: 'x' }] } },
+      ],
+    });
+    await withTimeout(client.workflow.getHandle(created.id).result(), 60_000, 'the message batch');
+    const ended = await anthropic.messages.batches.retrieve(created.id);
+    if (ended.processing_status !== 'ended' || ended.request_counts.succeeded !== 2) throw new Error(`message batch ${ended.processing_status} ${JSON.stringify(ended.request_counts)}`);
+    return [created.id];
   });
 
   /** One case: its workflows' histories are saved as `<type>/<case>[-<n>].json`. */

@@ -77,7 +77,8 @@ export async function startGateway(
   server.keepAliveTimeout = 65_000;
   await new Promise((r) => server.once('listening', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const config = testConfig({ PUBLIC_BASE_URL: url, ...overrides });
+  // GATEWAY_INTERNAL_URL: the in-process worker's batch lines call this gateway, not PORT's.
+  const config = testConfig({ PUBLIC_BASE_URL: url, GATEWAY_INTERNAL_URL: url, ...overrides });
   const seedDb = await connectMongo(config.MONGO_URL);
   await seedCatalogue(seedDb, readCatalogueFile(config.CATALOGUE_FILE));
   await seedDb.conn.close();

@@ -2,7 +2,8 @@ import test from 'ava';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import * as workflows from '../../workflows/index';
-import { WORKFLOWS_PATH } from '../../infra/temporal';
+import { WORKFLOWS_PATH, workflowBundleOf } from '../../infra/temporal';
+import { WORKER_QUEUES, WORKFLOW_QUEUE, type WorkflowType } from '../../domain/task-queues';
 import { WORKFLOW_INTERCEPTORS_PATH } from '../../tracing/temporal';
 import { readHistoryFiles, type HistoryFile } from './history-files';
 import { UNGUARDED_PREFIX } from './altered/changed-step';
@@ -22,11 +23,17 @@ test.before(() => {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 });
 
-/** The worker's own bundle (npm test builds it once), else a bundle of workflows/ as the worker makes it. */
-function currentCode(): Pick<ReplayWorkerOptions, 'workflowBundle' | 'workflowsPath' | 'interceptors'> {
-  return process.env.WORKFLOW_BUNDLE
-    ? { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE } }
-    : { workflowsPath: WORKFLOWS_PATH, interceptors: { workflowModules: [WORKFLOW_INTERCEPTORS_PATH] } };
+/**
+ * The code each history replays against: the worker's own bundle of the history's queue (npm test builds
+ * one per queue, WORKFLOW_BUNDLE names their stem), else a bundle of workflows/ as the worker makes it.
+ */
+function currentCode(files: HistoryFile[]): Array<{ options: Pick<ReplayWorkerOptions, 'workflowBundle' | 'workflowsPath' | 'interceptors'>; files: HistoryFile[] }> {
+  const stem = process.env.WORKFLOW_BUNDLE;
+  if (!stem) return [{ options: { workflowsPath: WORKFLOWS_PATH, interceptors: { workflowModules: [WORKFLOW_INTERCEPTORS_PATH] } }, files }];
+  return WORKER_QUEUES.map((queue) => ({
+    options: { workflowBundle: { codePath: workflowBundleOf(stem, queue) } },
+    files: files.filter((h) => WORKFLOW_QUEUE[h.workflowType as WorkflowType] === queue),
+  })).filter((g) => g.files.length > 0);
 }
 
 async function replay(options: ReplayWorkerOptions, files: HistoryFile[], idOf = (h: HistoryFile) => h.workflowId) {
@@ -46,11 +53,16 @@ test('every workflow the worker runs has recorded histories, and every media pat
     t.true(media.some((n) => n.endsWith(`-${path}`)), `no media history of the ${path} path`);
   }
   t.true(histories.some((h) => h.workflowType === 'taskWebhookWorkflow' && h.name.includes('retries')), 'no webhook delivered after retries');
+  const batches = histories.filter((h) => h.workflowType === 'batchWorkflow').map((h) => h.name);
+  for (const path of ['completed', 'cancelled']) t.true(batches.some((n) => n.includes(path)), `no batch history of the ${path} path`);
 });
 
 test('every recorded history replays against the current workflow code', async (t) => {
   t.timeout(120_000);
-  const results = await replay({ ...currentCode(), replayName: 'fixtures' }, histories);
+  const unknown = histories.filter((h) => !(h.workflowType in WORKFLOW_QUEUE)).map((h) => h.name);
+  t.deepEqual(unknown, [], 'histories of a workflow type no queue runs');
+  const results = [];
+  for (const g of currentCode(histories)) results.push(...(await replay({ ...g.options, replayName: 'fixtures' }, g.files)));
   t.is(results.length, histories.length);
   const failed = results.filter((r) => r.error).map((r) => `${r.name}: ${r.error!.name}: ${r.error!.message.split('\n')[0]}`);
   t.deepEqual(failed, []);
