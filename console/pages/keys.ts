@@ -146,7 +146,7 @@ ${opts.plaintext ? html`<section class="card reveal" role="status">
   <dt>Allowed models</dt><dd data-testid="key-models">${modelsText(k)}</dd>
   <dt>Expires</dt><dd>${when(k.expires_at, { empty: 'never' })}</dd>
   <dt>Spend cap</dt><dd data-testid="key-cap">${k.spend_cap_nano === null ? 'no cap' : usd(k.spend_cap_nano)}</dd>
-  <dt>Spent</dt><dd>${usd(spent)}</dd>
+  <dt>Spent</dt><dd>${cost(spent)}</dd>
   <dt>Created</dt><dd>${when(k.created_at)}</dd>
 </dl>
 <div class="actions">

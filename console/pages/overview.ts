@@ -6,7 +6,7 @@ import { page } from '../layout';
 import { NANO_PER_CREDIT } from '../../domain/money';
 import { currentAccount } from '../access';
 import { publicBaseUrl } from '../../infra/config';
-import { usd } from '../money';
+import { cost, usd } from '../money';
 import type { ConsoleServices } from '../services';
 import { keyLabel, keyState } from './keys';
 import { openTasks, taskRow } from './tasks';
@@ -96,7 +96,7 @@ export function overviewRoutes(router: Router<ConsoleState>, svc: ConsoleService
 ${firstRun ? quickStart(ctx, svc, true, live[0] ? keyLabel(svc, live[0]) : null) : ''}
 <section class="cards">
   <div class="card stat"><p class="label">Balance</p><p class="value" data-testid="balance">${usd(balance)}</p><p><a href="/console/topup">Add funds</a></p></div>
-  <div class="card stat"><p class="label">Spend, last 30 days</p><p class="value" data-testid="spend-30d">${usd(spend.totalNano)}</p><p><a href="/console/usage">Usage</a></p></div>
+  <div class="card stat"><p class="label">Spend, last 30 days</p><p class="value" data-testid="spend-30d">${cost(spend.totalNano)}</p><p><a href="/console/usage">Usage</a></p></div>
   <div class="card stat"><p class="label">Open tasks</p><p class="value">${tasks.length}</p><p><a href="/console/tasks">Tasks</a></p></div>
 </section>
 ${firstRun ? html`<section class="card empty" data-testid="spend-empty"><h2>Spend by day and model</h2>

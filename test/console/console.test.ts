@@ -268,10 +268,13 @@ test('a document uploaded to a knowledge base builds into pages, with live progr
     name: 'foxes.md', mimeType: 'text/markdown',
     buffer: Buffer.from('# Red foxes\n\nThe red fox lives in forests.\n\n## Diet\n\nFoxes eat rabbits and berries. See [[Red foxes]].\n'),
   });
-  await Promise.all([page.waitForURL(/\/console\/kb\/default$/), page.click('#upload button.primary')]);
+  await Promise.all([page.waitForURL(/\/console\/kb\/default\?uploaded=/), page.click('#upload button.primary')]);
   t.true(((await page.textContent('#doc-rows')) ?? '').includes('foxes.md'));
   // The rows refresh themselves (htmx) until the build is final.
   await page.waitForSelector('[data-testid=build-state]:has-text("succeeded")', { timeout: 90_000 });
+  // ...and until the page count is final (the build live), not only the build state.
+  await page.waitForFunction('/^\\d+$/.test(document.querySelector("[data-testid=page-count]").textContent.trim())', undefined, { timeout: 30_000 });
+  t.is(await page.locator('[data-testid=upload-notice]').count(), 1, 'the upload is confirmed');
   const pages = Number(await page.textContent('#doc-rows tr td:nth-child(4)'));
   t.true(pages > 0, `the build made ${pages} pages`);
   await screenshots(page, 'knowledge', t);
