@@ -1,6 +1,6 @@
 # One image for every project process; the command picks which:
 #   docker run IMAGE gateway | worker | seed | simulator
-# The gateway and the worker run compiled JavaScript (scripts/build.ts -> dist/);
+# The gateway and the worker run compiled JavaScript (dev/scripts/build.ts -> dist/);
 # seed and simulator run their TypeScript through tsx (a runtime dependency).
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
@@ -18,11 +18,11 @@ ENV NODE_ENV=production \
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
 # The gateway and worker entry points as plain JavaScript (no TypeScript loader at run time).
-RUN npx tsx scripts/build.ts
+RUN npx tsx dev/scripts/build.ts
 # Workers load this prebuilt bundle instead of running webpack at every start.
-RUN npx tsx scripts/bundle-workflows.ts /app/dist/workflow-bundle.js
+RUN npx tsx dev/scripts/bundle-workflows.ts /app/dist/workflow-bundle.js
 ENV WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
 USER node
 EXPOSE 8080
-ENTRYPOINT ["bash", "scripts/docker-entrypoint.sh"]
+ENTRYPOINT ["bash", "dev/scripts/docker-entrypoint.sh"]
 CMD ["gateway"]

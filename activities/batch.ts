@@ -1,17 +1,17 @@
 import { Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from '../infra/mongo';
-import { isDuplicateKey } from '../infra/mongo';
-import { BatchInserter } from '../infra/batch-insert';
-import type { Config } from '../infra/config';
-import type { Logger } from '../infra/logger';
-import type { KeyService } from '../services/keys';
-import type { AccountService } from '../services/accounts';
+import type { Db } from '../platform/mongo';
+import { isDuplicateKey } from '../platform/mongo';
+import { BatchInserter } from '../platform/batch-insert';
+import type { Config } from '../platform/config';
+import type { Logger } from '../platform/logger';
+import type { KeyService } from '../capabilities/accounts/keys';
+import type { AccountService } from '../capabilities/accounts/accounts';
 import { parseCredits } from '../domain/money';
-import { batchStore, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDoc } from '../batches/store';
-import { ALL_BATCH_ENDPOINTS, parseOpenAiLines, type LineInput } from '../batches/schemas';
-import { BATCH_LINE_HEADER, signLine } from '../batches/line-auth';
-import { counts } from '../batches/progress';
+import { batchStore, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDoc } from '../capabilities/batches/store';
+import { ALL_BATCH_ENDPOINTS, parseOpenAiLines, type LineInput } from '../capabilities/batches/schemas';
+import { BATCH_LINE_HEADER, signLine } from '../capabilities/batches/line-auth';
+import { counts } from '../capabilities/batches/progress';
 
 export interface BatchActivityDeps {
   db: Db;

@@ -1,7 +1,7 @@
 import { createWalletActivities, type WalletActivityDeps } from './wallet';
 import { createMediaActivities, type MediaActivityDeps } from './media';
 import { createKnowledgeActivities, type KnowledgeActivityDeps } from './knowledge';
-import { createWebhookActivities } from '../webhooks/activities';
+import { createWebhookActivities } from '../capabilities/webhooks/activities';
 import type { WorkerQueue } from '../domain/task-queues';
 import { createBatchActivities, type BatchActivityDeps } from './batch';
 

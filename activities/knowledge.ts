@@ -1,18 +1,18 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Catalogue } from '../domain/catalogue';
-import type { Db, KbBuildDoc } from '../infra/mongo';
-import type { RedisClient } from '../infra/redis';
-import type { Logger } from '../infra/logger';
-import type { UpstreamPools } from '../infra/upstream';
-import type { Config } from '../infra/config';
-import type { PageStore } from '../knowledge/page-store';
-import type { FileStore } from '../knowledge/storage/file-store';
-import { BuildRefused, compileBuild, failBuild, publishBuild, sweepDeletedBase } from '../knowledge/publish';
-import { LlmCompiler, RulesCompiler, type Compiler } from '../knowledge/compiler';
-import { askModelVia } from '../knowledge/llm-chat';
-import { CompileBilling } from '../knowledge/compile-billing';
-import type { Wallet } from '../services/wallet';
-import { threadCompute, type Compute } from '../knowledge/compute';
+import type { Db, KbBuildDoc } from '../platform/mongo';
+import type { RedisClient } from '../platform/redis';
+import type { Logger } from '../platform/logger';
+import type { UpstreamPools } from '../platform/upstream';
+import type { Config } from '../platform/config';
+import type { PageStore } from '../capabilities/knowledge/page-store';
+import type { FileStore } from '../capabilities/knowledge/storage/file-store';
+import { BuildRefused, compileBuild, failBuild, publishBuild, sweepDeletedBase } from '../capabilities/knowledge/publish';
+import { LlmCompiler, RulesCompiler, type Compiler } from '../capabilities/knowledge/compiler';
+import { askModelVia } from '../capabilities/knowledge/llm-chat';
+import { CompileBilling } from '../capabilities/knowledge/compile-billing';
+import type { Wallet } from '../capabilities/accounts/wallet';
+import { threadCompute, type Compute } from '../capabilities/knowledge/compute';
 
 export interface KnowledgeActivityDeps {
   db: Db;
@@ -23,7 +23,7 @@ export interface KnowledgeActivityDeps {
   catalogue: () => Catalogue;
   upstream: UpstreamPools;
   wallet: Wallet;
-  /** For the compiler's channel keys (infra/config.ts upstreamApiKey). */
+  /** For the compiler's channel keys (platform/config.ts upstreamApiKey). */
   config: Pick<Config, 'UPSTREAM_KEYS'>;
   /** Where compiles and link scans run; a worker-thread pool made on the first build when absent. */
   compute?: Compute;
@@ -39,9 +39,9 @@ function classify(err: unknown): never {
   throw err;
 }
 
-/** The steps of a knowledge-base build (knowledge/publish.ts), each idempotent by the build id. */
+/** The steps of a knowledge-base build (capabilities/knowledge/publish.ts), each idempotent by the build id. */
 export function createKnowledgeActivities(input: KnowledgeActivityDeps) {
-  // The compile, tokenising and link scans run in worker threads (knowledge/compute.ts): this event loop keeps
+  // The compile, tokenising and link scans run in worker threads (capabilities/knowledge/compute.ts): this event loop keeps
   // answering workflow tasks, heartbeats and the metrics listener through a build of any size.
   let pool: Compute | undefined = input.compute;
   const deps = {
@@ -51,7 +51,7 @@ export function createKnowledgeActivities(input: KnowledgeActivityDeps) {
     },
   };
   const rules = new RulesCompiler();
-  // LLM compiler calls are charged to the base's account (knowledge/compile-billing.ts).
+  // LLM compiler calls are charged to the base's account (capabilities/knowledge/compile-billing.ts).
   const compilerFor = (b: KbBuildDoc): Compiler =>
     b.compiler === 'llm' ? new LlmCompiler(b.model, askModelVia(deps, b.model, new CompileBilling(deps, b.account_id, b._id))) : rules;
   return {

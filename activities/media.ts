@@ -3,22 +3,22 @@ import type { Catalogue } from '../domain/catalogue';
 import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState } from '../domain/media/task';
 import { MAX_RUN_MS } from '../domain/media/cadence';
 import { settlementNano } from '../domain/media/pricing';
-import type { Db, TaskDoc } from '../infra/mongo';
-import { failpoint } from '../infra/failpoints';
-import { rkeys, type RedisClient } from '../infra/redis';
+import type { Db, TaskDoc } from '../platform/mongo';
+import { failpoint } from '../platform/failpoints';
+import { rkeys, type RedisClient } from '../platform/redis';
 import type { Client } from '@temporalio/client';
-import { upstreamApiKey, type Config } from '../infra/config';
-import type { Logger } from '../infra/logger';
-import { MediaTasks } from '../services/media-tasks';
-import { usageRowFromTask } from '../services/task-usage';
-import type { Wallet } from '../services/wallet';
-import type { UsageRecorder } from '../services/usage';
+import { upstreamApiKey, type Config } from '../platform/config';
+import type { Logger } from '../platform/logger';
+import { MediaTasks } from '../capabilities/media/media-tasks';
+import { usageRowFromTask } from '../capabilities/usage/task-usage';
+import type { Wallet } from '../capabilities/accounts/wallet';
+import type { UsageRecorder } from '../capabilities/usage/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
-import { countTaskFinished } from '../metrics/index';
+import { countTaskFinished } from '../platform/metrics/index';
 import { mediaErrorJson } from '../domain/error-bodies';
 import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
-import type { ChannelHealth } from '../services/channel-health';
+import type { ChannelHealth } from '../capabilities/catalogue/channel-health';
 
 export interface MediaActivityDeps {
   db: Db;
@@ -30,7 +30,7 @@ export interface MediaActivityDeps {
   temporal: Client;
   config: Config;
   log: Logger;
-  /** The process's channel breakers (services/channel-health.ts); absent, the ladder ignores health. */
+  /** The process's channel breakers (capabilities/catalogue/channel-health.ts); absent, the ladder ignores health. */
   channelHealth?: ChannelHealth;
 }
 
@@ -271,13 +271,13 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
       });
       if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
-      // Polls read the final document from now on (services/media-tasks.ts, the pending marker).
+      // Polls read the final document from now on (capabilities/media/media-tasks.ts, the pending marker).
       if (task.kind === 'image') await deps.redis.del(rkeys.taskPending(task._id));
       failpoint('media.settle.before-report');
       return { costNano: cost };
     },
 
-    /** Start the workflows of tasks a crashed gateway accepted but never started (services/media-tasks.ts). */
+    /** Start the workflows of tasks a crashed gateway accepted but never started (capabilities/media/media-tasks.ts). */
     async resumeOrphanTasks(input: { now: number }): Promise<number> {
       return new MediaTasks(deps).resumeOrphans(ORPHAN_AFTER_MS, input.now);
     },

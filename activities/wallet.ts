@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { isDuplicateKey, type Db } from '../infra/mongo';
-import type { Wallet } from '../services/wallet';
-import { countWalletAudit } from '../metrics/index';
+import { isDuplicateKey, type Db } from '../platform/mongo';
+import type { Wallet } from '../capabilities/accounts/wallet';
+import { countWalletAudit } from '../platform/metrics/index';
 
 export interface WalletActivityDeps {
   db: Db;

@@ -2,7 +2,7 @@ import type { Model } from './catalogue';
 
 /**
  * Enterprise agents and agent keys: the pure rules (spec 3 sections 2.5, 3,
- * 4.3). No I/O here; agents/ holds the services that apply them.
+ * 4.3). No I/O here; capabilities/agents/ holds the services that apply them.
  */
 
 /** What every gateway instance reads per agent call (Redis, truth in Mongo). */

@@ -93,7 +93,7 @@ export const PricingRulesSchema = z.object({
   long_context: z.object({ models: z.array(z.string()), threshold_tokens: z.number().int(), multiplier: z.string() }),
   /** Per server-side tool call fee for these families. */
   server_tool_fee: z.object({ families: z.array(z.string()), credits_per_call: z.string() }),
-  /** Lines of a batch (batches/): every token price x this (a batch discount); absent: 1.0. */
+  /** Lines of a batch (capabilities/batches/): every token price x this (a batch discount); absent: 1.0. */
   batch_multiplier: z.string().regex(/^\d+(\.\d{1,9})?$/).optional(),
 });
 export type PricingRules = z.infer<typeof PricingRulesSchema>;

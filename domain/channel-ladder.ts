@@ -65,7 +65,7 @@ export function verdictOf(err: unknown): AttemptVerdict {
   return 'neutral';
 }
 
-/** Per-channel circuit breakers as the ladder sees them (services/channel-health.ts). */
+/** Per-channel circuit breakers as the ladder sees them (capabilities/catalogue/channel-health.ts). */
 export interface LadderBreaker<C> {
   /** False while the channel's breaker is open (or its half-open probe is taken). */
   admit(channel: C): boolean;
@@ -145,7 +145,7 @@ function* breakerOrder<C>(channels: readonly C[], max: number, breaker: LadderBr
 
 /**
  * Something that watches every attempt of every climb in this process
- * (metrics/, tracing/): it wraps the attempt and sees its answer or failure.
+ * (platform/metrics/, platform/tracing/): it wraps the attempt and sees its answer or failure.
  * Installed once at start; with none installed an attempt runs bare.
  */
 export type AttemptWatcher = <T>(channel: unknown, n: number, run: () => Promise<T>) => Promise<T>;

@@ -35,7 +35,7 @@ export const isChatAdapter = (a: string): a is (typeof CHAT_ADAPTERS)[number] =>
 /** Vendor labels (who runs the endpoint); informative, the adapter decides the wire format. */
 export const ChannelVendor = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,39}$/, 'must be a lower-case label such as openai, anthropic, google, volcengine-ark, minimax, suno, midjourney');
 
-/** An env variable holding an upstream key: `*_API_KEY` (infra/config.ts reads exactly those, once). */
+/** An env variable holding an upstream key: `*_API_KEY` (platform/config.ts reads exactly those, once). */
 export const EnvKeyName = z.string().regex(/^[A-Z][A-Z0-9_]*_API_KEY$/, 'must name an environment variable ending in _API_KEY, such as OPENAI_API_KEY');
 
 const ServesMap = z.partialRecord(ChannelProtocol, ServeMode);
@@ -101,7 +101,7 @@ export const ChannelSeedSchema = z
   .strict();
 export type ChannelSeed = z.infer<typeof ChannelSeedSchema>;
 
-/** Stored credentials: an env variable name, a sealed secret (AES-256-GCM, infra/secrets.ts) with its last 4 characters, or none. */
+/** Stored credentials: an env variable name, a sealed secret (AES-256-GCM, platform/secrets.ts) with its last 4 characters, or none. */
 export type StoredCredentials =
   | { type: 'env'; env: string }
   | { type: 'secret'; sealed: { iv: string; tag: string; data: string }; hint: string }

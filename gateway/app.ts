@@ -22,23 +22,23 @@ import { clipTemplateRoutes } from './routes/clip-templates';
 import { avatarRoutes } from './routes/avatars';
 import { videoRoutes } from './routes/videos';
 import { usageRoutes } from './routes/usage';
-import { consoleMiddleware } from '../console/index';
-import { paymentRoutes } from '../payments/routes';
+import { consoleMiddleware } from './console/index';
+import { paymentRoutes } from './routes/payments';
 import { kbFileRoutes } from './routes/kb-files';
 import { adminKbRoutes } from './routes/admin-kb';
 import { channelRoutes } from './routes/admin-channels';
 import { wikiRoutes } from './routes/wiki';
-import { mcpRoutes } from '../mcp/http';
+import { mcpRoutes } from './routes/mcp';
 import { difyRoutes } from './routes/dify';
-import { webhookRoutes } from '../webhooks/routes';
-import { callLogRoutes } from '../calllog/routes';
-import { currentMetrics } from '../metrics/index';
-import { httpMetrics } from '../metrics/http';
-import { currentTracing } from '../tracing/current';
-import { traceLink } from '../tracing/koa';
-import { openApiRoutes } from '../openapi/http';
+import { webhookRoutes } from './routes/webhooks';
+import { callLogRoutes } from './routes/calllog';
+import { currentMetrics } from '../platform/metrics/index';
+import { httpMetrics } from './middleware/metrics';
+import { currentTracing } from '../platform/tracing/current';
+import { traceLink } from './middleware/trace-link';
+import { openApiRoutes } from './openapi/http';
 import { indexRoutes } from './route-index';
-import { batchRoutes } from '../batches/routes';
+import { batchRoutes } from './routes/batches';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {

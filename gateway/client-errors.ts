@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../domain/errors';
-import type { Logger } from '../infra/logger';
+import type { Logger } from '../platform/logger';
 import { errorBody, shapeOfPath } from './errors/shapes';
 import { TRACE_HEADER } from './middleware/trace';
 

@@ -1,7 +1,7 @@
 import type { ParameterizedContext, Next } from 'koa';
 import type { AuthState } from '../domain/api-key';
 import type { CallAttempt } from '../domain/call-attempts';
-import type { RateDecision } from '../services/auth-lookup';
+import type { RateDecision } from '../capabilities/accounts/auth-lookup';
 import type { IdempotencyHandle } from './middleware/idempotency';
 import type { HeldLease } from './middleware/rate-limit';
 import type { AuthConfirmation } from './middleware/auth';
@@ -16,9 +16,9 @@ export interface GatewayState {
   requestId: string;
   startedAt: number;
   auth?: AuthState;
-  /** The account a billing call acts for when a console session (not a key) made it (payments/routes.ts). */
+  /** The account a billing call acts for when a console session (not a key) made it (gateway/routes/payments.ts). */
   billingAccount?: { id: string; by: string };
-  /** SHA-256 of the key the call presented (services/auth-lookup.ts keys its guesses by it). */
+  /** SHA-256 of the key the call presented (capabilities/accounts/auth-lookup.ts keys its guesses by it). */
   keyHash?: string;
   /**
    * Set on an optimistic call (gateway/middleware/auth.ts): settles once the key's fresh state admits the
@@ -50,17 +50,17 @@ export interface GatewayState {
    * 404 model_not_found and 400 invalid_request_error (spec 2 section 7.4).
    */
   errorDialect?: 'digital-human';
-  /** An async submission's checked `callback_url` (webhooks/submission.ts). */
+  /** An async submission's checked `callback_url` (gateway/middleware/webhook-submission.ts). */
   callbackUrl?: string;
   /** The upstream attempts of this call, for its usage row and the call log (domain/call-attempts.ts). */
   attempts?: CallAttempt[];
-  /** Who reads the call log (calllog/routes.ts). */
+  /** Who reads the call log (gateway/routes/calllog.ts). */
   logReader?: { kind: 'account'; accountId: string } | { kind: 'operator' };
   /** Present on charging POSTs sent with an Idempotency-Key. */
   idempotency?: IdempotencyHandle;
   /** The chat charge settled for this call (gateway/chat/settle.ts), for the cost fields of its answer. */
   charge?: ChatCharge;
-  /** A line of a batch (batches/line-auth.ts): its charge takes the batch multiplier, its op id is the line's. */
+  /** A line of a batch (capabilities/batches/line-auth.ts): its charge takes the batch multiplier, its op id is the line's. */
   batchLine?: { batchId: string; index: number; keyId: string };
 }
 

@@ -1,2 +1,2 @@
-/** Everything a request handler may use: the process's services (services/deps.ts), built once by gateway/server.ts or a test. */
-export type { ServiceDeps as GatewayDeps } from '../services/deps';
+/** Everything a request handler may use: the process's services (capabilities/deps.ts), built once by gateway/server.ts or a test. */
+export type { ServiceDeps as GatewayDeps } from '../capabilities/deps';

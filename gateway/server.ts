@@ -1,13 +1,13 @@
-import { loadConfigOrExit, paymentsConfigProblem } from '../infra/config';
-import { createLogger } from '../infra/logger';
-import { buildDeps } from '../services/bootstrap';
+import { loadConfigOrExit, paymentsConfigProblem } from '../platform/config';
+import { createLogger } from '../platform/logger';
+import { buildDeps } from '../capabilities/bootstrap';
 import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
-import { startMetrics } from '../metrics/start';
-import { currentTracing } from '../tracing/current';
+import { startMetrics } from '../capabilities/start-metrics';
+import { currentTracing } from '../platform/tracing/current';
 import { answerClientErrors } from './client-errors';
-import { guardProcess } from '../infra/process-guards';
-import { tuneHeap } from '../infra/heap';
+import { guardProcess } from '../platform/process-guards';
+import { tuneHeap } from '../platform/heap';
 
 /** Capped by the kernel (net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;

@@ -1,15 +1,15 @@
 // One worker process of one queue: `workers/main.ts --queue=media|knowledge|webhooks` (or WORKER_QUEUE;
 // default media). Run one process (or more) per queue; each takes its own METRICS_PORT.
-import { loadConfigOrExit } from '../infra/config';
-import { createLogger } from '../infra/logger';
-import { guardProcess } from '../infra/process-guards';
-import { buildDeps } from '../services/bootstrap';
+import { loadConfigOrExit } from '../platform/config';
+import { createLogger } from '../platform/logger';
+import { guardProcess } from '../platform/process-guards';
+import { buildDeps } from '../capabilities/bootstrap';
 import { createWorker, ensureLinkSweeper } from './worker';
 import { queueFromArgs, slotsOf } from './queues';
-import { startMetrics } from '../metrics/start';
-import { watchStore } from '../metrics/store';
-import { watchWorker } from '../metrics/temporal';
-import { currentTracing } from '../tracing/current';
+import { startMetrics } from '../capabilities/start-metrics';
+import { watchStore } from '../platform/metrics/store';
+import { watchWorker } from '../platform/metrics/temporal';
+import { currentTracing } from '../platform/tracing/current';
 
 const config = loadConfigOrExit(process.env, 'the worker');
 const queue = queueFromArgs(process.argv.slice(2), config);

@@ -1,4 +1,4 @@
-import type { Config } from '../infra/config';
+import type { Config } from '../platform/config';
 import { parseWorkerQueue, type WorkerQueue } from '../domain/task-queues';
 
 /** How many tasks of each kind one worker process runs at once. */

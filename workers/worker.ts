@@ -1,15 +1,15 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { Logger } from '../infra/logger';
-import type { Config } from '../infra/config';
-import { workflowBundleOf, workflowsPathOf } from '../infra/temporal';
+import type { Logger } from '../platform/logger';
+import type { Config } from '../platform/config';
+import { workflowBundleOf, workflowsPathOf } from '../platform/temporal';
 import { createQueueActivities, type ActivityDeps } from '../activities';
 import { linkSweeperWorkflow, LINK_SWEEPER_ID } from '../workflows/link-sweeper';
 import { taskQueueFor, taskQueueName, WORKER_QUEUES, type WorkerQueue } from '../domain/task-queues';
 import { slotsOf } from './queues';
-import { currentMetrics } from '../metrics/index';
-import { activityMetrics } from '../metrics/temporal';
-import { workerTracing, WORKFLOW_INTERCEPTORS_PATH } from '../tracing/temporal';
+import { currentMetrics } from '../platform/metrics/index';
+import { activityMetrics } from '../platform/metrics/temporal';
+import { workerTracing, WORKFLOW_INTERCEPTORS_PATH } from '../platform/tracing/temporal';
 
 /** How long a workflow task waits on a worker's sticky queue before any worker may take it. */
 export const STICKY_SCHEDULE_TO_START = '3s';
@@ -44,9 +44,9 @@ export async function createWorker(config: Config, deps: ActivityDeps, opts: { q
     stickyQueueScheduleToStartTimeout: STICKY_SCHEDULE_TO_START,
     // SIGTERM (workers/main.ts): polling stops at once, running activities get this long to finish (then are cancelled).
     shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
-    // Tracing (tracing/temporal.ts) and activity metrics (metrics/temporal.ts); both empty when off.
+    // Tracing (platform/tracing/temporal.ts) and activity metrics (platform/metrics/temporal.ts); both empty when off.
     interceptors: {
-      // A prebuilt bundle has them already (scripts/bundle-workflows.ts).
+      // A prebuilt bundle has them already (dev/scripts/bundle-workflows.ts).
       ...(config.WORKFLOW_BUNDLE ? {} : { workflowModules: [WORKFLOW_INTERCEPTORS_PATH] }),
       activity: [...traced.activity, ...(metrics ? [activityMetrics(metrics)] : [])],
     },

@@ -2,7 +2,7 @@ import { defineSignal, proxyActivities, setHandler } from '@temporalio/workflow'
 import type { BatchActivities } from '../activities/batch';
 
 /**
- * One batch (workflowId = batch id; batches/): its lines run in slices, each slice one activity that
+ * One batch (workflowId = batch id; capabilities/batches/): its lines run in slices, each slice one activity that
  * sends its lines to the gateway as live calls with bounded concurrency and records each outcome once
  * (a line with an outcome is never sent again; its charge carries the line's op id, so a line a killed
  * worker had in flight is charged once however often it is sent). A slice heartbeats per line: a worker

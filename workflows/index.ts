@@ -1,6 +1,6 @@
 /**
  * Every workflow of the project (tests). Each worker queue loads its own entry instead
- * (workflows/{media,knowledge,webhooks}-queue.ts, infra/temporal.ts `workflowsPathOf`). Deterministic code only.
+ * (workflows/{media,knowledge,webhooks}-queue.ts, platform/temporal.ts `workflowsPathOf`). Deterministic code only.
  */
 export { auditWalletWorkflow } from './audit-wallet';
 export { mediaTaskWorkflow } from './media-task';

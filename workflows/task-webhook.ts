@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { WebhookActivities } from '../webhooks/activities';
+import type { WebhookActivities } from '../capabilities/webhooks/activities';
 
 /** Making and closing the event: quick store writes, retried until they happen. */
 const { openTaskWebhook, closeTaskWebhook } = proxyLocalActivities<WebhookActivities>({

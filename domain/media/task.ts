@@ -54,7 +54,7 @@ export interface ProviderOutcome extends TaskOutcome {
   clientStatus?: number;
 }
 
-/** The task document (collection `tasks`, infra/mongo.ts): one per async submission, task id = workflow id. */
+/** The task document (collection `tasks`, platform/mongo.ts): one per async submission, task id = workflow id. */
 export interface TaskDocument {
   /** Task id = Temporal workflow id. */
   _id: string;
@@ -90,7 +90,7 @@ export interface TaskDocument {
   /**
    * Set on a task that could not be accepted (`not_started`) while its hold may
    * still be on: the orphan sweep releases it and clears the flag
-   * (services/media-tasks.ts `abandon`).
+   * (capabilities/media/media-tasks.ts `abandon`).
    */
   release_pending?: boolean;
   created_at: Date;

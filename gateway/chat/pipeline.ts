@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
-import { upstreamApiKey } from '../../infra/config';
+import { upstreamApiKey } from '../../platform/config';
 import type { Dispatcher } from 'undici';
 import { GatewayError, errors } from '../../domain/errors';
 import type { Channel, Model } from '../../domain/catalogue';
 import { prechargeEstimate, type TokenUsage } from '../../domain/pricing';
 import { remainingNano } from '../../domain/api-key';
-import { classifyTransportError } from '../../infra/upstream';
+import { classifyTransportError } from '../../platform/upstream';
 import { chatProviders } from '../../providers';
 import type { Protocol } from '../../protocols/types';
 import type { GatewayDeps } from '../deps';

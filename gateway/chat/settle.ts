@@ -1,16 +1,16 @@
 import pRetry, { type Options as RetryOptions } from 'p-retry';
 import type { Model } from '../../domain/catalogue';
 import { chatCharge, type TokenUsage } from '../../domain/pricing';
-import type { ChargeTicket, LedgerOp } from '../../services/wallet';
-import { sameShard } from '../../infra/redis';
+import type { ChargeTicket, LedgerOp } from '../../capabilities/accounts/wallet';
+import { sameShard } from '../../platform/redis';
 import type { HeldLease } from '../middleware/rate-limit';
-import { usageDoc } from '../../services/usage';
-import type { UsageDoc } from '../../infra/mongo';
+import { usageDoc } from '../../capabilities/usage/usage';
+import type { UsageDoc } from '../../platform/mongo';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
 import { outcomeRow } from '../middleware/usage-capture';
-import { armed, failpoint } from '../../infra/failpoints';
-import { counters } from '../../infra/counters';
+import { armed, failpoint } from '../../platform/failpoints';
+import { counters } from '../../platform/counters';
 import type { UsageMisreport } from '../../domain/usage-estimate';
 import { walletOf } from '../../domain/api-key';
 import { deadlineIn } from '../deadlines';
@@ -120,7 +120,7 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
 }
 
 /**
- * Every attempt carries the charge's ticket (services/wallet.ts): a retry of
+ * Every attempt carries the charge's ticket (capabilities/accounts/wallet.ts): a retry of
  * a script that did run, its reply lost, is a no-op, without any per-call
  * marker in Redis.
  */
@@ -169,7 +169,7 @@ export function settleDurably(deps: GatewayDeps, ctx: Ctx, model: Model, usage: 
   );
   background.add(p);
   void p.finally(() => background.delete(p));
-  ctx.state.settlement = p; // its end, for what must follow the charge (an escrow's in-flight record, agents/serve.ts)
+  ctx.state.settlement = p; // its end, for what must follow the charge (an escrow's in-flight record, gateway/chat/agent-serve.ts)
   if (background.size > MAX_BACKGROUND) return p;
   // The wait's bound is an entry in the shared deadline sweep, not a timer per call.
   return new Promise<void>((resolve) => {

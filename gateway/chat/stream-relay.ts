@@ -6,7 +6,7 @@ import type { ChatCall, ChatEnv, StopReason } from './pipeline';
 import { promptBytes, toTokenUsage } from './pipeline';
 import { failAfterAnswer, settleDurably } from './settle';
 import { openAiErrorBody } from '../../domain/error-bodies';
-import { armed, failpoint } from '../../infra/failpoints';
+import { armed, failpoint } from '../../platform/failpoints';
 import { costReport, type CostReport } from '../../domain/cost-report';
 import { isUsageFrame, rewriteUsageFrame, splitFrames } from './cost-fields';
 

@@ -1,6 +1,6 @@
 import { formatCredits } from '../../domain/money';
 import { FINAL_STATES } from '../../domain/media/task';
-import type { TaskDoc } from '../../infra/mongo';
+import type { TaskDoc } from '../../platform/mongo';
 import type { Ctx } from '../context';
 import { COST_HEADER } from '../chat/cost-fields';
 

@@ -1,21 +1,13 @@
-import type { TaskDoc } from '../../infra/mongo';
-import type { MediaTasks } from '../../services/media-tasks';
-import { bodyText } from '../../providers/media/images-files';
+import type { TaskDoc } from '../../platform/mongo';
+import type { MediaTasks } from '../../capabilities/media/media-tasks';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
 import { mediaErrorJson } from '../../domain/error-bodies';
-
+import { finalBody } from '../../capabilities/media/final-body';
+export { finalBody };
 
 /** Once headers are out, a space every so often keeps proxies and clients from timing the call out. */
 export const KEEPALIVE_BEAT_MS = 10_000;
-
-/** The task's final answer as the client sees it (a large body stored aside is loaded). */
-export async function finalBody(deps: Pick<GatewayDeps, 'db'>, doc: TaskDoc): Promise<string> {
-  if (doc.final_body === null) {
-    return mediaErrorJson(doc.error_code ?? 'upstream_error', doc.error_message ?? 'the task ended without a result', 'api_error');
-  }
-  return bodyText(deps.db.TaskFile, doc.final_body);
-}
 
 const readError = (taskId: string) =>
   mediaErrorJson('internal_error', `the result could not be read; poll GET /v1/images/generations/${taskId}`, 'server_error');

@@ -2,8 +2,8 @@ import type Router from '@koa/router';
 import { errors } from '../../domain/errors';
 import type { Channel, EndpointType, Model } from '../../domain/catalogue';
 import type { TaskKind } from '../../domain/media/task';
-import type { TaskDoc } from '../../infra/mongo';
-import { MediaTasks, TaskNotAccepted, type SubmitTask } from '../../services/media-tasks';
+import type { TaskDoc } from '../../platform/mongo';
+import { MediaTasks, TaskNotAccepted, type SubmitTask } from '../../capabilities/media/media-tasks';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';
@@ -11,9 +11,9 @@ import { rateLimit } from '../middleware/rate-limit';
 import { usageCapture } from '../middleware/usage-capture';
 import { idempotency } from '../middleware/idempotency';
 import { resolveModel } from '../model-access';
-import { listTasks, parseListQuery } from './list-query';
-import { callbackUrl } from '../../webhooks/submission';
-import { CALLBACK_KINDS } from '../../webhooks/callback-url';
+import { listTasks, parseListQuery } from '../../capabilities/media/list-query';
+import { callbackUrl } from '../middleware/webhook-submission';
+import { CALLBACK_KINDS } from '../../capabilities/webhooks/callback-url';
 import { setHeldHeader, setTaskCostHeaders } from './cost-headers';
 
 /** The rules of one media family (images, videos, music, speech, voices, avatars, transcripts). */

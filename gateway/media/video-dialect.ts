@@ -1,7 +1,7 @@
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
 import { parseJsonBody, readRaw } from '../middleware/body';
-import { usesDigitalHumanDialect } from './video-submission';
+import { usesDigitalHumanDialect } from '../../capabilities/media/video-submission';
 
 /**
  * First on every avatar and clip-template route, so even authentication

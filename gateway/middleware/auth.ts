@@ -1,11 +1,11 @@
 import { AUTH_MESSAGES, errors, type GatewayError } from '../../domain/errors';
 import { KEY_PATTERN, remainingNano } from '../../domain/api-key';
-import { sha256Hex } from '../../infra/secrets';
-import { counters } from '../../infra/counters';
-import { rkeys } from '../../infra/redis';
+import { sha256Hex } from '../../platform/secrets';
+import { counters } from '../../platform/counters';
+import { rkeys } from '../../platform/redis';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import type { AuthSnapshot } from '../../services/auth-lookup';
+import type { AuthSnapshot } from '../../capabilities/accounts/auth-lookup';
 import { applyRate, holdLease, isStreamingBody, LEASE_MS } from './rate-limit';
 
 export interface AuthOptions {

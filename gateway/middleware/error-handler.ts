@@ -1,9 +1,9 @@
 import { GatewayError, type ErrorCode } from '../../domain/errors';
-import type { Logger } from '../../infra/logger';
+import type { Logger } from '../../platform/logger';
 import type { Ctx, Middleware } from '../context';
 import { errorBody, shapeOfPath } from '../errors/shapes';
 import { ClientDisconnected } from './body';
-import { isStoreUnavailable } from '../../infra/store-retry';
+import { isStoreUnavailable } from '../../platform/store-retry';
 
 /**
  * First in the chain: every error becomes a response in the called

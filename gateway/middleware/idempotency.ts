@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../domain/errors';
-import { isDuplicateKey, type IdempotencyDoc } from '../../infra/mongo';
-import { isStoreUnavailable, retryStore } from '../../infra/store-retry';
-import { sha256Hex } from '../../infra/secrets';
+import { isDuplicateKey, type IdempotencyDoc } from '../../platform/mongo';
+import { isStoreUnavailable, retryStore } from '../../platform/store-retry';
+import { sha256Hex } from '../../platform/secrets';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import { currentMetrics } from '../../metrics/index';
+import { currentMetrics } from '../../platform/metrics/index';
 
 /** Spec 2 section 4.1 and 8. */
 export const KEY_PATTERN = /^[\x20-\x7E]{1,200}$/;

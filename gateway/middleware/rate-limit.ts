@@ -1,9 +1,9 @@
 import { GatewayError } from '../../domain/errors';
-import { rkeys } from '../../infra/redis';
-import type { RateDecision } from '../../services/auth-lookup';
+import { rkeys } from '../../platform/redis';
+import type { RateDecision } from '../../capabilities/accounts/auth-lookup';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import { currentMetrics } from '../../metrics/index';
+import { currentMetrics } from '../../platform/metrics/index';
 
 /** A crashed gateway's concurrency slots expire after this; live requests renew it. */
 export const LEASE_MS = 60_000;
@@ -13,7 +13,7 @@ const RENEW_EVERY_MS = LEASE_MS / 3;
  * Per-account limits (spec 1 section 8): requests per minute over a sliding
  * 60 s window and concurrent in-flight requests. The verdict is taken
  * atomically in Redis during authentication (same round trip, see
- * services/auth-lookup.ts); this middleware turns it into headers or a 429.
+ * capabilities/accounts/auth-lookup.ts); this middleware turns it into headers or a 429.
  */
 export function rateLimit(): Middleware {
   return async function limitRate(ctx: Ctx, next) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../../infra/logger';
+import type { Logger } from '../../platform/logger';
 import type { Ctx, Middleware } from '../context';
 
 export const TRACE_HEADER = 'x-gateway-trace';

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../domain/errors';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import { usageDoc, type UsageRow } from '../../services/usage';
+import { usageDoc, type UsageRow } from '../../capabilities/usage/usage';
 import { walletOf } from '../../domain/api-key';
 import { ClientDisconnected } from './body';
 

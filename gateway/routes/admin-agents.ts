@@ -2,9 +2,9 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { formatCredits, parseCredits, CreditsInput } from '../../domain/money';
 import { TEMPERATURE_MAX, TEMPERATURE_MIN, type AgentRecord, type AgentSettingsRecord } from '../../domain/agents';
-import type { AgentKeyDoc } from '../../infra/mongo-agents';
-import { OPERATOR, type Actor, type Origin } from '../../agents/actor';
-import { deleteAgent } from '../../agents/agent-removal';
+import type { AgentKeyDoc } from '../../capabilities/agents/store';
+import { OPERATOR, type Actor, type Origin } from '../../capabilities/agents/actor';
+import { deleteAgent } from '../../capabilities/agents/agent-removal';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
@@ -16,7 +16,7 @@ import { Instant } from '../../domain/instant';
  * Management API of enterprise agents and agent keys (docs/agents.md).
  * `Authorization: Bearer <ADMIN_TOKEN>`; the call acts as the operator, or on
  * behalf of the user named by `X-Acting-User` (then that user's role in the
- * enterprise decides). Every rule lives in agents/; these handlers only parse
+ * enterprise decides). Every rule lives in capabilities/agents/; these handlers only parse
  * and render.
  */
 const ACTING_USER = 'x-acting-user';
@@ -136,7 +136,7 @@ export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = agentView(await service.setPublished(actorOf(ctx), ctx.params.id, false));
   });
   router.delete('/agents/:id', async (ctx) => {
-    // `?revoke_keys=true` (the console's way): its issued keys are revoked first, each audited (agents/agent-removal.ts);
+    // `?revoke_keys=true` (the console's way): its issued keys are revoked first, each audited (capabilities/agents/agent-removal.ts);
     // without it the keys stay issued and their calls get 403 (agent deleted, spec 3).
     const { revoke_keys } = validQuery(ctx, AgentDelete);
     if (revoke_keys) {

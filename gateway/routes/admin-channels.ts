@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { ChannelId, ChannelPatch, NewChannel, type StoredCredentials } from '../../domain/channels';
-import type { ChannelEntry } from '../../services/channels';
+import type { ChannelEntry } from '../../capabilities/catalogue/channels';
 import type { GatewayDeps } from '../deps';
 import type { GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
@@ -10,9 +10,9 @@ import { validBody, validParams } from '../middleware/validate';
 
 /**
  * Management API of channels (docs/channels.md). `Authorization: Bearer
- * <ADMIN_TOKEN>`. Rules live in services/channels.ts (validation, sealing,
- * propagation), services/channel-health.ts (breakers) and
- * services/channel-test.ts (the test call); these handlers parse and render.
+ * <ADMIN_TOKEN>`. Rules live in capabilities/catalogue/channels.ts (validation, sealing,
+ * propagation), capabilities/catalogue/channel-health.ts (breakers) and
+ * capabilities/catalogue/channel-test.ts (the test call); these handlers parse and render.
  */
 export const Params = z.object({ id: ChannelId });
 export const TestBody = z.object({ model: z.string().min(1).max(200).optional() }).strict();

@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { errors } from '../../domain/errors';
-import { baseView } from '../../knowledge/bases';
-import { KbIngestion, MAX_DOCUMENT_BYTES, baseProgress, type UploadInput } from '../../knowledge/ingestion';
+import { baseView } from '../../capabilities/knowledge/bases';
+import { KbIngestion, MAX_DOCUMENT_BYTES, baseProgress, type UploadInput } from '../../capabilities/knowledge/ingestion';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
@@ -14,7 +14,7 @@ import { validBody } from '../middleware/validate';
  * Operator API for loading knowledge bases (the console calls the same
  * services for a signed-in user): team bases, document uploads, builds and
  * document deletion. `Authorization: Bearer <ADMIN_TOKEN>`. Rules live in
- * knowledge/bases.ts and knowledge/ingestion.ts.
+ * capabilities/knowledge/bases.ts and capabilities/knowledge/ingestion.ts.
  */
 const Readers = z.union([z.literal('all'), z.array(z.string().min(1).max(100)).max(10_000)]);
 const Compiler = z.enum(['rules', 'llm']);

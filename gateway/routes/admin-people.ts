@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { ROLES } from '../../domain/people';
-import { toUserRecord } from '../../services/people';
+import { toUserRecord } from '../../capabilities/accounts/people';
 import type { GatewayDeps } from '../deps';
 import type { GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';

@@ -7,12 +7,12 @@ import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { resolveModel } from '../model-access';
 import { mediaTaskRoutes } from '../media/task-routes';
-import { parseSpeechRequest } from '../media/speech-request';
-import { speechView } from '../media/speech-view';
-import { taskFailure } from '../media/speech-failure';
-import { VOICE_PRESETS } from '../media/voice-presets';
-import { DEFAULT_PREVIEW_MODEL, parseVoiceCloneRequest } from '../media/voice-request';
-import { listVoices, usableVoice, VOICE_ENDPOINT, voiceView } from '../media/voice-store';
+import { parseSpeechRequest } from '../../capabilities/media/speech-request';
+import { speechView } from '../../capabilities/media/speech-view';
+import { taskFailure } from '../../capabilities/media/speech-failure';
+import { VOICE_PRESETS } from '../../capabilities/media/voice-presets';
+import { DEFAULT_PREVIEW_MODEL, parseVoiceCloneRequest } from '../../capabilities/media/voice-request';
+import { listVoices, usableVoice, VOICE_ENDPOINT, voiceView } from '../../capabilities/media/voice-store';
 
 export const SPEECH_ENDPOINT = 'speech';
 /** 50000 characters of text (async) fit well under 1 MB. */

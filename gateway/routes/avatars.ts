@@ -7,9 +7,9 @@ import { jsonBody } from '../middleware/body';
 import { resolveModel } from '../model-access';
 import { mediaTaskRoutes } from '../media/task-routes';
 import { digitalHumanDialect } from '../media/video-dialect';
-import { AVATAR_PRESETS } from '../media/avatar-presets';
-import { parseAvatarRequest } from '../media/avatar-request';
-import { AVATAR_ENDPOINT, avatarView, findAvatar, listAvatars, markAvatarDeleted } from '../media/avatar-store';
+import { AVATAR_PRESETS } from '../../capabilities/media/avatar-presets';
+import { parseAvatarRequest } from '../../capabilities/media/avatar-request';
+import { AVATAR_ENDPOINT, avatarView, findAvatar, listAvatars, markAvatarDeleted } from '../../capabilities/media/avatar-store';
 
 /** The catalogue model that prices avatar creation (per creation). */
 export const AVATAR_CREATE_MODEL = 'dh-avatar-create';

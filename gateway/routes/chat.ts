@@ -12,9 +12,9 @@ import { resolveModel } from '../model-access';
 import { runChat, type ChatCall } from '../chat/pipeline';
 import type { Model } from '../../domain/catalogue';
 import { applyBuiltinToolRules, builtinToolsOf } from '../chat/builtin-tools';
-import { serveAgentCall } from '../../agents/serve';
+import { serveAgentCall } from '../chat/agent-serve';
 import { validQuery } from '../middleware/validate';
-import { batchLine } from '../../batches/line-auth';
+import { batchLine } from '../middleware/batch-line';
 
 /** `?alt=` of streamGenerateContent: `sse` streams server-sent events, `json` (the default) a JSON array. */
 export const StreamQuery = z.object({ alt: z.enum(['sse', 'json']).optional() });
@@ -44,7 +44,7 @@ export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const lineIds = batchLine(deps.config.KEY_ENCRYPTION_KEY);
   const chain = (endpoint: string) => [
-    // A batch's line (batches/line-auth.ts): its request id, usage row and ledger op are the line's.
+    // A batch's line (capabilities/batches/line-auth.ts): its request id, usage row and ledger op are the line's.
     lineIds,
     usageCapture(deps, endpoint),
     // Agent keys call only chat completions (spec 3 section 5). Optimistic: the body is read, validated and

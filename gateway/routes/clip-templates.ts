@@ -1,4 +1,4 @@
-import { upstreamApiKey } from '../../infra/config';
+import { upstreamApiKey } from '../../platform/config';
 import Router from '@koa/router';
 import { z } from 'zod';
 import { errors, GatewayError } from '../../domain/errors';
@@ -11,7 +11,7 @@ import { digitalHumanDialect } from '../media/video-dialect';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { validQuery } from '../middleware/validate';
-import { first } from '../media/list-query';
+import { first } from '../../capabilities/media/list-query';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError } from '../../domain/channel-ladder';
 import { upstreamFailure } from '../upstream-errors';
 

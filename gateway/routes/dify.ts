@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { GatewayError } from '../../domain/errors';
-import { DifyRequest } from '../../integrations/dify';
+import { DifyRequest } from '../../capabilities/knowledge/dify';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';

@@ -3,15 +3,15 @@ import Router from '@koa/router';
 import { imageQuote } from '../../domain/media/pricing';
 import { publicStatus, FINAL_STATES } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
-import type { TaskDoc } from '../../infra/mongo';
+import type { TaskDoc } from '../../platform/mongo';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { mediaTaskRoutes } from '../media/task-routes';
-import { parseImagesRequest } from '../media/images-request';
+import { parseImagesRequest } from '../../capabilities/media/images-request';
 import { imagesBody } from '../media/images-body';
-import { dropInlineFiles, storeInlineFiles } from '../media/images-files';
+import { dropInlineFiles, storeInlineFiles } from '../../capabilities/media/images-files';
 import { answerSync, finalBody } from '../media/images-sync';
-import { unix } from '../media/list-query';
+import { unix } from '../../capabilities/media/list-query';
 
 /** Images edits bodies may carry reference images: 95 MB (spec 2 section 4.3). */
 export const IMAGES_BODY_LIMIT = 95 * 1024 * 1024;

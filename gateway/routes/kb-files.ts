@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { GatewayError } from '../../domain/errors';
 import type { GatewayDeps } from '../deps';
 import type { GatewayState } from '../context';
-import { keyOfLinkPath, SOURCE_FILES_PATH } from '../../knowledge/storage/source-links';
+import { keyOfLinkPath, SOURCE_FILES_PATH } from '../../capabilities/knowledge/storage/source-links';
 
 /**
  * The signed source links of spec 3 section 2.4 (`GET /kb/files/{r2_key}?expires=&sig=`).

@@ -1,4 +1,4 @@
-import { upstreamApiKey } from '../../infra/config';
+import { upstreamApiKey } from '../../platform/config';
 import Router from '@koa/router';
 import { errors, GatewayError } from '../../domain/errors';
 import { musicQuote } from '../../domain/media/pricing';
@@ -8,10 +8,10 @@ import { ownLinkExpiry } from '../../providers/media/minimax-common';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
-import { unix } from '../media/list-query';
+import { unix } from '../../capabilities/media/list-query';
 import { mediaTaskRoutes } from '../media/task-routes';
-import { MusicAssetsRequest, parseMusicRequest } from '../media/music-request';
-import { musicSubmitted, musicView } from '../media/music-view';
+import { MusicAssetsRequest, parseMusicRequest } from '../../capabilities/media/music-request';
+import { musicSubmitted, musicView } from '../../capabilities/media/music-view';
 import { parseInput } from '../../domain/validation';
 
 export const MUSIC_ENDPOINT = 'music';

@@ -1,13 +1,13 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { requestQuote } from '../../domain/media/pricing';
-import type { TaskDoc } from '../../infra/mongo';
+import type { TaskDoc } from '../../platform/mongo';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { mediaTaskRoutes } from '../media/task-routes';
-import { unix } from '../media/list-query';
-import { taskFailure } from '../media/speech-failure';
+import { unix } from '../../capabilities/media/list-query';
+import { taskFailure } from '../../capabilities/media/speech-failure';
 import { PublicUrl } from '../../domain/url-policy';
 import { parseInput } from '../../domain/validation';
 

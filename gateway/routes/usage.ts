@@ -3,25 +3,20 @@ import Router from '@koa/router';
 import { stringify } from 'csv-stringify';
 import { z } from 'zod';
 import { InstantString } from '../../domain/instant';
-import { first } from '../media/list-query';
+import { first } from '../../capabilities/media/list-query';
 import { validQuery } from '../middleware/validate';
 import { formatCredits } from '../../domain/money';
-import type { UsageDoc } from '../../infra/mongo';
+import type { UsageDoc } from '../../platform/mongo';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
+import { CSV_COLUMNS, rowView } from '../../capabilities/usage/usage-view';
+export { CSV_COLUMNS, rowView };
 
 /** Rows default to the last 30 days; the export is capped at 10000 rows (spec 2 sections 4.8, 8). */
 export const DEFAULT_WINDOW_MS = 30 * 24 * 3600 * 1000;
 export const EXPORT_CAP = 10_000;
-
-/** CSV export columns, in the order of spec 2 section 2.5. */
-export const CSV_COLUMNS = [
-  'id', 'created_at', 'key_name', 'key_prefix', 'model', 'status', 'error_code', 'error_message', 'input_tokens',
-  'output_tokens', 'cached_tokens', 'unit_count', 'unit_type', 'cost_usd', 'latency_ms', 'request_id', 'task_id',
-  'submitted_at', 'attempts_count', 'result_urls', 'result_expires_at',
-] as const;
 
 export const UsageQuery = z.object({
   from: z.preprocess(first, InstantString).optional(),
@@ -33,18 +28,6 @@ function window(ctx: Ctx): { from: Date; to: Date; limit: number } {
   const q = validQuery(ctx, UsageQuery);
   const to = q.to ?? new Date();
   return { from: q.from ?? new Date(to.getTime() - DEFAULT_WINDOW_MS), to, limit: q.limit };
-}
-
-export function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], string | number | null> {
-  const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  return {
-    id: r._id, created_at: iso(r.created_at), key_name: r.key_name, key_prefix: r.key_prefix, model: r.model,
-    status: r.status, error_code: r.error_code, error_message: r.error_message, input_tokens: r.input_tokens,
-    output_tokens: r.output_tokens, cached_tokens: r.cached_tokens, unit_count: r.unit_count, unit_type: r.unit_type,
-    cost_usd: formatCredits(r.status === 'in_flight' ? r.reserved_nano : r.cost_nano), latency_ms: r.latency_ms,
-    request_id: r.request_id, task_id: r.task_id, submitted_at: iso(r.submitted_at), attempts_count: r.attempts_count,
-    result_urls: (r.result_urls ?? []).join('|'), result_expires_at: iso(r.result_expires_at),
-  };
 }
 
 /**

@@ -4,8 +4,8 @@ import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { resolveModel } from '../model-access';
 import { mediaTaskRoutes } from '../media/task-routes';
-import { prepareVideoSubmission, usesDigitalHumanDialect, VIDEO_ENDPOINT } from '../media/video-submission';
-import { submittedView, videoView } from '../media/video-view';
+import { prepareVideoSubmission, usesDigitalHumanDialect, VIDEO_ENDPOINT } from '../../capabilities/media/video-submission';
+import { submittedView, videoView } from '../../capabilities/media/video-view';
 import { videoErrorDialect } from '../media/video-dialect';
 
 /** Video bodies may carry base64 first-frame and reference images. */

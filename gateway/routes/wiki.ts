@@ -5,13 +5,13 @@ import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { validQuery } from '../middleware/validate';
-import { LIMITS } from '../../knowledge/reader';
-import { publicBaseUrl } from '../../infra/config';
+import { LIMITS } from '../../capabilities/knowledge/reader';
+import { publicBaseUrl } from '../../platform/config';
 
 /**
  * The 8 read-only knowledge-base endpoints of spec 3 section 4.1, all GET.
  * Free: authenticated like any key but never billable, so they work at
- * balance 0 and touch no wallet. Every rule lives in knowledge/reader.ts.
+ * balance 0 and touch no wallet. Every rule lives in capabilities/knowledge/reader.ts.
  */
 const PREFIX = '/api/v1/ext/wiki';
 

@@ -8,7 +8,7 @@ import { UpstreamHttpError } from './http';
  * Digital-human video, lip-sync, motion transfer and clip editing on the
  * digital-human task API: POST {base}/dh/v1/tasks {kind, model, ...input} ->
  * {task_id}; GET {base}/dh/v1/tasks/{id}. The task input already holds `kind`
- * and the upstream field names (gateway/media/video-dh-request.ts).
+ * and the upstream field names (capabilities/media/video-dh-request.ts).
  */
 export const DH_SUBMIT_TIMEOUT_MS = 60_000;
 const POLL_TIMEOUT_MS = 15_000;

@@ -1,5 +1,5 @@
-import type { UpstreamPools } from '../../infra/upstream';
-import { classifyTransportError } from '../../infra/upstream';
+import type { UpstreamPools } from '../../platform/upstream';
+import { classifyTransportError } from '../../platform/upstream';
 import { UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';
 
 export { UpstreamHttpError, UpstreamTransportError };

@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/mongo';
+import type { Db } from '../../platform/mongo';
 import type { ProviderCall } from './types';
 
 /**

@@ -33,7 +33,7 @@ const AsyncSubmitted = z.looseObject({ task_id: z.union([z.number(), z.string()]
 const AsyncQuery = z.looseObject({ status: z.enum(['Processing', 'Success', 'Failed', 'Expired']), file_id: z.union([z.number(), z.string()]) });
 const Retrieved = z.looseObject({ file: z.looseObject({ file_id: z.union([z.number(), z.string()]), bytes: z.number().optional(), download_url: z.string().min(1) }) });
 
-/** The MiniMax T2A body for a validated gateway speech request (gateway/media/speech-request.ts). */
+/** The MiniMax T2A body for a validated gateway speech request (capabilities/media/speech-request.ts). */
 function t2aBody(call: ProviderCall): Record<string, unknown> {
   const i = call.task.input;
   const voice: Record<string, unknown> = { voice_id: i.voice_id, speed: i.speed ?? 1, vol: i.vol ?? 1, pitch: i.pitch ?? 0 };

@@ -1,6 +1,6 @@
 import type { Channel } from '../../domain/catalogue';
 import type { ProviderOutcome } from '../../domain/media/task';
-import type { Db, TaskDoc } from '../../infra/mongo';
+import type { Db, TaskDoc } from '../../platform/mongo';
 import type { MediaHttp } from './http';
 
 /** What a provider adapter gets for one call: the channel, the task (its validated input) and HTTP. */

@@ -1,8 +1,8 @@
 import test from 'ava';
 import OpenAI from 'openai';
-import { buildDeps } from '../../services/bootstrap';
+import { buildDeps } from '../../capabilities/bootstrap';
 import { createApp } from '../../gateway/app';
-import { createLogger } from '../../infra/logger';
+import { createLogger } from '../../platform/logger';
 import type { AddressInfo } from 'node:net';
 import type { TestGateway } from '../helpers/stack';
 import { post, usageRow } from '../chat/helpers';

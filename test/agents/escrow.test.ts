@@ -1,11 +1,11 @@
 // Escrow of agent keys under concurrency: calls in flight when their key is revoked settle on the escrow,
 // and only then does its rest go back to the enterprise: exact to the nano-credit, the escrow ending at 0.
-// Also runs on the 3-node Redis Cluster (scripts/test.ts CLUSTER_SUITE).
+// Also runs on the 3-node Redis Cluster (dev/scripts/test.ts CLUSTER_SUITE).
 import test from 'ava';
 import type { TestGateway } from '../helpers/stack';
 import { post } from '../chat/helpers';
 import { adminAs, newAgent, newEnterprise, startAgentGateway, type Enterprise } from './helpers';
-import type { AgentKeyDoc } from '../../infra/mongo-agents';
+import type { AgentKeyDoc } from '../../capabilities/agents/store';
 
 let gw: TestGateway;
 

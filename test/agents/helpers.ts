@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { readCatalogueFile } from '../../services/catalogue-store';
-import type { PageDoc } from '../../infra/mongo';
+import { readCatalogueFile } from '../../capabilities/catalogue/catalogue-store';
+import type { PageDoc } from '../../platform/mongo';
 
 /** A chat model whose first tier has three channels of equal priority (affinity and spreading), and no vision. */
 export const SPREAD_MODEL = 'agent-spread';

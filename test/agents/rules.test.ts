@@ -1,7 +1,7 @@
 import test from 'ava';
 import { orderByAffinity } from '../../gateway/chat/channel-affinity';
-import { contextMessage } from '../../agents/context';
-import { latestUserText } from '../../agents/prelude';
+import { contextMessage } from '../../capabilities/agents/context';
+import { latestUserText } from '../../gateway/chat/agent-prelude';
 import { effectiveModelId, nextState, whitelistAllows } from '../../domain/agents';
 import type { Channel } from '../../domain/catalogue';
 import type { Page } from '../../domain/knowledge/page';

@@ -6,10 +6,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import OpenAI, { toFile } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { bundleWorkflows } from '../../scripts/bundle-workflows';
+import { bundleWorkflows } from '../../dev/scripts/bundle-workflows';
 import { parseCredits } from '../../domain/money';
-import { batchStore } from '../../batches/store';
-import { BATCH_LIMITS } from '../../batches/limits';
+import { batchStore } from '../../capabilities/batches/store';
+import { BATCH_LIMITS } from '../../capabilities/batches/limits';
 
 /**
  * Issue 26 step 2: OpenAI Files + Batches and Anthropic Message Batches on one durable engine, driven

@@ -1,16 +1,16 @@
-// The production example (examples/production/) stays loadable: every channel
+// The production example (deploy/production/) stays loadable: every channel
 // passes the management API's rules, and every key and URL variable it names
 // is listed in the env file.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { readCatalogueFile, channelRecordOfSeed } from '../../services/catalogue-store';
+import { readCatalogueFile, channelRecordOfSeed } from '../../capabilities/catalogue/catalogue-store';
 import { Catalogue } from '../../domain/catalogue';
 import { channelProblems, resolveChannels } from '../../domain/channels';
 import { getTranslator } from '../../protocols';
 import type { Protocol } from '../../protocols/types';
 
-const file = readCatalogueFile('examples/production/catalogue.json');
-const env = readFileSync('examples/production/production.env.example', 'utf8');
+const file = readCatalogueFile('deploy/production/catalogue.json');
+const env = readFileSync('deploy/production/production.env.example', 'utf8');
 const envNames = new Set([...env.matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
 
 test('every channel of the production example passes the channel rules', (t) => {

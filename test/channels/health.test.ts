@@ -4,7 +4,7 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { addFault, post, upstreamCount, usageRow, user } from '../chat/helpers';
-import { channelBreakerStates } from '../../services/channel-health';
+import { channelBreakerStates } from '../../capabilities/catalogue/channel-health';
 
 /**
  * Long enough that a loaded machine finishes each open phase inside it, and

@@ -1,4 +1,4 @@
-// One resolver for channel secrets (infra/config.ts upstreamApiKey): a chat call, a channel test call and the
+// One resolver for channel secrets (platform/config.ts upstreamApiKey): a chat call, a channel test call and the
 // knowledge compiler's LLM call all send the channel's sealed secret, the one key the resolver gives. Before,
 // the compiler sent `process.env[api_key_env] || 'gateway'`, never the sealed secret: a 401 at any real vendor.
 import test from 'ava';
@@ -8,8 +8,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { askModelVia } from '../../knowledge/llm-chat';
-import { upstreamApiKey } from '../../infra/config';
+import { askModelVia } from '../../capabilities/knowledge/llm-chat';
+import { upstreamApiKey } from '../../platform/config';
 
 let gw: TestGateway;
 let vendor: http.Server;

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { rkeys } from '../../infra/redis';
-import { AuthLookup } from '../../services/auth-lookup';
-import { sha256Hex } from '../../infra/secrets';
+import { rkeys } from '../../platform/redis';
+import { AuthLookup } from '../../capabilities/accounts/auth-lookup';
+import { sha256Hex } from '../../platform/secrets';
 
 /**
  * An account deactivation takes effect on the next request, whatever else

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { connectMongo, type Db } from '../../infra/mongo';
-import { BatchInserter, duplicatesOf, insertIgnoringDuplicates } from '../../infra/batch-insert';
+import { connectMongo, type Db } from '../../platform/mongo';
+import { BatchInserter, duplicatesOf, insertIgnoringDuplicates } from '../../platform/batch-insert';
 
 /**
  * Journal drains and ledger batches write rows whose _id is their business

@@ -1,17 +1,17 @@
 import test from 'ava';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runChaos } from '../../chaos/runner';
-import { startSimulatorProcess } from '../../chaos/simulator-process';
-import { startServices } from '../../scripts/lib/services';
-import { freePort, stopAll } from '../../scripts/lib/proc';
+import { runChaos } from '../../dev/chaos/runner';
+import { startSimulatorProcess } from '../../dev/chaos/simulator-process';
+import { startServices } from '../../dev/scripts/lib/services';
+import { freePort, stopAll } from '../../dev/scripts/lib/proc';
 
 /**
  * The short chaos run (about a minute): 2 gateways and 2 workers killed on a
  * seeded schedule, Redis restarted, the store SIGKILLed and restarted, the
  * upstream paused, under a seeded traffic mix (chat in four protocols, tasks
  * of four media families, key disables and spend caps) with simulator faults;
- * every task ends final and the books balance (chaos/runner.ts `check`). The
+ * every task ends final and the books balance (dev/chaos/runner.ts `check`). The
  * file starts its own Redis and store (it restarts them; other files share
  * the suite's) and its own simulator process (it pauses it). The long run is
  * `npm run chaos` (README).

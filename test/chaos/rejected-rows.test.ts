@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { startBlipProxy, type BlipProxy } from '../helpers/blip-proxy';
 import { post } from '../chat/helpers';
-import { freePort } from '../../scripts/lib/proc';
+import { freePort } from '../../dev/scripts/lib/proc';
 
 /**
  * Every public call ends in exactly one usage row, rejected ones included

@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { createApp } from '../../gateway/app';
-import { createLogger } from '../../infra/logger';
+import { createLogger } from '../../platform/logger';
 import { post, upstreamCount, usageRows } from './helpers';
 
 let gw: TestGateway;

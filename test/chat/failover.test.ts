@@ -3,7 +3,7 @@
 // through unretried, no retry after the first byte, the upstream timeout.
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { ANTHROPIC_ERROR_FRAME } from '../../simulator/chat/anthropic-messages';
+import { ANTHROPIC_ERROR_FRAME } from '../../dev/simulator/chat/anthropic-messages';
 import { addFault, post, sseEvents, upstreamCount, usageRow, user } from './helpers';
 
 let gw: TestGateway;

@@ -9,8 +9,8 @@
 import test, { type ExecutionContext } from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { AUTH_MESSAGES } from '../../domain/errors';
-import { counters } from '../../infra/counters';
-import { rkeys } from '../../infra/redis';
+import { counters } from '../../platform/counters';
+import { rkeys } from '../../platform/redis';
 import { chargeEntry, freshKey, post, sseEvents, usageRow, user, type Reply } from './helpers';
 
 const MODES = ['prepare', 'upstream'] as const;

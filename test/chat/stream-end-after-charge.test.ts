@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'undici';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { sseEvents, user } from './helpers';
-import { freePort } from '../../scripts/lib/proc';
+import { freePort } from '../../dev/scripts/lib/proc';
 
 let gw: TestGateway;
 test.before(async () => {

@@ -4,7 +4,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import type { ExecutionContext } from 'ava';
 import type { TestGateway } from '../helpers/stack';
 
-/** Debian's chromium (scripts/lib/tools.ts installs it when missing); Playwright's own download is not used. */
+/** Debian's chromium (dev/scripts/lib/tools.ts installs it when missing); Playwright's own download is not used. */
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }

@@ -1,8 +1,8 @@
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { signStripePayload } from '../../payments/stripe';
-import { webhookSecret } from '../../payments/select';
+import { signStripePayload } from '../../capabilities/billing/stripe';
+import { webhookSecret } from '../../capabilities/billing/select';
 import { launchBrowser, newPage, newUser, screenshots, signIn } from './browser';
 
 let gw: TestGateway;

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startGateway } from '../helpers/stack';
-import { ensureDemo } from '../../scripts/lib/demo';
+import { ensureDemo } from '../../dev/scripts/lib/demo';
 
 test('npm run dev makes a demo user who can sign in, owns a demo enterprise, and is reused on the next start', async (t) => {
   const gw = await startGateway();

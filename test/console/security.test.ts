@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { launchBrowser, newPage, newUser, signIn } from './browser';
-import { SIGN_IN_MAX_FAILURES } from '../../services/sign-in';
+import { SIGN_IN_MAX_FAILURES } from '../../capabilities/accounts/sign-in';
 
 let gw: TestGateway;
 let browser: Browser;

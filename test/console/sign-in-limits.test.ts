@@ -1,9 +1,9 @@
-// The sign-in limiter's counters (services/sign-in.ts), against the real Redis; this file also runs on the
-// 3-node Redis Cluster (scripts/test.ts CLUSTER_SUITE): its counters live in different hash slots.
+// The sign-in limiter's counters (capabilities/accounts/sign-in.ts), against the real Redis; this file also runs on the
+// 3-node Redis Cluster (dev/scripts/test.ts CLUSTER_SUITE): its counters live in different hash slots.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { SignInService, SIGN_IN_MAX_FAILURES } from '../../services/sign-in';
+import { SignInService, SIGN_IN_MAX_FAILURES } from '../../capabilities/accounts/sign-in';
 
 let gw: TestGateway;
 let signIn: SignInService;

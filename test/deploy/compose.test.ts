@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ensureCompose } from '../../scripts/lib/tools';
+import { ensureCompose } from '../../dev/scripts/lib/tools';
 
 /**
  * docker-compose.yml as README.md and .env.example document it, checked with `docker-compose config`
@@ -99,12 +99,12 @@ test('three workers, one per queue, each with its own metrics port', async (t) =
 
 test('real vendors: no simulator, the production catalogue, vendor keys and base URLs reach every process', async (t) => {
   const vendor: Record<string, string> = {};
-  const production = JSON.parse(fs.readFileSync(path.join(ROOT, 'examples/production/catalogue.json'), 'utf8')) as { channels: Array<{ base_url: string; credentials?: { env?: string }; enabled?: boolean }> };
+  const production = JSON.parse(fs.readFileSync(path.join(ROOT, 'deploy/production/catalogue.json'), 'utf8')) as { channels: Array<{ base_url: string; credentials?: { env?: string }; enabled?: boolean }> };
   for (const c of production.channels.filter((c) => c.enabled !== false)) {
     if (c.credentials?.env) vendor[c.credentials.env] = `key-for-${c.credentials.env}`;
     for (const [, name] of c.base_url.matchAll(/\$\{([A-Z0-9_]+)\}/g)) vendor[name] = `https://${name.toLowerCase().replace(/_/g, '-')}.example.com`;
   }
-  const project = projectWith({ COMPOSE_PROFILES: '', CATALOGUE_FILE: './examples/production/catalogue.json', ...vendor });
+  const project = projectWith({ COMPOSE_PROFILES: '', CATALOGUE_FILE: './deploy/production/catalogue.json', ...vendor });
   const cfg = await config(project);
   t.falsy(cfg.services.simulator);
   for (const name of APP_SERVICES) {
@@ -112,7 +112,7 @@ test('real vendors: no simulator, the production catalogue, vendor keys and base
     t.false('simulator' in (cfg.services[name].depends_on ?? {}) && cfg.services[name].depends_on!.simulator.required !== false);
   }
   const catalogue = mountedCatalogue(cfg, project, 'gateway');
-  t.is(path.relative(ROOT, catalogue), path.join('examples', 'production', 'catalogue.json'));
+  t.is(path.relative(ROOT, catalogue), path.join('deploy', 'production', 'catalogue.json'));
   for (const { id, url } of channelUrls(catalogue, cfg.services.gateway.environment!)) {
     t.notRegex(url, /<unset|simulator/, `channel ${id}`);
     t.notThrows(() => new URL(url), `channel ${id}: ${url}`);

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
-import { ensureHelm, ensureKubernetesValidate } from '../../scripts/lib/tools';
+import { ensureHelm, ensureKubernetesValidate } from '../../dev/scripts/lib/tools';
 
 /**
  * The Helm chart (deploy/helm/model-gateway): `helm lint`, `helm template` with the defaults and with
  * every optional part on, each rendered manifest validated offline against the Kubernetes schemas
  * (PyPI kubernetes-validate, strict: unknown fields fail), and the parts issue 24 asks for read back
- * from the rendered objects. Helm is built from the Go module proxy and cached (scripts/lib/tools.ts).
+ * from the rendered objects. Helm is built from the Go module proxy and cached (dev/scripts/lib/tools.ts).
  */
 const run = promisify(execFile);
 const CHART = path.resolve('deploy/helm/model-gateway');

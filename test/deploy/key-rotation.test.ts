@@ -3,11 +3,11 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { keyId, keyRing } from '../../infra/secrets';
-import { channelCredentials, storedRecord } from '../../services/catalogue-store';
+import { keyId, keyRing } from '../../platform/secrets';
+import { channelCredentials, storedRecord } from '../../capabilities/catalogue/catalogue-store';
 import Stripe from 'stripe';
-import { webhookSecret } from '../../payments/select';
-import { WebhookSecrets } from '../../webhooks/secrets';
+import { webhookSecret } from '../../capabilities/billing/select';
+import { WebhookSecrets } from '../../capabilities/webhooks/secrets';
 
 /**
  * docs/operations.md, key rotation, as an operator runs it: values sealed under the old
@@ -46,7 +46,7 @@ async function kids(gw: TestGateway): Promise<string[]> {
 
 async function reseal(gw: TestGateway, env: Record<string, string>, args: string[] = []): Promise<{ code: number; lines: any[]; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/reseal.ts', ...args], { env: { ...process.env, MONGO_URL: gw.config.MONGO_URL, ...env } });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'dev/scripts/reseal.ts', ...args], { env: { ...process.env, MONGO_URL: gw.config.MONGO_URL, ...env } });
     return { code: 0, lines: stdout.trim().split('\n').map((l) => JSON.parse(l)), stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

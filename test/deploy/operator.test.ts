@@ -80,7 +80,7 @@ test('npm run seed against an unreachable store fails, naming the URL', async (t
   const port = (server.address() as net.AddressInfo).port;
   await new Promise((r) => server.close(r));
   const url = `mongodb://127.0.0.1:${port}/nowhere`;
-  const err = await t.throwsAsync(run(process.execPath, ['--import', 'tsx', 'scripts/seed.ts'], { env: { ...process.env, MONGO_URL: url }, timeout: 60_000 })) as Error & { code: number; stderr: string; killed: boolean };
+  const err = await t.throwsAsync(run(process.execPath, ['--import', 'tsx', 'dev/scripts/seed.ts'], { env: { ...process.env, MONGO_URL: url }, timeout: 60_000 })) as Error & { code: number; stderr: string; killed: boolean };
   t.false(err.killed, 'it ended by itself');
   t.is(err.code, 1);
   t.true(err.stderr.includes(`MONGO_URL=${url}`), err.stderr);

@@ -6,7 +6,7 @@ import { rateLimit } from '../../gateway/middleware/rate-limit';
 import { authenticate } from '../../gateway/middleware/auth';
 import { trace } from '../../gateway/middleware/trace';
 import { errorHandler } from '../../gateway/middleware/error-handler';
-import { createLogger } from '../../infra/logger';
+import { createLogger } from '../../platform/logger';
 import type { GatewayState } from '../../gateway/context';
 
 let gw: TestGateway;
@@ -93,7 +93,7 @@ test('a crashed gateway slot expires by lease; a finished request frees its slot
   const a = await gw.newAccount();
   const k = await gw.newKey(a.id);
   await gw.admin('PATCH', `/accounts/${a.id}`, { rate_limit: { concurrency: 1 } });
-  const { rkeys } = await import('../../infra/redis');
+  const { rkeys } = await import('../../platform/redis');
   const get = () => fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${k.key}` } });
   // A live slot held by another (crashed) gateway blocks...
   await gw.deps.redis.zadd(rkeys.rateLeases(a.id), Date.now() + 60_000, 'held-by-dead-gateway');

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { usageRowFromTask } from '../../services/task-usage';
-import type { TaskDoc } from '../../infra/mongo';
+import { usageRowFromTask } from '../../capabilities/usage/task-usage';
+import type { TaskDoc } from '../../platform/mongo';
 
 const created = new Date('2026-01-01T00:00:00Z');
 const task: TaskDoc = {

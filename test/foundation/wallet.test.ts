@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
-import { rkeys } from '../../infra/redis';
+import { rkeys } from '../../platform/redis';
 
 let gw: TestGateway;
 test.before(async () => {

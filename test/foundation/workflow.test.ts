@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { createWorker } from '../../workers/worker';
 import { auditWalletWorkflow } from '../../workflows';
-import { rkeys } from '../../infra/redis';
+import { rkeys } from '../../platform/redis';
 
 let gw: TestGateway;
 test.before(async () => {

@@ -5,7 +5,7 @@ import { startGateway, type TestGateway } from '../helpers/stack';
 /**
  * /openapi.json describes every route the gateway serves (and nothing it
  * does not), every `$ref` resolves, and /docs renders it from local files
- * only. A route added without its operation in openapi/operations/ fails here.
+ * only. A route added without its operation in gateway/openapi/operations/ fails here.
  */
 
 let gw: TestGateway;
@@ -70,7 +70,7 @@ test('every route the gateway serves is documented, and every documented operati
   const served = servedRoutes();
   const docs = documented();
   t.true(served.size >= 100, `read ${served.size} routes from the routers`);
-  t.deepEqual([...served].filter((r) => !docs.has(r)).sort(), [], 'routes missing from openapi/operations/');
+  t.deepEqual([...served].filter((r) => !docs.has(r)).sort(), [], 'routes missing from gateway/openapi/operations/');
   t.deepEqual([...docs].filter((r) => !served.has(r)).sort(), [], 'documented operations no route serves');
 });
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { ensureSchemathesis } from '../../scripts/lib/schemathesis';
+import { ensureSchemathesis } from '../../dev/scripts/lib/schemathesis';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { runSchemathesis } from './schemathesis-run';
 

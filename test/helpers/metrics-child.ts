@@ -3,10 +3,10 @@
 // printing `blocking` before and `unblocked` after (test/workers/metrics-thread.test.ts).
 import readline from 'node:readline';
 import { Registry } from 'prom-client';
-import { defineMetrics } from '../../metrics/registry';
-import { watchEventLoop } from '../../metrics/event-loop';
-import { serveMetricsOffThread } from '../../metrics/thread-server';
-import { createLogger } from '../../infra/logger';
+import { defineMetrics } from '../../platform/metrics/registry';
+import { watchEventLoop } from '../../platform/metrics/event-loop';
+import { serveMetricsOffThread } from '../../platform/metrics/thread-server';
+import { createLogger } from '../../platform/logger';
 
 const m = defineMetrics(new Registry(), 'worker');
 watchEventLoop(m);

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import http, { type Server } from 'node:http';
-import { loadConfig, type Config } from '../../infra/config';
-import { createLogger } from '../../infra/logger';
-import { connectMongo } from '../../infra/mongo';
-import { buildDeps } from '../../services/bootstrap';
-import { readCatalogueFile, seedCatalogue } from '../../services/catalogue-store';
+import { loadConfig, type Config } from '../../platform/config';
+import { createLogger } from '../../platform/logger';
+import { connectMongo } from '../../platform/mongo';
+import { buildDeps } from '../../capabilities/bootstrap';
+import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
 import { createApp } from '../../gateway/app';
 import { answerClientErrors } from '../../gateway/client-errors';
-import { createSimulator, type Simulator } from '../../simulator/app';
-import { createMediaHandler, publicBaseUrlOf } from '../../simulator/media/index';
+import { createSimulator, type Simulator } from '../../dev/simulator/app';
+import { createMediaHandler, publicBaseUrlOf } from '../../dev/simulator/media/index';
 import { createWorkers } from '../../workers/worker';
 import type { GatewayDeps } from '../../gateway/deps';
 
 /**
  * Each test file gets its own world on the shared test services (started by
- * scripts/test.ts): a fresh Mongo database, a Redis key prefix and a task
+ * dev/scripts/test.ts): a fresh Mongo database, a Redis key prefix and a task
  * queue, so files run in parallel without seeing each other.
  */
 export function testConfig(overrides: Record<string, string> = {}): Config {

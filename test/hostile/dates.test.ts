@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import type { TestGateway } from '../helpers/stack';
 import { createApp } from '../../gateway/app';
-import { createLogger } from '../../infra/logger';
+import { createLogger } from '../../platform/logger';
 import { assertShape, send, world } from './kit';
 
 // One date parser (domain/instant.ts) for every `from`/`to` and `expires_at`: an unrepresentable or

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import type { TestGateway } from '../helpers/stack';
 import { createApp } from '../../gateway/app';
-import { createLogger } from '../../infra/logger';
+import { createLogger } from '../../platform/logger';
 import { send, world } from './kit';
 
 // Logs are pino JSON lines; no API key plaintext reaches a line, whichever way it was sent or logged.

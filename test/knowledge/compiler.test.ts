@@ -1,7 +1,7 @@
 import test from 'ava';
-import { compileRules, LinkIndex, LlmCompiler, MAX_PAGE_WEIGHT, resolveLinks, linkRequestsOf, missingTargetId } from '../../knowledge/compiler';
-import type { CompileInput } from '../../knowledge/compiler';
-import { weightOf } from '../../knowledge/compiler/text';
+import { compileRules, LinkIndex, LlmCompiler, MAX_PAGE_WEIGHT, resolveLinks, linkRequestsOf, missingTargetId } from '../../capabilities/knowledge/compiler';
+import type { CompileInput } from '../../capabilities/knowledge/compiler';
+import { weightOf } from '../../capabilities/knowledge/compiler/text';
 
 /** The compiler is pure: these run without the stack. */
 const input = (markdown: string, over: Partial<CompileInput> = {}): CompileInput => ({

@@ -66,7 +66,7 @@ test('Markdown by JSON: 202 with a build id, the build succeeds and its pages ar
 });
 
 test('a real-sized document (840 KB, 519 pages, compiled in the worker threads): its build reports pages done out of total while it runs, links resolve across documents', async (t) => {
-  const { generateCorpus } = await import('../../bench/lib/abstracts');
+  const { generateCorpus } = await import('../../dev/bench/lib/abstracts');
   const [one, two] = generateCorpus().slice(0, 2);
   const a = await gw.newAccount();
   const up = await uploadJson(gw, a.id, 'default', { filename: one.filename, content: one.markdown });
@@ -482,7 +482,7 @@ test('the same bytes uploaded twice at once make one build', async (t) => {
 
 test('a build left queued by a gateway that died before starting its workflow is started by the next read of it', async (t) => {
   const a = await gw.newAccount();
-  const { documentIdOf } = await import('../../knowledge/ingestion');
+  const { documentIdOf } = await import('../../capabilities/knowledge/ingestion');
   const content = Buffer.from('# Orphan\n\nA build whose workflow was never started.');
   const documentId = documentIdOf(a.id, 'default', 'orphan.md');
   const r2Key = `kb/${a.id}/default/${documentId}/orphan`;

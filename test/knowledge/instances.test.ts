@@ -1,9 +1,9 @@
 import test from 'ava';
 import type { AddressInfo } from 'node:net';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { buildDeps } from '../../services/bootstrap';
+import { buildDeps } from '../../capabilities/bootstrap';
 import { createApp } from '../../gateway/app';
-import { createLogger } from '../../infra/logger';
+import { createLogger } from '../../platform/logger';
 import { seedDocument, seedTeamBase } from './seed';
 
 /**

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Page } from '../../domain/knowledge/page';
-import { BM25, FIELD_BOOST, PageIndex, snippetOf } from '../../knowledge/search-index';
-import { tokenize, tokensOf } from '../../knowledge/tokenize';
+import { BM25, FIELD_BOOST, PageIndex, snippetOf } from '../../capabilities/knowledge/search-index';
+import { tokenize, tokensOf } from '../../capabilities/knowledge/tokenize';
 
 /** The index is pure: these run without the stack. */
 const page = (id: string, over: Partial<Page> = {}): Page => ({

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { GatewayDeps } from '../../gateway/deps';
 
 /**
- * Pages written through the reader contract (infra/mongo.ts, knowledge/page-store.ts):
+ * Pages written through the reader contract (platform/mongo.ts, capabilities/knowledge/page-store.ts):
  * a document, its pages under one build, then the document's `live_build_id`
  * pointed at that build and the base's version bumped, as a finished build does.
  */

@@ -2,7 +2,7 @@ import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
-import { bundleWorkflows } from '../../scripts/bundle-workflows';
+import { bundleWorkflows } from '../../dev/scripts/bundle-workflows';
 
 /**
  * A worker killed with SIGKILL at any point of a task (mid-submit, right after
@@ -125,7 +125,7 @@ test('a gateway that died after writing the task (before or after the hold) leav
   t.timeout(120_000);
   const gw = await startGateway({}, { simulator: true, worker: true });
   try {
-    const { MediaTasks } = await import('../../services/media-tasks');
+    const { MediaTasks } = await import('../../capabilities/media/media-tasks');
     const { createMediaActivities } = await import('../../activities/media');
     const a = await gw.newAccount();
     const run = Math.random().toString(16).slice(2, 10);
@@ -167,7 +167,7 @@ test('cancelling a task workflow (as from the Temporal UI) ends it cancelled wit
   t.timeout(120_000);
   const gw = await startGateway({}, { simulator: true, worker: true });
   try {
-    const { MediaTasks } = await import('../../services/media-tasks');
+    const { MediaTasks } = await import('../../capabilities/media/media-tasks');
     const a = await gw.newAccount();
     const key = (await gw.newKey(a.id)).key;
     await gw.control('POST', '/media/faults', { channel: 'image-tasks-a', fault: { type: 'hang' }, times: 1 });

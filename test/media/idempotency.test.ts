@@ -99,7 +99,7 @@ test.serial('a failed first attempt leaves nothing committed: its retry with the
 test('a held key whose holder vanished is free after its 10-minute hold', async (t) => {
   const a = await gw.newAccount();
   const key = (await gw.newKey(a.id)).key;
-  const { sha256Hex } = await import('../../infra/secrets');
+  const { sha256Hex } = await import('../../platform/secrets');
   const id = `${a.id}:${sha256Hex('vanished')}`;
   const body = { model: 'gpt-image-1', prompt: 'x', async: true };
   await gw.deps.db.Idempotency.create({ _id: id, account_id: a.id, body_hash: 'whatever', state: 'in_flight', holder: 'dead', until: new Date(Date.now() + 60_000), status: null, headers: null, body: null, not_cached: false, created_at: new Date() });
@@ -130,7 +130,7 @@ test('50 concurrent submissions against a balance that covers 20: exactly 20 acc
 test('20 concurrent retries on a lapsed key: exactly one takes it over, one task', async (t) => {
   const a = await gw.newAccount();
   const key = (await gw.newKey(a.id)).key;
-  const { sha256Hex } = await import('../../infra/secrets');
+  const { sha256Hex } = await import('../../platform/secrets');
   await gw.deps.db.Idempotency.create({
     _id: `${a.id}:${sha256Hex('lapsed')}`, account_id: a.id, body_hash: 'old', state: 'in_flight', holder: 'dead',
     until: new Date(Date.now() - 1), status: null, headers: null, body: null, not_cached: false, created_at: new Date(),

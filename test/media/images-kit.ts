@@ -1,6 +1,6 @@
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
-import type { LedgerDoc, TaskDoc } from '../../infra/mongo';
+import type { LedgerDoc, TaskDoc } from '../../platform/mongo';
 
 /** Shared by the images-*.test.ts files: one gateway per file, HTTP helpers, exact money reads. */
 export const GRANT = parseCredits('40.44');

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { startKit, type Kit } from './images-kit';
-import type { TaskDoc } from '../../infra/mongo';
+import type { TaskDoc } from '../../platform/mongo';
 
 /** GET /v1/images/generations (spec 2 sections 2.2 and 4.2). */
 let kit: Kit;

@@ -1,13 +1,13 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
-import { rkeys } from '../../infra/redis';
-import { MARKER_AFTER_ROW_S } from '../../services/ledger-journal';
-import { Wallet } from '../../services/wallet';
+import { rkeys } from '../../platform/redis';
+import { MARKER_AFTER_ROW_S } from '../../capabilities/accounts/ledger-journal';
+import { Wallet } from '../../capabilities/accounts/wallet';
 import { createMediaActivities, factsOf, settleAbsentAt, type SettleInput } from '../../activities/media';
-import { FRESH_OP_MS } from '../../services/wallet';
+import { FRESH_OP_MS } from '../../capabilities/accounts/wallet';
 import type { ProviderOutcome } from '../../domain/media/task';
-import type { TaskDoc } from '../../infra/mongo';
+import type { TaskDoc } from '../../platform/mongo';
 
 /**
  * A task's hold and settlement are applied once whichever worker retries

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import type { TaskDoc } from '../../infra/mongo';
-import type { Wallet } from '../../services/wallet';
+import type { TaskDoc } from '../../platform/mongo';
+import type { Wallet } from '../../capabilities/accounts/wallet';
 
 /**
  * A submission whose hold or workflow start gets no answer (Redis restarting
@@ -128,7 +128,7 @@ test.serial('a release that cannot finish now is finished by the orphan sweep', 
   t.is(b.tasks[0].state, 'failed');
   t.is(b.tasks[0].release_pending, true);
   t.is(b.balance, balance - b.tasks[0].reserved_nano, 'the hold is still on');
-  const { MediaTasks } = await import('../../services/media-tasks');
+  const { MediaTasks } = await import('../../capabilities/media/media-tasks');
   await new MediaTasks(gw.deps).resumeOrphans(2 * 60_000);
   b = await books(accountId, keyId, res.trace);
   t.is(b.tasks[0].release_pending, false);
@@ -185,7 +185,7 @@ test.serial('a task insert whose answer was lost is sent again: one task, one us
   }
   t.is(res.status, 200, JSON.stringify(res.body));
   // The sweep resumes tasks left queued without a workflow (here at once): none may be this call's second task or row.
-  const { MediaTasks } = await import('../../services/media-tasks');
+  const { MediaTasks } = await import('../../capabilities/media/media-tasks');
   await new MediaTasks(gw.deps).resumeOrphans(0);
   const b = await books(accountId, keyId, res.trace);
   t.is(b.tasks.length, 1);

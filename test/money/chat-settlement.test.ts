@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { startBlipProxy } from '../helpers/blip-proxy';
 import { post, sseEvents } from '../chat/helpers';
-import { freePort } from '../../scripts/lib/proc';
+import { freePort } from '../../dev/scripts/lib/proc';
 import { chatCharge } from '../../domain/pricing';
 
 /**

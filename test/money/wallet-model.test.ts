@@ -2,8 +2,8 @@ import test from 'ava';
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import type { ApplyResult, ChargeTicket, LedgerOp } from '../../services/wallet';
-import { rkeys } from '../../infra/redis';
+import type { ApplyResult, ChargeTicket, LedgerOp } from '../../capabilities/accounts/wallet';
+import { rkeys } from '../../platform/redis';
 
 /**
  * The money model test (issue 14 section 3): random sequences of wallet ops
@@ -124,7 +124,7 @@ const stats = { sequences: 0, ops: 0, concurrentBatches: 0, replays: 0, refused:
 
 /**
  * A chat charge is only ever retried by the gateway that made it, with the
- * sequence number it drew for it (services/wallet.ts): a replay here reuses it.
+ * sequence number it drew for it (capabilities/accounts/wallet.ts): a replay here reuses it.
  */
 const tickets = new Map<string, ChargeTicket>();
 function ticketFor(opId: string): ChargeTicket {

@@ -4,10 +4,10 @@
 // metrics listener in the text format.
 import test from 'ava';
 import fs from 'node:fs';
-import { enableMetrics } from '../../metrics/index';
-import { serveMetrics } from '../../metrics/server';
-import { watchStore } from '../../metrics/store';
-import { watchWorker } from '../../metrics/temporal';
+import { enableMetrics } from '../../platform/metrics/index';
+import { serveMetrics } from '../../platform/metrics/server';
+import { watchStore } from '../../platform/metrics/store';
+import { watchWorker } from '../../platform/metrics/temporal';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { createWorker } from '../../workers/worker';
 import { auditWalletWorkflow } from '../../workflows';

@@ -1,4 +1,4 @@
-// The real gateway process as an operator starts it (`--import ./tracing/register.ts`,
+// The real gateway process as an operator starts it (`--import ./platform/tracing/register.ts`,
 // package.json's gateway script), with metrics and tracing turned on by
 // environment only: METRICS_PORT, and the standard OTEL_* variables pointing
 // at an OTLP/HTTP receiver in this test (JSON protocol). A chat call must be
@@ -7,11 +7,11 @@ import test from 'ava';
 import http from 'node:http';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import { freePort } from '../../scripts/lib/proc';
+import { freePort } from '../../dev/scripts/lib/proc';
 import { testConfig } from '../helpers/stack';
-import { connectMongo } from '../../infra/mongo';
-import { readCatalogueFile, seedCatalogue } from '../../services/catalogue-store';
-import { createSimulator, type Simulator } from '../../simulator/app';
+import { connectMongo } from '../../platform/mongo';
+import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
+import { createSimulator, type Simulator } from '../../dev/simulator/app';
 import { parseProm, valueOf } from './prom-text';
 
 interface OtlpSpan { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: Array<{ key: string; value: Record<string, unknown> }> }
@@ -51,7 +51,7 @@ test.before(async () => {
   const metricsPort = await freePort();
   gwUrl = `http://127.0.0.1:${port}`;
   metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  child = spawn(process.execPath, ['--import', 'tsx', '--import', './tracing/register.ts', 'gateway/server.ts'], {
+  child = spawn(process.execPath, ['--import', 'tsx', '--import', './platform/tracing/register.ts', 'gateway/server.ts'], {
     env: {
       ...process.env,
       MONGO_URL: config.MONGO_URL, REDIS_URL: config.REDIS_URL, REDIS_PREFIX: config.REDIS_PREFIX, TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,

@@ -2,12 +2,12 @@
 // exporter: a chat call (server span, route, ladder attempt, undici call to
 // the simulator, Redis) and a media task (server span, workflow start, the
 // workflow run in the sandbox, each activity, the upstream attempt inside it).
-// Tracing starts before the stack is imported, as tracing/register.ts does
+// Tracing starts before the stack is imported, as platform/tracing/register.ts does
 // with --import in the real processes.
 import test from 'ava';
 import { register } from 'node:module';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { startTracing } from '../../tracing/sdk';
+import { startTracing } from '../../platform/tracing/sdk';
 
 register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
 const exporter = new InMemorySpanExporter();

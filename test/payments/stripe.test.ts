@@ -2,8 +2,8 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { signStripePayload } from '../../payments/stripe';
-import type { LedgerDoc } from '../../infra/mongo';
+import { signStripePayload } from '../../capabilities/billing/stripe';
+import type { LedgerDoc } from '../../platform/mongo';
 
 /**
  * Top-ups through Stripe against stripe-mock (started by `npm test`, STRIPE_MOCK_URL): checkout sessions are

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { createApp } from '../../gateway/app';
-import { createLogger } from '../../infra/logger';
+import { createLogger } from '../../platform/logger';
 
 /**
  * Isolation and secrets (issue 14 section 5): account B tries every read and

@@ -1,7 +1,7 @@
 import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMediaHandler } from '../../simulator/media/index';
+import { createMediaHandler } from '../../dev/simulator/media/index';
 import { simFor, json, staysOpen } from './helpers';
 
 const ARK = '/api/v3/contents/generations/tasks';
@@ -158,7 +158,7 @@ test('delay holds the submission answer (sync result or async task id) for ms', 
 });
 
 test('publicBaseUrlOf takes the configured URL, else the socket\'s address: never Host or X-Forwarded-*', async (t) => {
-  const { publicBaseUrlOf } = await import('../../simulator/media/index');
+  const { publicBaseUrlOf } = await import('../../dev/simulator/media/index');
   const req = (localAddress: string) => ({ headers: { host: 'evil.example', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' }, socket: { localAddress, localPort: 8090 } }) as unknown as http.IncomingMessage;
   t.is(publicBaseUrlOf(req('127.0.0.1')), 'http://127.0.0.1:8090');
   t.is(publicBaseUrlOf(req('::ffff:10.0.0.5')), 'http://10.0.0.5:8090');

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMediaHandler, type MediaHandler } from '../../simulator/media/index';
-import type { MediaOptions } from '../../simulator/media/state';
+import { createMediaHandler, type MediaHandler } from '../../dev/simulator/media/index';
+import type { MediaOptions } from '../../dev/simulator/media/state';
 
 export const T0 = 1_750_000_000_000;
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import Anthropic from '@anthropic-ai/sdk';
-import type { Simulator } from '../../simulator/app';
+import type { Simulator } from '../../dev/simulator/app';
 import { ANTHROPIC_AUTH, WEATHER_SCHEMA, channel, jsonOf, parseSse, post, requests, startSim } from './helpers';
 
 let sim: Simulator;

@@ -3,8 +3,8 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Simulator } from '../../simulator/app';
-import { createSimulator } from '../../simulator/app';
+import type { Simulator } from '../../dev/simulator/app';
+import { createSimulator } from '../../dev/simulator/app';
 import { ANTHROPIC_AUTH, OPENAI_AUTH, addFault, channel, control, jsonOf, parseSse, post, requests, setUsage, startSim } from './helpers';
 
 let sim: Simulator;
@@ -227,7 +227,7 @@ test('extra handlers are tried before the 404 and see the channel context', asyn
 });
 
 test('server.ts: reads the env, logs one JSON line, exits cleanly on SIGTERM', async (t) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'simulator/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'dev/simulator/server.ts'], {
     env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_HOST: '127.0.0.1', SIM_TTFT_MS: '0', SIM_TOKEN_DELAY_MS: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -2,8 +2,8 @@ import test from 'ava';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { ApiError, GoogleGenAI } from '@google/genai';
-import type { Simulator } from '../../simulator/app';
-import { createSimulator } from '../../simulator/app';
+import type { Simulator } from '../../dev/simulator/app';
+import { createSimulator } from '../../dev/simulator/app';
 import { ANTHROPIC_AUTH, OPENAI_AUTH, addFault, channel, control, jsonOf, parseSse, post, requests, startSim } from './helpers';
 
 let sim: Simulator;

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { FunctionCallingConfigMode, GoogleGenAI, type GenerateContentResponse } from '@google/genai';
-import type { Simulator } from '../../simulator/app';
-import { WORDS } from '../../simulator/text';
+import type { Simulator } from '../../dev/simulator/app';
+import { WORDS } from '../../dev/simulator/text';
 import { GEMINI_AUTH, channel, jsonOf, parseSse, post, requests, setUsage, startSim } from './helpers';
 
 let sim: Simulator;

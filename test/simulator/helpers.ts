@@ -1,5 +1,5 @@
 // Shared helpers for the simulator tests (not a test file itself).
-import { createSimulator, type Simulator } from '../../simulator/app';
+import { createSimulator, type Simulator } from '../../dev/simulator/app';
 
 export async function startSim(): Promise<{ sim: Simulator; url: string }> {
   const sim = createSimulator();

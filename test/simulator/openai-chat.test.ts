@@ -1,7 +1,7 @@
 import test from 'ava';
 import OpenAI from 'openai';
-import type { Simulator } from '../../simulator/app';
-import { WORDS } from '../../simulator/text';
+import type { Simulator } from '../../dev/simulator/app';
+import { WORDS } from '../../dev/simulator/text';
 import { OPENAI_AUTH, WEATHER_SCHEMA, channel, jsonOf, post, requests, startSim } from './helpers';
 
 let sim: Simulator;

@@ -1,8 +1,8 @@
 import test from 'ava';
 import OpenAI from 'openai';
 import { inflateSync } from 'node:zlib';
-import type { Simulator } from '../../simulator/app';
-import { crc32 } from '../../simulator/png';
+import type { Simulator } from '../../dev/simulator/app';
+import { crc32 } from '../../dev/simulator/png';
 import { OPENAI_AUTH, WEATHER_SCHEMA, channel, jsonOf, parseSse, post, setUsage, startSim } from './helpers';
 
 let sim: Simulator;

@@ -1,6 +1,6 @@
 // Raw byte-level checks of each vendor's stream framing (no SDK in between).
 import test from 'ava';
-import type { Simulator } from '../../simulator/app';
+import type { Simulator } from '../../dev/simulator/app';
 import { ANTHROPIC_AUTH, GEMINI_AUTH, OPENAI_AUTH, channel, post, startSim } from './helpers';
 
 let sim: Simulator;

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { WORDS, argumentPieces, hash32, outputBudget, outputTokens, textChars, textOf, tokensForChars, toolArguments } from '../../simulator/text';
+import { WORDS, argumentPieces, hash32, outputBudget, outputTokens, textChars, textOf, tokensForChars, toolArguments } from '../../dev/simulator/text';
 
 test('FNV-1a matches the published test vectors', (t) => {
   t.is(hash32(''), 0x811c9dc5);

@@ -7,12 +7,12 @@
 //   a task whose vendor answers slowly is settled before the worker exits.
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from '../../scripts/lib/proc';
+import { freePort } from '../../dev/scripts/lib/proc';
 import { startGateway, testConfig, type TestGateway } from '../helpers/stack';
-import { connectMongo, type Db } from '../../infra/mongo';
-import { readCatalogueFile, seedCatalogue } from '../../services/catalogue-store';
-import { createSimulator, type Simulator } from '../../simulator/app';
-import type { Config } from '../../infra/config';
+import { connectMongo, type Db } from '../../platform/mongo';
+import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
+import { createSimulator, type Simulator } from '../../dev/simulator/app';
+import type { Config } from '../../platform/config';
 
 const children: ChildProcess[] = [];
 let sim: Simulator;

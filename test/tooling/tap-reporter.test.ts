@@ -2,7 +2,7 @@
 // just above the closing `N passed, N failed` line (a CI log is often read
 // from its tail only).
 import test from 'ava';
-import { failureRecap, summaryLine, TapReporter } from '../../scripts/lib/tap';
+import { failureRecap, summaryLine, TapReporter } from '../../dev/scripts/lib/tap';
 
 function read(lines: string[]): { reporter: TapReporter; printed: string[] } {
   const printed: string[] = [];

@@ -1,9 +1,9 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { rkeys } from '../../infra/redis';
-import { MARKER_AFTER_ROW_S } from '../../services/ledger-journal';
-import type { LedgerOp } from '../../services/wallet';
-import type { UsageDoc } from '../../infra/mongo';
+import { rkeys } from '../../platform/redis';
+import { MARKER_AFTER_ROW_S } from '../../capabilities/accounts/ledger-journal';
+import type { LedgerOp } from '../../capabilities/accounts/wallet';
+import type { UsageDoc } from '../../platform/mongo';
 
 /**
  * Item 6 of issue 13: deduplication stays exact within every retry window

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { checkCallbackUrl } from '../../webhooks/callback-url';
+import { checkCallbackUrl } from '../../capabilities/webhooks/callback-url';
 import { deliveriesUntil, get, post, WEBHOOK_ENV } from './kit';
 import { startDns } from './dns';
 

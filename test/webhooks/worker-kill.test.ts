@@ -1,7 +1,7 @@
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { bundleWorkflows } from '../../scripts/bundle-workflows';
+import { bundleWorkflows } from '../../dev/scripts/bundle-workflows';
 import { deliveriesUntil, post, startReceiver, verifyRecipe, WEBHOOK_ENV } from './kit';
 
 /**

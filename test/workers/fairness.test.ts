@@ -1,12 +1,12 @@
 // Issue 22 item 1, fairness between accounts on the knowledge queue: builds carry their account as
-// Temporal's fairness key (knowledge/ingestion.ts), and the dev server dispatches by key
-// (scripts/lib/services.ts). Account A's backlog of builds delays account B's one build by at most
+// Temporal's fairness key (capabilities/knowledge/ingestion.ts), and the dev server dispatches by key
+// (dev/scripts/lib/services.ts). Account A's backlog of builds delays account B's one build by at most
 // the build that was running when B uploaded. The knowledge worker here runs one activity at a time
 // (WORKER_MAX_ACTIVITIES=1), so the order is the dispatch order.
 import test from 'ava';
 import { startGateway } from '../helpers/stack';
 import { uploadJson, waitBuild } from '../knowledge/kit';
-import type { KbBuildDoc } from '../../infra/mongo';
+import type { KbBuildDoc } from '../../platform/mongo';
 
 const manual = (name: string, sections: number) =>
   [`# ${name}`, '', ...Array.from({ length: sections }, (_, i) => [`## ${name} part ${i}`, '', `Part ${i} of ${name}: ${'how the service is run, written out in full. '.repeat(30)}`, '']).flat()].join('\n');

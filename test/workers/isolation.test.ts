@@ -5,8 +5,8 @@
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { freePort } from '../../scripts/lib/proc';
-import { bundleWorkflows } from '../../scripts/bundle-workflows';
+import { freePort } from '../../dev/scripts/lib/proc';
+import { bundleWorkflows } from '../../dev/scripts/bundle-workflows';
 import { QUEUE_SLOTS } from '../../workers/queues';
 import { WORKER_QUEUES, type WorkerQueue } from '../../domain/task-queues';
 import { parseProm, valueOf, seriesOf } from '../observability/prom-text';

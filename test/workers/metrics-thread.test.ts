@@ -1,4 +1,4 @@
-// A worker's metrics listener runs on its own thread (metrics/thread-server.ts): while a synchronous
+// A worker's metrics listener runs on its own thread (platform/metrics/thread-server.ts): while a synchronous
 // stretch holds the process's main loop, a scrape is still answered (the last text, marked stale, with
 // how long the main loop has been silent), and the stretch then shows in the event-loop series.
 import test from 'ava';

@@ -3,12 +3,12 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { createWorker, STICKY_SCHEDULE_TO_START } from '../../workers/worker';
 import { createActivities } from '../../activities';
-import { WORKFLOWS_PATH } from '../../infra/temporal';
-import { WORKFLOW_INTERCEPTORS_PATH } from '../../tracing/temporal';
+import { WORKFLOWS_PATH } from '../../platform/temporal';
+import { WORKFLOW_INTERCEPTORS_PATH } from '../../platform/tracing/temporal';
 import { PATCH_ID } from './altered/changed-step';
 
 /**
- * The cut-down `npm run swap` (bench/deploy-swap.ts has the 200-task run and
+ * The cut-down `npm run swap` (dev/bench/deploy-swap.ts has the 200-task run and
  * the gateway swap): tasks in flight on worker build A, build B (a changed step
  * behind patched(), test/workflows/altered/changed-step.ts) starts beside it,
  * A drains and stops, more tasks start on B alone. Every task ends once and is

@@ -8,7 +8,7 @@ type History = proto.temporal.api.history.v1.History;
 
 /**
  * The recorded histories (test/workflows/histories/<workflowType>/<case>.json):
- * written by scripts/record-histories.ts, replayed by replay.test.ts.
+ * written by dev/scripts/record-histories.ts, replayed by replay.test.ts.
  *
  * They are the History message as protobufjs writes it as a plain object
  * (64-bit numbers and bytes as strings, enums by name), read back with

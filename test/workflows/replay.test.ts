@@ -2,9 +2,9 @@ import test from 'ava';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import * as workflows from '../../workflows/index';
-import { WORKFLOWS_PATH, workflowBundleOf } from '../../infra/temporal';
+import { WORKFLOWS_PATH, workflowBundleOf } from '../../platform/temporal';
 import { WORKER_QUEUES, WORKFLOW_QUEUE, type WorkflowType } from '../../domain/task-queues';
-import { WORKFLOW_INTERCEPTORS_PATH } from '../../tracing/temporal';
+import { WORKFLOW_INTERCEPTORS_PATH } from '../../platform/tracing/temporal';
 import { readHistoryFiles, type HistoryFile } from './history-files';
 import { UNGUARDED_PREFIX } from './altered/changed-step';
 

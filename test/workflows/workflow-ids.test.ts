@@ -4,7 +4,7 @@ import test from 'ava';
 import { MEDIA_TASK_WORKFLOW, TASK_WEBHOOK_WORKFLOW } from '../../domain/workflow-ids';
 import * as workflows from '../../workflows/index';
 import { taskQueueFor, WORKER_QUEUES, WORKFLOW_QUEUE, workflowsOf } from '../../domain/task-queues';
-import { workflowsPathOf } from '../../infra/temporal';
+import { workflowsPathOf } from '../../platform/temporal';
 
 test('the names the gateway starts workflows by are exported by the worker\'s workflows entry', (t) => {
   for (const name of [MEDIA_TASK_WORKFLOW, TASK_WEBHOOK_WORKFLOW]) {

@@ -2,7 +2,7 @@ import { patched, sleep, workflowInfo, type WorkflowInterceptorsFactory } from '
 
 /**
  * "The next build" of the media workflow, for the replay tests and the deploy
- * swap (bench/deploy-swap.ts), made without copying workflows/media-task.ts:
+ * swap (dev/bench/deploy-swap.ts), made without copying workflows/media-task.ts:
  * bundled as a workflow interceptor module beside the real workflows, it adds
  * one step (a 1 ms durable timer) before the task's settlement, the kind of
  * change docs/workflow-changes.md is about.

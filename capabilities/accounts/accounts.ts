@@ -1,0 +1,120 @@
+import type { AccountDoc, Db } from '../../platform/mongo';
+import { rkeys, type RedisClient } from '../../platform/redis';
+import type { AccountRecord } from '../../domain/api-key';
+import { newId } from '../../platform/ids';
+import { GatewayError } from '../../domain/errors';
+import { parseCredits } from '../../domain/money';
+import type { Wallet } from './wallet';
+import { changeRecord } from '../../platform/record-lock';
+
+function accountStoreBusy(cause?: unknown): GatewayError {
+  return new GatewayError('internal_error', 'the account change could not be confirmed (a store is briefly unavailable); retry the request', {
+    headers: { 'retry-after': '1' }, cause,
+  });
+}
+
+/** Signup grant and top-up minimum (spec 1 section 2.2). */
+export const SIGNUP_GRANT_NANO = parseCredits('40.44');
+export const TOPUP_MINIMUM_NANO = parseCredits('134.8');
+
+/** The top-up minimum, checked when a payment starts and again when it is credited. */
+export function assertTopUpAmount(amountNano: number): void {
+  if (!Number.isSafeInteger(amountNano) || amountNano < TOPUP_MINIMUM_NANO) {
+    throw new GatewayError('invalid_request', 'amount_usd is below the top-up minimum of 134.8', { param: 'amount_usd' });
+  }
+}
+
+export function toAccountRecord(doc: AccountDoc): AccountRecord {
+  return {
+    id: doc._id,
+    name: doc.name,
+    status: doc.status,
+    enterprise: doc.enterprise,
+    rpm: doc.rate_limit?.rpm ?? null,
+    concurrency: doc.rate_limit?.concurrency ?? null,
+  };
+}
+
+export class AccountService {
+  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly wallet: Wallet) {}
+
+  async create(input: { name: string; enterprise?: boolean; ownerUserId?: string }): Promise<AccountDoc> {
+    const doc: AccountDoc = {
+      _id: newId('acct'),
+      name: input.name,
+      status: 'active',
+      enterprise: input.enterprise ?? false,
+      rate_limit: { rpm: null, concurrency: null },
+      owner_user_id: input.ownerUserId ?? null,
+      created_at: new Date(),
+    };
+    await this.db.Account.create(doc);
+    await this.publish(doc);
+    await this.wallet.apply({ opId: `${doc._id}:grant`, accountId: doc._id, kind: 'grant', amountNano: SIGNUP_GRANT_NANO });
+    return doc;
+  }
+
+  async get(id: string): Promise<AccountDoc> {
+    const doc = await this.db.Account.findById(id).lean<AccountDoc>();
+    if (!doc) throw new GatewayError('not_found', `no account ${id}`, { status: 404, type: 'invalid_request_error' });
+    return doc;
+  }
+
+  /**
+   * One change of an account (status, limits), acknowledged only once every
+   * gateway judges by it, as a key change is (capabilities/accounts/keys.ts): changes of
+   * one account run one at a time under a Redis lock, each on the document
+   * as the previous one left it (a deactivation and a new rate limit sent
+   * together both apply); Mongo, then the Redis record every request reads,
+   * each retried for about 10 s. A change Redis cannot take is not
+   * acknowledged (500 internal_error, Retry-After: 1) and is published again
+   * once Redis is back.
+   */
+  async update(id: string, patch: { status?: AccountDoc['status']; rate_limit?: { rpm?: number | null; concurrency?: number | null } }) {
+    return this.change(id, (doc) => ({
+      ...doc,
+      status: patch.status ?? doc.status,
+      rate_limit: { ...doc.rate_limit, ...patch.rate_limit } as AccountDoc['rate_limit'],
+    }));
+  }
+
+  private change(id: string, next: (doc: AccountDoc) => AccountDoc): Promise<AccountDoc> {
+    return changeRecord({
+      redis: this.redis, lockKey: rkeys.accountLock(id), busy: accountStoreBusy,
+      read: () => this.get(id), save: (doc) => this.db.Account.replaceOne({ _id: id }, doc), publish: (doc) => this.publish(doc),
+    }, next);
+  }
+
+  /** A top-up is a ledger op; the caller's op id (e.g. the payment id) makes it idempotent. */
+  async topUp(id: string, amountNano: number, opId: string) {
+    assertTopUpAmount(amountNano);
+    await this.get(id);
+    return this.wallet.apply({ opId: `${id}:topup:${opId}`, accountId: id, kind: 'topup', amountNano, ref: opId });
+  }
+
+  /** The record a request is judged by: Redis first, rebuilt from Mongo when Redis has none. */
+  async lookup(id: string): Promise<AccountRecord | null> {
+    const cached = await this.redis.get(rkeys.account(id));
+    if (cached) return JSON.parse(cached) as AccountRecord;
+    const doc = await this.db.Account.findById(id).lean<AccountDoc>();
+    return doc ? this.fill(doc) : null;
+  }
+
+  /**
+   * A record rebuilt from Mongo on a miss is written only where none is: the
+   * document was read before the write, so a change (`change`) that lands in
+   * between must not be overwritten by the older state it read (a deactivated
+   * account served again).
+   */
+  private async fill(doc: AccountDoc): Promise<AccountRecord> {
+    const record = toAccountRecord(doc);
+    await this.redis.set(rkeys.account(doc._id), JSON.stringify(record), 'NX');
+    return record;
+  }
+
+  private async publish(doc: AccountDoc): Promise<AccountRecord> {
+    const record = toAccountRecord(doc);
+    await this.redis.set(rkeys.account(doc._id), JSON.stringify(record));
+    return record;
+  }
+}

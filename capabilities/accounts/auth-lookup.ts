@@ -1,0 +1,154 @@
+import type { AccountRecord, KeyRecord } from '../../domain/api-key';
+import { rkeys, sameShard, type RedisClient } from '../../platform/redis';
+import type { KeyOwner, KeyService } from './keys';
+import type { AccountService } from './accounts';
+import type { Wallet } from './wallet';
+
+/** The account limiter's verdict for this request, when the account has limits. */
+export interface RateDecision {
+  allowed: boolean;
+  reason: string;
+  rpm: number;
+  concurrency: number;
+  rpmUsed: number;
+  concUsed: number;
+  resetMs: number;
+}
+
+export interface AuthSnapshot {
+  key: KeyRecord;
+  account: AccountRecord | null;
+  balanceNano: number;
+  keySpendNano: number;
+  /** Set when limits were applied in the same round trip (see rate-limit middleware). */
+  rate?: RateDecision;
+  /** The key and account records as Redis held them: a guess is confirmed unchanged by comparing these. */
+  raw?: { key: string; account: string };
+}
+
+/** The last verdict read for a key hash in this process, and when (the seed of an optimistic call, below). */
+interface Recent {
+  snapshot: AuthSnapshot;
+  at: number;
+}
+
+/** A guess older than this is not acted on: the call waits for its fresh state as usual. */
+export const GUESS_MAX_AGE_MS = 5_000;
+
+/**
+ * Everything authentication and the rate limiter need in one Redis round trip
+ * (platform/lua/auth-gate.lua). Which key, account and wallet a key hash names
+ * never changes, so that mapping is memoised in-process; the mutable state
+ * (key record, account, balance, key spend, limits) is read fresh on every
+ * request, so a disabled key is refused on the very next request on every
+ * instance. The state lives under the account's wallet shard (one hash slot,
+ * platform/redis.ts), so one MGET or one script reads it on a Redis Cluster too;
+ * only a key that charges another wallet (an agent key's escrow) reads that
+ * wallet's balance and spend alongside, in the same pipeline. Misses fall
+ * back to Mongo and fill Redis.
+ */
+export class AuthLookup {
+  private readonly owners = new Map<string, KeyOwner>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: KeyService,
+    private readonly accounts: AccountService,
+    private readonly wallet: Wallet,
+  ) {}
+
+  /** Accounts last seen with limits: they go straight to the Lua gate. */
+  private readonly limited = new Set<string>();
+
+  /** Per key hash, the last snapshot read (gateway/middleware/auth.ts may act on it while the fresh one is read). */
+  private readonly recent = new Map<string, Recent>();
+
+  /**
+   * The last snapshot this process read for a key hash, if it is at most GUESS_MAX_AGE_MS old. Only a
+   * guess: the caller reads the fresh state anyway and confirms it before anything reaches the client.
+   */
+  guess(hash: string, now = Date.now()): AuthSnapshot | undefined {
+    const r = this.recent.get(hash);
+    return r && now - r.at <= GUESS_MAX_AGE_MS ? r.snapshot : undefined;
+  }
+
+  /**
+   * This process charged a key: its guess follows, so the next optimistic call of that key sees its own
+   * spend (what others spend meanwhile only the fresh state shows).
+   */
+  spent(hash: string, costNano: number): void {
+    const r = this.recent.get(hash);
+    if (!r) return;
+    r.snapshot.balanceNano -= costNano;
+    r.snapshot.keySpendNano += costNano;
+  }
+
+  private remember(hash: string, snapshot: AuthSnapshot): AuthSnapshot {
+    if (this.recent.size > 100_000) this.recent.clear();
+    this.recent.set(hash, { snapshot, at: Date.now() });
+    return snapshot;
+  }
+
+  async byHash(hash: string, limit?: { member: string; leaseMs: number }): Promise<AuthSnapshot | null> {
+    let owner = this.owners.get(hash);
+    if (!owner) {
+      const found = await this.keys.ownerOfHash(hash);
+      if (!found) return null;
+      owner = found;
+      if (this.owners.size > 100_000) this.owners.clear();
+      this.owners.set(hash, owner);
+    }
+    const { keyId, accountId, walletId } = owner;
+    const apart = !sameShard(accountId, walletId);
+    // The other wallet's figures, read in the same pipeline as the account's state.
+    const walletSide = apart ? this.redis.mget(rkeys.balance(walletId), rkeys.keySpend(walletId, keyId)) : null;
+    void walletSide?.catch(() => undefined); // awaited below; a failure surfaces there
+    // Accounts without limits (the default) need no script: a plain MGET reads the same state. If the fresh
+    // account record shows limits were just set, this very request goes through the Lua gate below.
+    if (!limit || !this.limited.has(accountId)) {
+      const [keyJson, accountJson, ownBalance, ownSpend] = await this.redis.mget(
+        rkeys.keyRecord(accountId, keyId), rkeys.account(accountId),
+        apart ? rkeys.none(accountId) : rkeys.balance(walletId), apart ? rkeys.none(accountId) : rkeys.keySpend(walletId, keyId),
+      );
+      const [balance, spend] = walletSide ? await walletSide : [ownBalance, ownSpend];
+      if (keyJson && accountJson && balance !== null) {
+        const account = JSON.parse(accountJson) as AccountRecord;
+        if (!limit || (!account.rpm && !account.concurrency)) {
+          return this.remember(hash, {
+            key: JSON.parse(keyJson) as KeyRecord, account, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0,
+            raw: { key: keyJson, account: accountJson },
+          });
+        }
+        this.limited.add(accountId);
+      }
+    }
+    const r = await this.redis.authGate(
+      rkeys.keyRecord(accountId, keyId), rkeys.account(accountId),
+      apart ? rkeys.none(accountId) : rkeys.balance(walletId), apart ? rkeys.none(accountId) : rkeys.keySpend(walletId, keyId),
+      rkeys.rateWindow(accountId), rkeys.rateLeases(accountId),
+      limit?.member ?? '-', limit?.leaseMs ?? 0, limit ? '1' : '0',
+    );
+    const [keyJson, accountJson, ownBalance, ownSpend, limited] = r;
+    const [balance, spend] = walletSide ? await walletSide : [ownBalance, ownSpend];
+    if (!keyJson || !accountJson) {
+      // Cold Redis: fill it, then decide once more with everything present.
+      const key = await this.keys.record(owner);
+      if (!key) return null;
+      const account = await this.accounts.lookup(accountId);
+      if (!account) return { key, account: null, balanceNano: 0, keySpendNano: 0 };
+      return this.byHash(hash, limit);
+    }
+    const snapshot: AuthSnapshot = {
+      key: JSON.parse(keyJson) as KeyRecord,
+      account: JSON.parse(accountJson) as AccountRecord,
+      balanceNano: balance !== null ? Number(balance) : await this.wallet.balance(walletId),
+      keySpendNano: spend !== null ? Number(spend) : 0,
+      raw: { key: keyJson, account: accountJson },
+    };
+    if (limited !== 1) this.limited.delete(accountId);
+    if (limited === 1) {
+      snapshot.rate = { allowed: r[5] === 1, reason: r[6], rpm: r[7], concurrency: r[8], rpmUsed: r[9], concUsed: r[10], resetMs: r[11] };
+    }
+    return this.remember(hash, snapshot);
+  }
+}

@@ -1,0 +1,112 @@
+import type { Page } from '../../domain/knowledge/page';
+import { baseKey, toPage, type BaseRef, type PageStore } from './page-store';
+import { PageIndex } from './search-index';
+
+/** A base's visible pages at one version, with its lexical index and lookups built once. */
+export class Corpus {
+  readonly byId: Map<string, Page>;
+  private index: PageIndex | null = null;
+  private tagCounts: Map<string, number> | null = null;
+  private backlinkMap: Map<string, Page[]> | null = null;
+
+  /**
+   * `reusable`: the latest index built for an older version of the base; the
+   * new index takes over its analyses of unchanged pages and then lets it go.
+   */
+  constructor(readonly ref: BaseRef, readonly version: number, readonly pages: readonly Page[], private reusable: PageIndex | null = null) {
+    this.byId = new Map(pages.map((p) => [p.id, p]));
+  }
+
+  /** The index a later version of the base may reuse: this one's, or the one it would have reused. */
+  get latestIndex(): PageIndex | null {
+    return this.index ?? this.reusable;
+  }
+
+  get searchIndex(): PageIndex {
+    if (!this.index) {
+      this.index = new PageIndex(this.pages, this.reusable ? [this.reusable] : []);
+      this.reusable = null;
+    }
+    return this.index;
+  }
+
+  /** Tag -> number of pages carrying it. */
+  get tags(): Map<string, number> {
+    if (!this.tagCounts) {
+      const m = new Map<string, number>();
+      for (const p of this.pages) for (const t of new Set(p.tags)) m.set(t, (m.get(t) ?? 0) + 1);
+      this.tagCounts = m;
+    }
+    return this.tagCounts;
+  }
+
+  /** Target page id -> pages of this base whose resolved links point at it. */
+  get backlinks(): Map<string, Page[]> {
+    if (!this.backlinkMap) {
+      const m = new Map<string, Page[]>();
+      for (const p of this.pages) {
+        const targets = new Set([...p.links, ...p.outgoing_links.filter((l) => l.resolved).map((l) => l.id)]);
+        for (const id of targets) {
+          if (id === p.id) continue;
+          const list = m.get(id);
+          if (list) list.push(p);
+          else m.set(id, [p]);
+        }
+      }
+      this.backlinkMap = m;
+    }
+    return this.backlinkMap;
+  }
+}
+
+/**
+ * Process-local cache of each base's corpus, keyed by the base's version in
+ * Redis (`PageStore.version`). Every read asks Redis for the current versions
+ * (one round trip per base), so a build that went live through any gateway
+ * instance or worker is seen by the next read here; an unchanged base costs no
+ * Mongo query. Concurrent loads of the same version share one query.
+ */
+export class CorpusCache {
+  private readonly cache = new Map<string, Corpus>();
+  private readonly loading = new Map<string, Promise<Corpus>>();
+
+  constructor(private readonly store: PageStore, private readonly maxBases = 256) {}
+
+  async get(ref: BaseRef): Promise<Corpus> {
+    const version = await this.store.version(ref);
+    return this.at(ref, version);
+  }
+
+  /** `versions`: the bases' current versions when the caller already read them (same order as `refs`). */
+  async getMany(refs: readonly BaseRef[], versions?: readonly number[]): Promise<Corpus[]> {
+    return Promise.all(refs.map((r, i) => (versions ? this.at(r, versions[i]) : this.get(r))));
+  }
+
+  private at(ref: BaseRef, version: number): Promise<Corpus> {
+    const key = baseKey(ref);
+    const hit = this.cache.get(key);
+    if (hit && hit.version === version) {
+      // Refresh recency for the LRU order.
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return Promise.resolve(hit);
+    }
+    const loadKey = `${key}@${version}`;
+    const pending = this.loading.get(loadKey);
+    if (pending) return pending;
+    const load = this.store.livePages(ref).then((docs) => {
+      const pages = docs.map(toPage).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const current = this.cache.get(key);
+      const corpus = new Corpus(ref, version, pages, current && current.version < version ? current.latestIndex : null);
+      // A slower load of an older version never replaces a newer one.
+      if (!current || current.version <= version) {
+        this.cache.delete(key);
+        this.cache.set(key, corpus);
+        while (this.cache.size > this.maxBases) this.cache.delete(this.cache.keys().next().value!);
+      }
+      return corpus;
+    }).finally(() => this.loading.delete(loadKey));
+    this.loading.set(loadKey, load);
+    return load;
+  }
+}

@@ -1,0 +1,325 @@
+import type { Db, KbBuildDoc, KbDoc, KbDocumentDoc, PageDoc } from '../../platform/mongo';
+import type { RedisClient } from '../../platform/redis';
+import type { Logger } from '../../platform/logger';
+import { failpoint } from '../../platform/failpoints';
+import type { BaseRef, PageStore } from './page-store';
+import { baseKey } from './page-store';
+import type { FileStore } from './storage/file-store';
+import { withLock } from './lock';
+import { resolvedIds, type LinkTarget } from './compiler/links';
+import type { CompiledPage, Compiler } from './compiler/types';
+import { inlineCompute, type Compute } from './compute';
+
+/**
+ * The steps of one build, run by the build workflow's activities. Each is
+ * idempotent by the build id, so a worker killed anywhere and a replayed
+ * activity change nothing:
+ * 1. compileBuild: read the file, compile, resolve links against the base,
+ *    write every page under `{build_id}:{page_id}` (an upsert; invisible to
+ *    readers, since the build is not live).
+ * 2. publishBuild: under the document's lock, flip `live_build_id` to this
+ *    build when it is newer than the live one and the document was not
+ *    deleted after it; then bump the base's version, re-resolve the links
+ *    this document's change can affect (relinkAfter: both directions) and
+ *    drop the pages and files of older builds.
+ */
+export interface BuildDeps {
+  db: Db;
+  redis: RedisClient;
+  log: Logger;
+  pages: PageStore;
+  kbFiles: FileStore;
+  /** Where extraction, compiling and link scans run (a worker-thread pool in the worker); inline when absent. */
+  compute?: Compute;
+  /** Called with each step's wall milliseconds (dev/bench/ingest-profile.ts); absent in production. */
+  timings?: (phase: string, ms: number) => void;
+}
+
+/** Runs one step of a build, reporting its wall time to `deps.timings` when that is set. */
+async function step<T>(deps: BuildDeps, phase: string, run: () => Promise<T> | T): Promise<T> {
+  if (!deps.timings) return run();
+  const t0 = performance.now();
+  try {
+    return await run();
+  } finally {
+    deps.timings(phase, performance.now() - t0);
+  }
+}
+
+/** A build that cannot succeed however often it is retried. */
+export class BuildRefused extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+    this.name = 'BuildRefused';
+  }
+}
+
+const refOf = (b: { account_id: string; kb_id: string }): BaseRef => ({ account_id: b.account_id, kb_id: b.kb_id });
+
+async function loadBuild(db: Db, buildId: string): Promise<KbBuildDoc> {
+  const b = await db.KbBuild.findById(buildId).lean<KbBuildDoc>();
+  if (!b) throw new BuildRefused('build_missing', `build ${buildId} does not exist`);
+  return b;
+}
+
+/** Pages are written in batches of this many (one store round trip each), with the build's progress after each. */
+export const PAGE_WRITE_BATCH = 250;
+
+export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor: (b: KbBuildDoc) => Compiler): Promise<{ pages: number; done: boolean }> {
+  const build = await loadBuild(deps.db, buildId);
+  if (build.state === 'succeeded' || build.state === 'failed') return { pages: build.pages_made, done: true };
+  const now = new Date();
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'running', started_at: build.started_at ?? now, pages_done: 0, pages_total: null, updated_at: now } });
+  const ref = refOf(build);
+  if (!(await deps.pages.base(ref))) throw new BuildRefused('kb_deleted', 'the knowledge base was deleted');
+  const file = await step(deps, 'read file', () => deps.kbFiles.get(build.r2_key));
+  if (!file) throw new BuildRefused('file_missing', `the uploaded file ${build.filename} is no longer stored`);
+  const compute = deps.compute ?? inlineCompute();
+  const input = {
+    baseKey: baseKey(ref), documentId: build.document_id, filename: build.filename, r2Key: build.r2_key,
+    compiledAt: (build.started_at ?? now).toISOString(),
+  };
+  // Extraction and the rules (sectioning, summaries, tags) in a worker thread; the file's bytes are moved, not copied.
+  const data = new Uint8Array(file.data.byteLength);
+  data.set(file.data);
+  const out = await step(deps, 'extraction + compile (thread)', () => compute.run({ kind: 'compile', format: build.format, data, input }, [data.buffer]));
+  if (out.kind === 'unreadable') throw new BuildRefused('unreadable_document', out.message);
+  if (out.kind !== 'compiled') throw new Error('the compile thread answered out of turn');
+  const compiler = compilerFor(build);
+  const compiled = compiler.refine ? await step(deps, 'model fields (llm)', () => compiler.refine!(input, out.result)) : out.result;
+  if (compiled.pages.length === 0) throw new BuildRefused('no_text', `no text could be read from ${build.filename}`);
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_total: compiled.pages.length, updated_at: new Date() } });
+
+  // Links against the base as readers will see it: other documents' live pages plus this build's (titles and names, no bodies).
+  const others = (await step(deps, 'read base link targets', () => deps.pages.liveTargets(ref))).filter((p) => p.document_id !== build.document_id);
+  const targets = [...others.map(targetOf), ...compiled.pages.map((p, i) => compiledTarget(p, build, i))];
+  const linked = await step(deps, 'link resolution (thread)', () => compute.run({
+    kind: 'links', baseKey: baseKey(ref), targets, pages: compiled.pages.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests })),
+  }));
+  if (linked.kind !== 'links') throw new Error('the link thread answered out of turn');
+
+  // A retried attempt may have written some pages (with links resolved against an older base): they go first.
+  const firstId = `${buildId}:${compiled.pages[0].page_id}`;
+  if (await deps.db.Page.exists({ _id: firstId })) await deps.db.Page.deleteMany({ document_id: build.document_id, build_id: buildId });
+  let written = 0;
+  await step(deps, 'page writes (batched)', async () => {
+    for (let i = 0; i < compiled.pages.length; i += PAGE_WRITE_BATCH) {
+      const docs: PageDoc[] = compiled.pages.slice(i, i + PAGE_WRITE_BATCH).map((p, j) => {
+        const outgoing = linked.outgoing[i + j];
+        return {
+          _id: `${buildId}:${p.page_id}`, page_id: p.page_id, account_id: build.account_id, kb_id: build.kb_id, document_id: build.document_id,
+          build_id: buildId, title: p.title, summary: p.summary, tags: p.tags, aliases: p.aliases, links: resolvedIds(outgoing), body: p.body,
+          confidence: p.confidence, needs_review: p.needs_review, source: p.source, outgoing_links: outgoing, link_requests: p.link_requests,
+          anchor: p.anchor, ordinal: i + j, created_at: now,
+        };
+      });
+      await deps.db.Page.insertMany(docs, { ordered: false, lean: true });
+      written += docs.length;
+      if (i === 0) failpoint('kb.build.mid-pages');
+      await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_done: written, updated_at: new Date() } });
+    }
+  });
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_made: written, warnings: compiled.warnings.slice(0, 50), updated_at: new Date() } });
+  return { pages: written, done: false };
+}
+
+export async function publishBuild(deps: BuildDeps, buildId: string): Promise<{ state: 'succeeded' | 'failed' }> {
+  const build = await loadBuild(deps.db, buildId);
+  if (build.state === 'succeeded' || build.state === 'failed') return { state: build.state };
+  const verdict = await withLock(deps.redis, `doc:${build.document_id}`, async () => {
+    const doc = await deps.db.KbDocument.findById(build.document_id).lean<KbDocumentDoc>();
+    if (!doc) return { code: 'document_missing', message: 'the document no longer exists' };
+    if (doc.live_build_id === build._id && !doc.deleted_at) return null; // flipped before a crash
+    if (build.seq <= doc.deleted_seq) return { code: 'document_deleted', message: 'the document was deleted while this build ran' };
+    if (doc.live_seq > build.seq) return { code: 'superseded', message: `a newer upload of ${build.filename} went live first` };
+    if (!(await deps.pages.base(refOf(build)))) return { code: 'kb_deleted', message: 'the knowledge base was deleted' };
+    await deps.db.KbDocument.updateOne(
+      { _id: doc._id },
+      {
+        $set: {
+          live_build_id: build._id, live_seq: build.seq, deleted_at: null, filename: build.filename, content_type: build.content_type,
+          content_hash: build.content_hash, r2_key: build.r2_key, size: build.size, updated_at: new Date(),
+        },
+      },
+    );
+    return null;
+  });
+  const ref = refOf(build);
+  if (verdict === null) {
+    await deps.pages.bumpVersion(ref);
+    failpoint('kb.publish.after-flip');
+    await step(deps, 'relink after publish', () => relinkAfter(deps, ref, build.document_id));
+    await step(deps, 'cleanup', () => cleanupDocument(deps, build.document_id));
+    // Final only once everything above is done: a retry after a crash redoes the idempotent steps.
+    await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'succeeded', finished_at: new Date(), updated_at: new Date() } });
+  } else {
+    // Its pages go first: whoever sees the build failed sees none of them left (a retry after a crash redoes both).
+    await cleanupDocument(deps, build.document_id, buildId);
+    await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'failed', error: verdict, finished_at: new Date(), updated_at: new Date() } });
+  }
+  return { state: verdict ? 'failed' : 'succeeded' };
+}
+
+/** The build ends failed with this reason (its pages never went live and are removed). */
+export async function failBuild(deps: BuildDeps, buildId: string, error: { code: string; message: string }): Promise<void> {
+  const build = await deps.db.KbBuild.findById(buildId).lean<KbBuildDoc>();
+  if (!build || build.state === 'succeeded' || build.state === 'failed') return;
+  await cleanupDocument(deps, build.document_id, buildId);
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'failed', error, finished_at: new Date(), updated_at: new Date() } });
+}
+
+/**
+ * Pages and files of a document's builds that can never be seen again: every
+ * finished build other than the live one (older, superseded, failed, or
+ * deleted with the document). Builds still running are left alone, except
+ * `ending`: a build about to be marked failed, cleaned before it is.
+ */
+export async function cleanupDocument(deps: BuildDeps, documentId: string, ending?: string): Promise<void> {
+  const doc = await deps.db.KbDocument.findById(documentId).lean<KbDocumentDoc>();
+  if (!doc) return;
+  const builds = await deps.db.KbBuild.find({ document_id: documentId }).select({ _id: 1, seq: 1, state: 1, r2_key: 1 }).lean<KbBuildDoc[]>();
+  const live = doc.deleted_at ? null : doc.live_build_id;
+  const dead = builds.filter((b) => b._id !== live && (b.state === 'succeeded' || b.state === 'failed' || b._id === ending));
+  if (dead.length) await deps.db.Page.deleteMany({ document_id: documentId, build_id: { $in: dead.map((b) => b._id) } });
+  const keep = new Set(builds.filter((b) => !dead.includes(b)).map((b) => b.r2_key));
+  for (const key of new Set(dead.map((b) => b.r2_key))) if (!keep.has(key)) await deps.kbFiles.delete(key);
+}
+
+/**
+ * After a document's pages changed (a build went live, or the document was
+ * deleted), the links of the base are resolved again, so a link resolves
+ * when its target arrives later and turns unresolved when the target goes.
+ *
+ * One pass re-resolves every visible page of the base against all of them
+ * (exact, no guessing which pages a change can touch) and writes only the
+ * pages whose links changed, in batches. The work is sized for real uploads:
+ * the pages are read once with a cursor in batches (never one long decode on
+ * the event loop), resolved in the compile threads (capabilities/knowledge/compute.ts) in
+ * batches of PAGE_WRITE_BATCH, and passes coalesce: serialised per base, a
+ * pass is skipped when another one already started after this document's
+ * change was visible (`kbrelinked:` holds the base version the last pass
+ * read), so ten documents published together cost one or two passes, not ten.
+ * Returns the number of pages whose links changed.
+ */
+export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: string): Promise<number> {
+  const changedAt = await deps.pages.version(ref);
+  return withLock(deps.redis, `relink:${baseKey(ref)}`, async () => {
+    const doneKey = `kbrelinked:${baseKey(ref)}`;
+    const done = await deps.redis.get(doneKey);
+    if (Number(done ?? -1) >= changedAt) return 0;
+    const passVersion = await deps.pages.version(ref);
+    const live = await deps.pages.liveBuilds(ref);
+    let changed = 0;
+    if (live.size > 0) {
+      const pages = await step(deps, 'relink: read pages', () => relinkPages(deps, ref, live, done));
+      const targets = pages.map(targetOf);
+      const compute = deps.compute ?? inlineCompute();
+      await step(deps, 'relink: resolve (thread) and write', async () => {
+        for (let i = 0; i < pages.length; i += RELINK_BATCH) {
+          const batch = pages.slice(i, i + RELINK_BATCH).filter((p) => p.link_requests);
+          if (batch.length === 0) continue;
+          const r = await compute.run({ kind: 'links', baseKey: baseKey(ref), targets, pages: batch.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests! })) });
+          if (r.kind !== 'links') throw new Error('the link thread answered out of turn');
+          const writes = batch.flatMap((p, j) => {
+            const outgoing = r.outgoing[j];
+            if (JSON.stringify(outgoing) === JSON.stringify(p.outgoing_links)) return [];
+            // The process's copy follows the store (relinkPages keeps it only while no other process relinked).
+            p.outgoing_links = outgoing;
+            p.links = resolvedIds(outgoing);
+            return [{ updateOne: { filter: { _id: p._id }, update: { $set: { outgoing_links: outgoing, links: p.links } } } }];
+          });
+          if (writes.length) await deps.db.Page.bulkWrite(writes, { ordered: false });
+          changed += writes.length;
+        }
+      });
+    }
+    if (changed) await deps.pages.bumpVersion(ref);
+    await deps.redis.set(doneKey, String(passVersion));
+    const cached = relinkCache.get(baseKey(ref));
+    if (cached) cached.done = String(passVersion);
+    return changed;
+  }, { waitMs: 10 * 60_000 });
+}
+
+/** Pages per thread task of a link pass (each task also carries every target of the base). */
+const RELINK_BATCH = 1000;
+
+/**
+ * This process's copy of the pages of the bases it relinked lately, by build
+ * (a build's pages never change but for their links, which only link passes
+ * write). A pass reads from the store only the pages of builds it has not
+ * seen; the copy is dropped whenever another process made the last pass
+ * (`kbrelinked:` holds another value than the one this process wrote), so
+ * links written elsewhere are never compared against stale ones. Bounded:
+ * the most recently relinked bases up to RELINK_CACHE_PAGES pages in all.
+ */
+const RELINK_CACHE_PAGES = 50_000;
+const relinkCache = new Map<string, { done: string | null; builds: Map<string, PageDoc[]> }>();
+
+async function relinkPages(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, done: string | null): Promise<PageDoc[]> {
+  const key = baseKey(ref);
+  let entry = relinkCache.get(key);
+  if (!entry || entry.done !== done) entry = { done, builds: new Map() };
+  relinkCache.delete(key);
+  relinkCache.set(key, entry);
+  const wanted = new Set(live.values());
+  for (const b of [...entry.builds.keys()]) if (!wanted.has(b)) entry.builds.delete(b);
+  const missing = [...wanted].filter((b) => !entry!.builds.has(b));
+  if (missing.length) {
+    for (const b of missing) entry.builds.set(b, []);
+    const scope = { account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: missing } };
+    // A cursor in batches: no one long decode on the event loop.
+    for await (const p of deps.db.Page.find(scope).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
+      if (live.get(p.document_id) === p.build_id) entry.builds.get(p.build_id)!.push(p);
+    }
+  }
+  const pages = [...entry.builds.values()].flat();
+  let total = 0;
+  for (const [k, e] of [...relinkCache].reverse()) {
+    const n = [...e.builds.values()].reduce((s, list) => s + list.length, 0);
+    if (total + n > RELINK_CACHE_PAGES && k !== key) relinkCache.delete(k);
+    else total += n;
+  }
+  return pages;
+}
+
+type LinkTargetFields = Pick<PageDoc, 'page_id' | 'document_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>;
+
+
+function targetOf(p: LinkTargetFields): LinkTarget {
+  return { page_id: p.page_id, document_id: p.document_id, filename: p.source.filename, title: p.title, aliases: p.aliases, anchor: p.anchor ?? '', ordinal: p.ordinal ?? 0 };
+}
+
+function compiledTarget(p: CompiledPage, b: KbBuildDoc, i: number): LinkTarget {
+  return { page_id: p.page_id, document_id: b.document_id, filename: b.filename, title: p.title, aliases: p.aliases, anchor: p.anchor, ordinal: i };
+}
+
+/**
+ * A deleted team base goes away whole: every document is marked deleted
+ * (under its lock, past its latest build, so a build still running can never
+ * go live: its publish fails `kb_deleted` and cleans up after itself), and
+ * every page and stored file of the base is removed. Idempotent: a re-run
+ * after a crash finishes the job. Refuses a base that is not deleted.
+ * Returns the pages and files removed.
+ */
+export async function sweepDeletedBase(deps: BuildDeps, ref: BaseRef): Promise<{ pages: number; files: number }> {
+  const base = await deps.db.Kb.findById(baseKey(ref)).lean<KbDoc>();
+  if (!base?.deleted_at) return { pages: 0, files: 0 };
+  const docs = await deps.db.KbDocument.find({ account_id: ref.account_id, kb_id: ref.kb_id }).lean<KbDocumentDoc[]>();
+  for (const doc of docs) {
+    if (doc.deleted_at && doc.live_build_id === null) continue;
+    await withLock(deps.redis, `doc:${doc._id}`, async () => {
+      const latest = await deps.db.KbBuild.findOne({ document_id: doc._id }).sort({ seq: -1 }).select({ seq: 1 }).lean<KbBuildDoc>();
+      await deps.db.KbDocument.updateOne(
+        { _id: doc._id },
+        { $set: { deleted_at: doc.deleted_at ?? new Date(), deleted_seq: Math.max(latest?.seq ?? 0, doc.deleted_seq), live_build_id: null, updated_at: new Date() } },
+      );
+    });
+  }
+  await deps.pages.bumpVersion(ref);
+  const { deletedCount } = await deps.db.Page.deleteMany({ account_id: ref.account_id, kb_id: ref.kb_id });
+  const builds = await deps.db.KbBuild.find({ account_id: ref.account_id, kb_id: ref.kb_id }).select({ r2_key: 1 }).lean<KbBuildDoc[]>();
+  const keys = new Set([...builds.map((b) => b.r2_key), ...docs.map((d) => d.r2_key)].filter(Boolean));
+  for (const key of keys) await deps.kbFiles.delete(key);
+  return { pages: deletedCount ?? 0, files: keys.size };
+}

@@ -1,0 +1,84 @@
+import type { Page } from '../../domain/knowledge/page';
+import { baseKey, type BaseRef } from './page-store';
+import type { Corpus, CorpusCache } from './corpus';
+import { PageIndex, snippetOf, type IndexedHit } from './search-index';
+import { tokenize } from './tokenize';
+
+export interface RetrievalHit {
+  page: Page;
+  score: number;
+  /** The best matching passage, with the query terms in it. */
+  snippet: string;
+  /** The query's index terms (capabilities/knowledge/tokenize.ts) that this page contains. */
+  terms: string[];
+}
+
+export interface RetrievalResult {
+  /** Every page matching the query in these bases, independent of paging. */
+  total: number;
+  /** The query's distinct index terms (stop words dropped, stemmed); empty when nothing is searchable. */
+  queryTerms: string[];
+  hits: RetrievalHit[];
+}
+
+/**
+ * The one retrieval service behind every surface that searches a base: the
+ * REST search, the MCP `search_wiki` tool, the Dify retrieval endpoint and
+ * agents' knowledge injection.
+ *
+ * One base: its cached index (capabilities/knowledge/corpus.ts). Several bases: one index
+ * over their union, so BM25's document frequencies and lengths are those of
+ * the whole searched collection and scores from different bases compare; the
+ * union index is cached under the bases' versions like a single one.
+ */
+export class Retrieval {
+  private readonly unions = new Map<string, PageIndex>();
+
+  constructor(private readonly corpora: CorpusCache, private readonly maxUnions = 64) {}
+
+  /**
+   * `versions`: the bases' current versions (same order as `bases`), when the caller read them in its
+   * own round trip (gateway/chat/agent-prelude.ts); `snippets: false` when the caller does not show them.
+   */
+  async search(bases: BaseRef[], q: string, opts: SearchOptions): Promise<RetrievalResult> {
+    const unique = new Map<string, { ref: BaseRef; version: number }>();
+    bases.forEach((b, i) => unique.set(baseKey(b), { ref: b, version: opts.versions?.[i] ?? 0 }));
+    const queryTerms = [...new Set(tokenize(q))];
+    if (unique.size === 0 || queryTerms.length === 0) return { total: 0, queryTerms, hits: [] };
+    const refs = [...unique.values()];
+    const corpora = await this.corpora.getMany(refs.map((u) => u.ref), opts.versions ? refs.map((u) => u.version) : undefined);
+    const offset = Math.max(0, Math.floor(opts.offset));
+    const limit = Math.max(0, Math.floor(opts.limit));
+    const found = this.indexOf(corpora).search(q, limit, offset);
+    return { total: found.total, queryTerms, hits: found.hits.map(opts.snippets === false ? toBareHit : toHit) };
+  }
+
+  private indexOf(corpora: Corpus[]): PageIndex {
+    if (corpora.length === 1) return corpora[0].searchIndex;
+    const key = corpora.map((c) => `${baseKey(c.ref)}@${c.version}`).sort().join('|');
+    let index = this.unions.get(key);
+    if (index) {
+      this.unions.delete(key);
+    } else {
+      index = new PageIndex(corpora.flatMap((c) => c.pages), corpora.map((c) => c.searchIndex));
+      while (this.unions.size >= this.maxUnions) this.unions.delete(this.unions.keys().next().value!);
+    }
+    this.unions.set(key, index);
+    return index;
+  }
+}
+
+export interface SearchOptions {
+  limit: number;
+  offset: number;
+  versions?: readonly number[];
+  snippets?: boolean;
+}
+
+function toBareHit(h: IndexedHit): RetrievalHit {
+  return { page: h.page, score: Math.round(h.score * 10_000) / 10_000, snippet: '', terms: h.terms };
+}
+
+function toHit(h: IndexedHit): RetrievalHit {
+  return { page: h.page, score: Math.round(h.score * 10_000) / 10_000, snippet: snippetOf(h.page, h.terms), terms: h.terms };
+}

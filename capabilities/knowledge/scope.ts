@@ -1,0 +1,66 @@
+import type { AccountDoc, Db, KbDoc, MembershipDoc, UserDoc } from '../../platform/mongo';
+import type { RedisClient } from '../../platform/redis';
+import { DEFAULT_KB_ID } from '../../domain/knowledge/page';
+import type { BaseRef } from './page-store';
+
+/**
+ * Which knowledge bases a caller may read (spec 3 section 1.2): the personal
+ * base `default` of the key's account, plus every team base of an enterprise
+ * that the account's user belongs to and that names that user among its
+ * readers (or is open to all members). A key of an enterprise account itself
+ * reads every base of that enterprise. Team bases have ids unique across the
+ * platform, so a `kb_id` names one base within any caller's scope.
+ *
+ * Every change that can alter a scope (a membership added, changed or
+ * removed; a team base created, deleted or given other readers) bumps one
+ * version in Redis (`changed()`); a cache of scopes keyed on that version
+ * (agent calls) sees the change on its very next call, on every instance.
+ */
+export const SCOPE_VERSION_KEY = 'kbscope:version';
+
+export class KnowledgeScope {
+  constructor(private readonly db: Db, private readonly redis: RedisClient) {}
+
+  /** Call after a change of membership or of a team base's existence or readers. */
+  async changed(): Promise<void> {
+    await this.redis.incr(SCOPE_VERSION_KEY);
+  }
+
+  /** Bases readable by a key of this account. */
+  async forAccount(accountId: string): Promise<BaseRef[]> {
+    const account = await this.db.Account.findById(accountId).select({ enterprise: 1, owner_user_id: 1 }).lean<Pick<AccountDoc, 'enterprise' | 'owner_user_id'>>();
+    if (!account) return [];
+    const personal: BaseRef = { account_id: accountId, kb_id: DEFAULT_KB_ID };
+    if (account.enterprise) {
+      const own = await this.db.Kb.find({ account_id: accountId, deleted_at: null, kb_id: { $ne: DEFAULT_KB_ID } }).select({ account_id: 1, kb_id: 1 }).lean<KbDoc[]>();
+      return [personal, ...own.map((b) => ({ account_id: b.account_id, kb_id: b.kb_id }))];
+    }
+    const teams = account.owner_user_id ? await this.teamBasesOf(account.owner_user_id) : [];
+    return [personal, ...teams];
+  }
+
+  /** Bases readable by a user: their personal base and the team bases open to them. */
+  async forUser(userId: string): Promise<BaseRef[]> {
+    const user = await this.db.User.findById(userId).select({ personal_account_id: 1 }).lean<Pick<UserDoc, 'personal_account_id'>>();
+    if (!user) return [];
+    return [{ account_id: user.personal_account_id, kb_id: DEFAULT_KB_ID }, ...(await this.teamBasesOf(userId))];
+  }
+
+  /** The readable base with this id, or null (unreadable and missing look the same). */
+  async resolve(scope: BaseRef[], kbId: string): Promise<BaseRef | null> {
+    return scope.find((b) => b.kb_id === kbId) ?? null;
+  }
+
+  private async teamBasesOf(userId: string): Promise<BaseRef[]> {
+    const memberships = await this.db.Membership.find({ user_id: userId }).select({ enterprise_id: 1 }).lean<MembershipDoc[]>();
+    if (memberships.length === 0) return [];
+    const bases = await this.db.Kb.find({
+      account_id: { $in: memberships.map((m) => m.enterprise_id) },
+      kind: 'team',
+      deleted_at: null,
+    }).lean<KbDoc[]>();
+    return bases
+      .filter((b) => b.readers === 'all' || (Array.isArray(b.readers) && b.readers.includes(userId)))
+      .map((b) => ({ account_id: b.account_id, kb_id: b.kb_id }));
+  }
+}

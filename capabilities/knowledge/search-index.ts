@@ -1,0 +1,347 @@
+import type { Page } from '../../domain/knowledge/page';
+import { eachTerm, termOf, tokenize } from './tokenize';
+
+/**
+ * A lexical index over a set of pages: BM25 per field (title, aliases, tags,
+ * summary, body), weighted by field and summed, then multiplied by the number
+ * of distinct query terms the page holds (a coordination factor: pages with
+ * more of the query rank first), with the project's tokeniser
+ * (capabilities/knowledge/tokenize.ts) on both pages and queries.
+ *
+ * This is the ranking MiniSearch 7 computes (same formula; MiniSearch was the
+ * first implementation and is what dev/bench/relevance.ts was tuned with). A
+ * term's weighted BM25 sum over the five fields depends only on the term, the
+ * page and the collection, never on the query, so it is computed once when the
+ * index is built: each term keeps one postings list (page numbers in an
+ * Int32Array, that sum in a Float64Array), and a search adds up one number per
+ * posting of each query term, with one reusable score buffer and no object per
+ * matching page. total_hits is exact (every posting of every query term is
+ * visited: at 10,000 pages that is at most a few tens of thousands of adds).
+ *
+ * Building tokenises every field of every page; that per-page analysis (terms
+ * and counts per field) is kept, so the index of the base's next version (one
+ * document rebuilt) and the union of several bases reuse it and tokenise only
+ * pages whose text changed.
+ *
+ * The weights and BM25 parameters were tuned on dev/bench/relevance.ts (a public
+ * test collection with judged queries) against a plain BM25.
+ */
+export const FIELD_BOOST = { title: 2, aliases: 2, tags: 1.5, summary: 1.2, body: 1 } as const;
+type Field = keyof typeof FIELD_BOOST;
+const FIELDS = Object.keys(FIELD_BOOST) as Field[];
+const BOOSTS = FIELDS.map((f) => FIELD_BOOST[f]);
+/** Okapi BM25. */
+export const BM25 = { k: 1.5, b: 0.75 };
+/** Query terms beyond this many are ignored (a page's matched terms are kept as a 32-bit mask). */
+const MAX_QUERY_TERMS = 32;
+
+export interface IndexedHit {
+  page: Page;
+  score: number;
+  /** Query terms (as index terms) that this page contains. */
+  terms: string[];
+}
+
+/** One page's terms: per field, its distinct terms with their counts, and its length in terms. */
+interface PageAnalysis {
+  /** The texts analysed (to tell whether a later version of the page can reuse this). */
+  texts: string[];
+  terms: string[][];
+  tfs: Uint16Array[];
+  lengths: number[];
+}
+
+const fieldTexts = (p: Page): string[] => [p.title, p.aliases.join('\n'), p.tags.join('\n'), p.summary, p.body];
+
+function analyse(texts: string[]): PageAnalysis {
+  const terms: string[][] = [];
+  const tfs: Uint16Array[] = [];
+  const lengths: number[] = [];
+  for (const text of texts) {
+    const counts = new Map<string, number>();
+    let length = 0;
+    eachTerm(text, (t) => {
+      counts.set(t, (counts.get(t) ?? 0) + 1);
+      length++;
+    });
+    terms.push([...counts.keys()]);
+    tfs.push(Uint16Array.from(counts.values(), (c) => Math.min(c, 0xffff)));
+    lengths.push(length);
+  }
+  return { texts, terms, tfs, lengths };
+}
+
+const sameTexts = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+export class PageIndex {
+  /** Term -> its number; its postings are docs/impacts[starts[id] .. starts[id + 1]). */
+  private readonly termIds = new Map<string, number>();
+  private readonly starts: Int32Array;
+  private readonly docs: Int32Array;
+  /** The term's field-weighted BM25 sum for that page. */
+  private readonly impacts: Float64Array;
+  /** Each page's place in page id order (ties are broken by page id). */
+  private readonly idRank: Int32Array;
+  private readonly analyses: PageAnalysis[];
+  private readonly scores: Float64Array;
+  private readonly masks: Uint32Array;
+  private readonly touched: Int32Array;
+
+  /** `reuse`: indexes whose page analyses may be taken over for pages with the same id and text. */
+  constructor(readonly pages: readonly Page[], reuse: readonly PageIndex[] = []) {
+    const n = pages.length;
+    this.scores = new Float64Array(n);
+    this.masks = new Uint32Array(n);
+    this.touched = new Int32Array(n);
+    const known = new Map<string, PageAnalysis>();
+    for (const other of reuse) other.pages.forEach((p, d) => known.set(`${p.kb_id}\u0000${p.id}`, other.analyses[d]));
+    this.analyses = pages.map((p) => {
+      const texts = fieldTexts(p);
+      const prior = known.get(`${p.kb_id}\u0000${p.id}`);
+      return prior && sameTexts(prior.texts, texts) ? prior : analyse(texts);
+    });
+    const order = Array.from(pages.keys()).sort((a, b) => (pages[a].id < pages[b].id ? -1 : pages[a].id > pages[b].id ? 1 : a - b));
+    this.idRank = new Int32Array(n);
+    order.forEach((d, rank) => (this.idRank[d] = rank));
+
+    // Pass 1: term numbers, document frequency per field and over all fields, total field lengths.
+    const ids = this.termIds;
+    const fieldDf: number[][] = FIELDS.map(() => []);
+    const anyDf: number[] = [];
+    const lastDoc: number[] = [];
+    const totals = FIELDS.map(() => 0);
+    const numbered: Int32Array[][] = this.analyses.map((a, d) =>
+      a.terms.map((terms, f) => {
+        totals[f] += a.lengths[f];
+        const out = new Int32Array(terms.length);
+        for (let i = 0; i < terms.length; i++) {
+          let id = ids.get(terms[i]);
+          if (id === undefined) {
+            id = ids.size;
+            ids.set(terms[i], id);
+            anyDf.push(0);
+            lastDoc.push(-1);
+            for (const df of fieldDf) df.push(0);
+          }
+          out[i] = id;
+          fieldDf[f][id]++;
+          if (lastDoc[id] !== d) {
+            lastDoc[id] = d;
+            anyDf[id]++;
+          }
+        }
+        return out;
+      }),
+    );
+    const nTerms = ids.size;
+    const starts = new Int32Array(nTerms + 1);
+    for (let id = 0; id < nTerms; id++) starts[id + 1] = starts[id] + anyDf[id];
+    const docs = new Int32Array(starts[nTerms]);
+    const impacts = new Float64Array(starts[nTerms]);
+    const weights = fieldDf.map((dfs, f) => Float64Array.from(dfs, (df) => BOOSTS[f] * Math.log(1 + (n - df + 0.5) / (df + 0.5))));
+    const avgs = totals.map((t) => (n ? t / n : 0) || 1);
+
+    // Pass 2: postings in page order, each with the term's weighted sum over the page's fields.
+    const cursor = starts.slice(0, nTerms);
+    const lastPos = new Int32Array(nTerms).fill(-1);
+    const { k, b } = BM25;
+    for (let d = 0; d < n; d++) {
+      const a = this.analyses[d];
+      for (let f = 0; f < FIELDS.length; f++) {
+        const termIds = numbered[d][f];
+        const tfs = a.tfs[f];
+        const norm = k * (1 - b + (b * a.lengths[f]) / avgs[f]);
+        const w = weights[f];
+        for (let i = 0; i < termIds.length; i++) {
+          const id = termIds[i];
+          const tf = tfs[i];
+          const impact = w[id] * ((tf * (k + 1)) / (tf + norm));
+          let pos = lastPos[id];
+          if (pos < 0 || docs[pos] !== d) {
+            pos = cursor[id]++;
+            lastPos[id] = pos;
+            docs[pos] = d;
+            impacts[pos] = impact;
+          } else {
+            impacts[pos] += impact;
+          }
+        }
+      }
+    }
+    this.starts = starts;
+    this.docs = docs;
+    this.impacts = impacts;
+  }
+
+  get size(): number {
+    return this.pages.length;
+  }
+
+  /** The pages matching at least one query term: their number, and `limit` of them from `offset`, best first (ties by page id). */
+  search(q: string, limit = Number.MAX_SAFE_INTEGER, offset = 0): { total: number; hits: IndexedHit[] } {
+    const terms = [...new Set(tokenize(q))].filter((t) => this.termIds.has(t)).slice(0, MAX_QUERY_TERMS);
+    if (terms.length === 0) return { total: 0, hits: [] };
+    const { scores, masks, touched, docs, impacts, starts } = this;
+    let count = 0;
+    for (let ti = 0; ti < terms.length; ti++) {
+      const id = this.termIds.get(terms[ti])!;
+      const bit = 1 << ti;
+      for (let i = starts[id], end = starts[id + 1]; i < end; i++) {
+        const doc = docs[i];
+        if (masks[doc] === 0) touched[count++] = doc;
+        masks[doc] |= bit;
+        scores[doc] += impacts[i];
+      }
+    }
+    for (let i = 0; i < count; i++) scores[touched[i]] *= popcount(masks[touched[i]]);
+    const hits = this.best(count, offset + limit).slice(offset).map((doc) => ({
+      page: this.pages[doc],
+      score: scores[doc],
+      terms: terms.filter((_, ti) => masks[doc] & (1 << ti)),
+    }));
+    for (let i = 0; i < count; i++) {
+      scores[touched[i]] = 0;
+      masks[touched[i]] = 0;
+    }
+    return { total: count, hits };
+  }
+
+  /** The `m` best of the first `count` touched pages, best first (score, then page id), without sorting them all. */
+  private best(count: number, m: number): number[] {
+    const { scores, idRank, touched } = this;
+    const better = (a: number, b: number) => scores[a] > scores[b] || (scores[a] === scores[b] && idRank[a] < idRank[b]);
+    if (m >= count / 4) {
+      const all = Array.from(touched.subarray(0, count));
+      return all.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0)).slice(0, m);
+    }
+    // A sorted list of the best m so far: most candidates lose to its last entry and cost one comparison.
+    const top: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const x = touched[i];
+      if (top.length === m && !better(x, top[m - 1])) continue;
+      let lo = 0;
+      let hi = top.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (better(x, top[mid])) hi = mid;
+        else lo = mid + 1;
+      }
+      top.splice(lo, 0, x);
+      if (top.length > m) top.pop();
+    }
+    return top;
+  }
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+const SNIPPET_CHARS = 240;
+
+/**
+ * The passage of a page that best shows why it matched: the ~240-character
+ * window of its body holding the most distinct query terms (then the most
+ * occurrences), cut on word boundaries. Occurrences are found in the
+ * plain-text body without tokenising all of it: one case-insensitive pass of
+ * a regular expression of the terms' stems as literal prefixes (no Unicode
+ * property classes: those cost tens of milliseconds to compile per query)
+ * finds candidate words, and each candidate word alone is reduced to its term
+ * by the tokeniser and kept if it is a query term; CJK and Thai terms are
+ * found literally. A page that matched only on its title, tags or aliases
+ * shows its summary.
+ */
+export function snippetOf(page: Page, terms: readonly string[]): string {
+  const text = plain(page.body);
+  const wanted = new Set(terms);
+  const hits: Array<{ at: number; term: string }> = [];
+  const finder = finderOf([...wanted].filter((t) => !CJK_RUN.test(t)));
+  if (finder) {
+    finder.lastIndex = 0;
+    for (let m = finder.exec(text); m; m = finder.exec(text)) {
+      const at = m.index;
+      if (at > 0 && LETTER_OR_DIGIT.test(text[at - 1])) continue;
+      WORD_AT.lastIndex = at;
+      const word = WORD_AT.exec(text)?.[0] ?? m[0];
+      finder.lastIndex = at + word.length;
+      const term = termOf(word);
+      if (term && wanted.has(term)) hits.push({ at, term });
+    }
+  }
+  const literal = [...wanted].filter((t) => CJK_RUN.test(t));
+  if (literal.length) {
+    // These scripts have no case: the term is found as written.
+    for (const term of literal) {
+      for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + term.length)) hits.push({ at, term });
+    }
+    hits.sort((a, b) => a.at - b.at);
+  }
+  if (hits.length === 0) return clip(page.summary || text, 0);
+  const span = SNIPPET_CHARS - 40;
+  let best = { i: 0, distinct: 0, count: 0 };
+  const inWindow = new Map<string, number>();
+  for (let i = 0, j = 0; i < hits.length; i++) {
+    while (j < hits.length && hits[j].at - hits[i].at <= span) {
+      inWindow.set(hits[j].term, (inWindow.get(hits[j].term) ?? 0) + 1);
+      j++;
+    }
+    const count = j - i;
+    if (inWindow.size > best.distinct || (inWindow.size === best.distinct && count > best.count)) best = { i, distinct: inWindow.size, count };
+    const left = inWindow.get(hits[i].term)! - 1;
+    if (left === 0) inWindow.delete(hits[i].term);
+    else inWindow.set(hits[i].term, left);
+  }
+  return clip(text, hits[best.i].at);
+}
+
+const CJK_RUN = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]+$/u;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const WORD_AT = /[\p{L}\p{M}\p{N}]+/uy;
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const finders = new Map<string, RegExp | null>();
+
+/** A global, case-insensitive expression matching the start of any word that may reduce to one of the terms (cached per term set). */
+function finderOf(terms: string[]): RegExp | null {
+  const key = terms.join('\u0000');
+  let re = finders.get(key);
+  if (re === undefined) {
+    // Porter stems are prefixes of their words, except a final y turned i ("studi" from "study").
+    const alts = [...new Set(terms.map((t) => escapeRe(t.length > 3 && t.endsWith('i') ? t.slice(0, -1) : t)))];
+    re = alts.length ? new RegExp(alts.join('|'), 'gi') : null;
+    if (finders.size >= 256) finders.delete(finders.keys().next().value!);
+    finders.set(key, re);
+  }
+  return re;
+}
+
+/** Markdown markup removed, whitespace collapsed. */
+function plain(md: string): string {
+  return md
+    .replace(/```[\s\S]*?```/g, ' ')
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\[\[([^\]|]+)(?:\|([^\]]+))?\]\]/g, (_m, a: string, b?: string) => b ?? a)
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+\.)\s+/gm, '')
+    .replace(/[*_`~]{1,3}/g, '')
+    // Only runs and non-space whitespace: replacing every single space costs half of this function.
+    .replace(/\s{2,}|[^\S ]/g, ' ')
+    .trim();
+}
+
+/** About SNIPPET_CHARS characters of `text` around `at`, on word boundaries where it can, with ellipses where cut. */
+function clip(text: string, at: number): string {
+  if (text.length <= SNIPPET_CHARS) return text;
+  let start = Math.max(0, at - Math.floor(SNIPPET_CHARS / 4));
+  if (start > 0) {
+    const space = text.indexOf(' ', start);
+    if (space >= 0 && space < at) start = space + 1;
+  }
+  let end = Math.min(text.length, start + SNIPPET_CHARS);
+  if (end < text.length) {
+    const space = text.lastIndexOf(' ', end);
+    if (space > start + SNIPPET_CHARS / 2) end = space;
+  }
+  return `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`;
+}

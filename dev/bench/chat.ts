@@ -1,0 +1,232 @@
+/**
+ * Chat through the gateway vs straight to the upstream simulator, measured in
+ * the same run: requests/s and p50/p99 latency for non-streaming
+ * chat-completions and for streams (time to first token), at 1 and at 64
+ * concurrent clients; the added latency per sequential request; the peak RSS
+ * of the gateway holding 2,000 open streams. The gateway and the simulator
+ * are separate processes; the account has rate limits on (high enough never
+ * to refuse), so auth, limits and billing all run on every request.
+ *   npx tsx dev/bench/chat.ts      (starts its own services on free ports)
+ * The gateway runs as production runs it, compiled (dev/scripts/build.ts, dist/gateway.mjs);
+ * BENCH_TSX=1 runs its TypeScript through tsx instead (as dev and tests do).
+ * CPU per request is the gateway's own and, alongside, its stores' (Redis, FerretDB) over the same load.
+ * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/),
+ * BENCH_NODE_FLAGS (extra node flags for the gateway).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Agent, request } from 'undici';
+import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../scripts/lib/proc';
+import { buildAll, gatewayNodeFlags } from '../scripts/build';
+import { benchServices, runOnce, startProcess } from './lib/stack';
+import { fmt, runLoad, type LoadResult } from './lib/load';
+import type { Phase } from './lib/profile-summary';
+
+const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
+const SEQ_MS = Math.max(3000, DURATION_MS / 2);
+const OPEN_STREAMS = Number(process.env.BENCH_STREAMS ?? 2000);
+const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const TSX = process.env.BENCH_TSX === '1';
+/** Extra node flags for the gateway (V8 heap trials, e.g. --max-semi-space-size=4). */
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+
+const { services, secrets } = await benchServices('chat');
+const simPort = await freePort();
+await startProcess('simulator', 'dev/simulator/server.ts', { SIMULATOR_PORT: String(simPort) }, simPort);
+const simUrl = `http://127.0.0.1:${simPort}`;
+const env = { ...services.env, ...secrets, LOG_LEVEL: 'warn', SIMULATOR_URL: simUrl };
+await runOnce('dev/scripts/seed.ts', env);
+const gwPort = await freePort();
+const profDir = path.resolve('.data/bench-prof');
+const profArgs = [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...NODE_FLAGS];
+let gateway: Managed;
+if (TSX) gateway = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, profArgs);
+else {
+  await buildAll();
+  gateway = spawnManaged({
+    name: 'gateway', cmd: process.execPath, args: [...gatewayNodeFlags(), ...profArgs, 'dist/gateway.mjs'],
+    env: { ...process.env, ...env, PORT: String(gwPort) }, logFile: path.resolve('.data/bench-logs/gateway.log'),
+  });
+  await waitForPort(gwPort, gateway, 120_000);
+}
+const gwUrl = `http://127.0.0.1:${gwPort}`;
+// The least a proxy hop costs on this machine (dev/bench/servers/bare-proxy.ts): what the gateway adds over it is its own.
+const bareProxyPort = await freePort();
+await startProcess('bare-proxy', 'dev/bench/servers/bare-proxy.ts', { UPSTREAM: `${simUrl}/ch/openai-a`, PORT: String(bareProxyPort) }, bareProxyPort);
+
+const admin = async (method: string, p: string, body: unknown) => {
+  const r = await fetch(`${gwUrl}/admin/v1${p}`, { method, headers: { authorization: `Bearer ${secrets.ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (r.status >= 300) throw new Error(`${p}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as any;
+};
+const account = await admin('POST', '/accounts', { name: 'bench' });
+const key = (await admin('POST', `/accounts/${account.id}/keys`, { name: 'bench' })).key as string;
+await admin('POST', `/accounts/${account.id}/topups`, { amount_usd: '1000000' });
+// Limits on, high enough never to refuse: the Lua limiter runs on every request.
+await admin('PATCH', `/accounts/${account.id}`, { rate_limit: { rpm: 100_000_000, concurrency: 100_000 } });
+const simControl = (p: string, body: unknown) => fetch(`${simUrl}/_control${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+const message = [{ role: 'user', content: 'Hello, benchmark: say something short.' }];
+const jsonBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_tokens: 16 });
+const streamBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_tokens: 16, stream: true, stream_options: { include_usage: true } });
+const direct = { url: `${simUrl}/ch/openai-a/v1/chat/completions`, headers: { authorization: 'Bearer upstream', 'content-type': 'application/json' } };
+const through = { url: `${gwUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } };
+const bare = { url: `http://127.0.0.1:${bareProxyPort}/v1/chat/completions`, headers: { 'content-type': 'application/json' } };
+
+function status(pid: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')) {
+    const m = /^(\w+):\s+(.*)$/.exec(line);
+    if (m) out[m[1]] = m[2];
+  }
+  return out;
+}
+const mb = (kb: string) => `${(parseInt(kb, 10) / 1024).toFixed(1)} MB`;
+const pid = gateway.child.pid!;
+/** The process listening on a local port (the stores: their CPU per request is part of the call's cost). */
+function pidOfPort(url: string): number | undefined {
+  try {
+    const out = execFileSync('ss', ['-ltnpH', `sport = :${new URL(url).port}`], { encoding: 'utf8' });
+    const m = /pid=(\d+)/.exec(out);
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+const stores = { redis: pidOfPort(services.env.REDIS_URL), ferretdb: pidOfPort(services.env.MONGO_URL) };
+
+// ---------------------------------------------------------------- warm-up
+await new Promise((r) => setTimeout(r, 2000));
+const fresh = status(pid);
+console.log(`warming up (gateway pid ${pid}, ${TSX ? 'tsx' : 'compiled'})...`);
+for (const target of [direct, through]) {
+  await runLoad({ ...target, method: 'POST', body: jsonBody, connections: 64, durationMs: 2000 });
+  await runLoad({ ...target, method: 'POST', body: streamBody, connections: 64, durationMs: 1000, firstChunk: true });
+}
+
+// ---------------------------------------------------------------- 2,000 open streams, peak RSS
+// First, while the process is young: VmHWM is the peak since start. Streams of 20 tokens, one per second.
+const idle = status(pid);
+await simControl('/latency', { ttft_ms: 0, token_delay_ms: 1000 });
+const openBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_tokens: 20, stream: true });
+
+interface OpenStreams { allFirstMs: number; firstBytes: number; completed: number; failed: number; reasons: Map<string, number>; firstP50Ms: number }
+/**
+ * OPEN_STREAMS streams opened at once on their own connections, each held until its 20 tokens are in.
+ * Run against the simulator directly first, then through the gateway: the direct figure is what the
+ * load generator and the simulator (on the same cores) manage without any gateway in between.
+ */
+async function openStreams(target: { url: string; headers: Record<string, string> }, during?: () => void): Promise<OpenStreams> {
+  const agent = new Agent({ connections: OPEN_STREAMS + 10, pipelining: 1, keepAliveTimeout: 30_000 });
+  const r: OpenStreams = { allFirstMs: 0, firstBytes: 0, completed: 0, failed: 0, reasons: new Map(), firstP50Ms: 0 };
+  const firsts: number[] = [];
+  const fail = (why: string) => {
+    r.failed++;
+    r.reasons.set(why, (r.reasons.get(why) ?? 0) + 1);
+  };
+  const opened = performance.now();
+  const streams = Array.from({ length: OPEN_STREAMS }, async () => {
+    try {
+      const res = await request(target.url, { method: 'POST', headers: target.headers, body: openBody, dispatcher: agent });
+      let seen = false;
+      for await (const _ of res.body) {
+        if (!seen) {
+          seen = true;
+          firsts.push(performance.now() - opened);
+          if (++r.firstBytes === OPEN_STREAMS) r.allFirstMs = performance.now() - opened;
+        }
+      }
+      if (res.statusCode === 200) r.completed++;
+      else fail(`HTTP ${res.statusCode}`);
+    } catch (err) {
+      fail((err as { code?: string }).code ?? (err as Error).message);
+    }
+  });
+  const sampler = during ? setInterval(during, 250) : undefined;
+  await Promise.race([Promise.all(streams), new Promise((res) => setTimeout(res, 120_000))]);
+  if (sampler) clearInterval(sampler);
+  await agent.close();
+  firsts.sort((a, b) => a - b);
+  r.firstP50Ms = firsts[Math.floor(firsts.length / 2)] ?? 0;
+  return r;
+}
+const describe = (r: OpenStreams) =>
+  `first byte on all streams after ${r.allFirstMs ? (r.allFirstMs / 1000).toFixed(2) + ' s' : `never (${r.firstBytes} of ${OPEN_STREAMS})`} (p50 ${(r.firstP50Ms / 1000).toFixed(2)} s); ` +
+  `completed ${r.completed}, failed ${r.failed}${r.failed ? ` (${[...r.reasons].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`;
+const openDirect = await openStreams(direct);
+let sample = status(pid);
+const openStartUs = Number(process.hrtime.bigint() / 1000n);
+const openThrough = await openStreams(through, () => {
+  sample = status(pid);
+});
+const openEndUs = Number(process.hrtime.bigint() / 1000n);
+const afterStreams = status(pid);
+await simControl('/latency', { ttft_ms: 0, token_delay_ms: 0 });
+const streamReport = [
+  `${OPEN_STREAMS} concurrent streams (20 tokens at 1/s each), opened at once:`,
+  `  direct to the simulator: ${describe(openDirect)}`,
+  `  through the gateway:     ${describe(openThrough)}`,
+  `  gateway RSS idle ${mb(fresh.VmRSS)} (after start), ${mb(idle.VmRSS)} (after warm-up), during ${mb(sample.VmRSS)}, peak (VmHWM) ${mb(afterStreams.VmHWM)}`,
+];
+
+// ---------------------------------------------------------------- throughput and latency
+const rows: [string, LoadResult, LoadResult, LoadResult][] = [];
+/** The gateway's load phases, in CLOCK_MONOTONIC microseconds (V8's profile clock): dev/bench/lib/profile-summary.ts cuts the profile by them. */
+const phases: Phase[] = [{ label: `${OPEN_STREAMS} open streams`, startUs: openStartUs, endUs: openEndUs, requests: OPEN_STREAMS }];
+const monoUs = () => Number(process.hrtime.bigint() / 1000n);
+const cpuPerRequest: string[] = [];
+/** utime + stime of the gateway, in clock ticks (100 per second). */
+const cpuTicks = (p: number) => {
+  const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
+for (const [label, body, firstChunk] of [['non-streaming', jsonBody, false], ['streaming (TTFT)', streamBody, true]] as const) {
+  for (const connections of [1, 64]) {
+    const ms = connections === 1 ? SEQ_MS : DURATION_MS;
+    const d = await runLoad({ ...direct, method: 'POST', body, connections, durationMs: ms, firstChunk });
+    const before = cpuTicks(pid);
+    const storesBefore = Object.entries(stores).map(([name, p]) => [name, p, p ? cpuTicks(p) : 0] as const);
+    const startUs = monoUs();
+    const g = await runLoad({ ...through, method: 'POST', body, connections, durationMs: ms, firstChunk });
+    phases.push({ label: `${label}, ${connections} client${connections > 1 ? 's' : ''}`, startUs, endUs: monoUs(), requests: g.requests });
+    const perReq = (ticks: number) => ((ticks * 10) / g.requests).toFixed(3);
+    const storeCpu = storesBefore.filter(([, p]) => p).map(([name, p, t]) => `${name} ${perReq(cpuTicks(p!) - t)}`).join(', ');
+    cpuPerRequest.push(`${label}, ${connections} client${connections > 1 ? 's' : ''}: ${perReq(cpuTicks(pid) - before)} ms (stores: ${storeCpu || 'n/a'})`);
+    const b = await runLoad({ ...bare, method: 'POST', body, connections, durationMs: ms, firstChunk });
+    rows.push([`${label}, ${connections} client${connections > 1 ? 's' : ''}`, d, g, b]);
+  }
+}
+
+console.log('');
+for (const [label, d, g, b] of rows) {
+  console.log(label);
+  console.log(`  direct      ${fmt(d)}`);
+  console.log(`  gateway     ${fmt(g)}`);
+  console.log(`  bare proxy  ${fmt(b)}`);
+  console.log(`  ratio gateway/direct ${(g.rps / d.rps).toFixed(2)}   added p50 ${(g.p50ms - d.p50ms).toFixed(3)} ms   ` +
+    `(bare proxy: ratio ${(b.rps / d.rps).toFixed(2)}, added p50 ${(b.p50ms - d.p50ms).toFixed(3)} ms)`);
+}
+const seq = rows[0];
+const par = rows[1];
+console.log('');
+console.log(`added latency p50, sequential non-streaming: ${(seq[2].p50ms - seq[1].p50ms).toFixed(3)} ms (target < 0.4 ms)`);
+console.log(`added time to first byte p50, sequential streaming: ${(rows[2][2].p50ms - rows[2][1].p50ms).toFixed(3)} ms (target < 0.5 ms)`);
+console.log(`throughput ratio at 64 clients, non-streaming: ${(par[2].rps / par[1].rps).toFixed(2)} (target >= 0.25)`);
+console.log(`throughput ratio at 64 clients, streaming: ${(rows[3][2].rps / rows[3][1].rps).toFixed(2)}`);
+console.log('gateway CPU per request (and of its stores, Redis and FerretDB, while the gateway ran):');
+for (const line of cpuPerRequest) console.log(`  ${line}`);
+console.log('');
+for (const line of streamReport) console.log(line);
+console.log(`  targets: idle under 150 MB, peak under 250 MB, every first byte within 1 s; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+if (CPU_PROF) {
+  fs.mkdirSync(profDir, { recursive: true });
+  fs.writeFileSync(path.join(profDir, 'phases.json'), JSON.stringify(phases));
+  console.log(`cpu profile of the gateway: ${profDir} (written on exit); per request by phase: npx tsx dev/bench/lib/profile-summary.ts ${profDir}`);
+}
+
+await stopAll();
+await services.stop();
+process.exit(0);

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import type { RedisClient } from '../../platform/redis';
+import { sha256Hex } from '../../platform/secrets';
+import type { Principal } from '../../capabilities/accounts/account-access';
+
+export const SESSION_COOKIE = 'mg_console';
+/** Idle lifetime; every request of the session extends it. */
+export const SESSION_IDLE_S = 12 * 3600;
+
+export interface Session {
+  principal: Principal;
+  /** Synchroniser token: every state-changing request must carry it. */
+  csrf: string;
+  /** The account the pages show (one the principal manages). */
+  accountId: string | null;
+  createdAt: number;
+}
+
+/**
+ * Console sessions, kept server-side in Redis under the sha256 of the cookie
+ * value (a leaked Redis dump holds no usable cookie). Signing out deletes it.
+ */
+export class SessionStore {
+  constructor(private readonly redis: RedisClient) {}
+
+  private key(token: string): string {
+    return `console:session:${sha256Hex(token)}`;
+  }
+
+  async create(principal: Principal, accountId: string | null): Promise<{ token: string; session: Session }> {
+    const token = randomBytes(32).toString('base64url');
+    const session: Session = { principal, csrf: randomBytes(32).toString('base64url'), accountId, createdAt: Date.now() };
+    await this.redis.set(this.key(token), JSON.stringify(session), 'EX', SESSION_IDLE_S);
+    return { token, session };
+  }
+
+  async get(token: string | undefined): Promise<Session | null> {
+    if (!token || token.length > 100) return null;
+    const k = this.key(token);
+    const v = await this.redis.get(k);
+    if (!v) return null;
+    await this.redis.expire(k, SESSION_IDLE_S);
+    return JSON.parse(v) as Session;
+  }
+
+  async save(token: string, session: Session): Promise<void> {
+    await this.redis.set(this.key(token), JSON.stringify(session), 'EX', SESSION_IDLE_S);
+  }
+
+  async destroy(token: string | undefined): Promise<void> {
+    if (token) await this.redis.del(this.key(token));
+  }
+}
