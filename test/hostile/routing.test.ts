@@ -63,7 +63,7 @@ test('unknown routes: 404 in the shape of their family', async (t) => {
   const cases: Array<[string, string, Shape]> = [
     ['GET', '/v1/nothing-here', 'openai'],
     ['POST', '/v1/chat/completions/extra', 'openai'],
-    ['POST', '/v1/messages/batches', 'messages'],
+    ['POST', '/v1/messages/nothing-here', 'messages'],
     ['GET', '/v1beta/models', 'generate-content'],
     ['POST', '/v1beta/models/gemini-2.5-pro:countTokens', 'generate-content'],
     ['POST', '/v1/models/gemini-2.5-pro:embedContent', 'generate-content'],
