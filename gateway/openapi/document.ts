@@ -171,7 +171,9 @@ function operationObject(set: SchemaSet, op: Operation): Json {
     const json = { schema: ref, ...(op.body.example !== undefined ? { example: op.body.example } : {}) };
     out.requestBody = {
       required: op.body.required ?? true,
-      content: { 'application/json': json, ...(op.body.multipart ? { 'multipart/form-data': { schema: { type: 'object', additionalProperties: true } } } : {}) },
+      content: op.body.multipart === 'only'
+        ? { 'multipart/form-data': json }
+        : { 'application/json': json, ...(op.body.multipart ? { 'multipart/form-data': { schema: { type: 'object', additionalProperties: true } } } : {}) },
     };
   }
   return out;

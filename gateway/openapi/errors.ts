@@ -40,7 +40,7 @@ export const AnthropicError = z
     error: z.object({ type: z.string(), message: z.string() }).strict(),
   })
   .strict()
-  .meta({ description: 'Anthropic shape: /v1/messages' });
+  .meta({ description: 'Anthropic shape: /v1/messages and /v1/messages/batches' });
 
 /** `{error:{code (number), message, status}}`: native generate-content; 402 and 429 share RESOURCE_EXHAUSTED. */
 export const GeminiError = z

@@ -33,7 +33,8 @@ export interface Operation {
   emptyQueryIsAbsent?: boolean;
   /** Extra request headers (Idempotency-Key, anthropic-version, X-Acting-User). */
   headers?: Array<{ name: string; description: string; schema: Record<string, unknown>; required?: boolean }>;
-  body?: { schema: z.ZodType; example?: unknown; multipart?: boolean; required?: boolean };
+  /** `multipart: true`: JSON or multipart/form-data; `'only'`: multipart/form-data only, described by `schema`. */
+  body?: { schema: z.ZodType; example?: unknown; multipart?: boolean | 'only'; required?: boolean };
   /** Success responses by status. `schema` absent: a JSON object; `contentType: null`: no body. */
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string | null }>;
 }

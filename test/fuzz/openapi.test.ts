@@ -90,7 +90,7 @@ test('every $ref resolves and every operation names the error shape of its famil
   t.deepEqual(refs.filter((r) => !r.startsWith('#/') || resolve(r) === undefined), []);
 
   const expected = (path: string) =>
-    path === '/v1/messages' ? 'AnthropicError'
+    path === '/v1/messages' || path.startsWith('/v1/messages/') ? 'AnthropicError'
       : path.startsWith('/v1beta/') || /^\/v1\/models\/\{model\}:/.test(path) ? 'GeminiError'
         : path.startsWith('/admin/') ? 'ManagementError'
           : /^\/v1\/(images|videos|music|audio|transcripts)\//.test(path) ? 'MediaError'
