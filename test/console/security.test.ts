@@ -132,7 +132,7 @@ test.serial('sign-in attempts are rate-limited, and the sign-in form needs its C
     await page.fill('#f-email', u.email);
     await page.fill('#f-password', 'wrong');
     await page.click('form[action="/console/signin"] button.primary');
-    t.regex((await page.textContent('#err-password')) ?? '', /wrong email or password/);
+    t.regex((await page.textContent('#err-password')) ?? '', /wrong email or password/i);
   }
   await page.goto(`${gw.url}/console/signin`);
   await page.fill('#f-email', u.email);
