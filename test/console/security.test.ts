@@ -140,7 +140,7 @@ test.serial('sign-in attempts are rate-limited, and the sign-in form needs its C
   const res = page.waitForResponse((r) => r.url().endsWith('/console/signin') && r.request().method() === 'POST');
   await page.click('form[action="/console/signin"] button.primary');
   t.is((await res).status(), 429);
-  t.regex((await page.textContent('main')) ?? '', /too many failed sign-in attempts/);
+  t.regex((await page.textContent('main')) ?? '', /too many failed sign-in attempts/i);
   watch.assertClean(t);
   await context.close();
 

@@ -24,7 +24,7 @@ const UploadFileBody = z.object({
 /** The OpenAI File object. */
 const FileObject = z.looseObject({
   id: z.string(), object: z.literal('file'), bytes: z.number().int(), created_at: z.number().int(), expires_at: nullableTime,
-  filename: z.string(), purpose: z.literal('batch'), status: z.literal('processed'), status_details: z.null(),
+  filename: z.string(), purpose: z.enum(['batch', 'batch_output']).meta({ description: '`batch`: an uploaded input file; `batch_output`: a batch\'s output or error file' }), status: z.literal('processed'), status_details: z.null(),
 });
 const FileList = z.looseObject({ object: z.literal('list'), data: z.array(FileObject), has_more: z.boolean() });
 const FileDeleted = z.looseObject({ id: z.string(), object: z.literal('file'), deleted: z.literal(true) });
@@ -55,7 +55,7 @@ const MessageBatchList = z.looseObject({ data: z.array(MessageBatch), has_more: 
 const OpenAiListQuery = ListQuery.pick({ limit: true, after: true });
 const AnthropicListQuery = ListQuery.pick({ limit: true, after_id: true });
 
-const ANTHROPIC_VERSION = { name: 'anthropic-version', description: 'Protocol version, a date such as 2023-06-01 (the SDKs send it)', schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', example: '2023-06-01' } };
+const ANTHROPIC_VERSION = { name: 'anthropic-version', description: 'Protocol version, a date such as 2023-06-01 (the SDKs send it)', schema: { type: 'string', example: '2023-06-01' } };
 
 const files = (op: Omit<Operation, 'tag' | 'auth' | 'errors'>): Operation => ({ tag: 'Batches', auth: 'key', errors: 'openai', ...op });
 const messages = (op: Omit<Operation, 'tag' | 'auth' | 'errors'>): Operation => ({ tag: 'Batches', auth: 'key', errors: 'anthropic', headers: [ANTHROPIC_VERSION], ...op });

@@ -51,17 +51,20 @@ function read(path: string, operationId: string, summary: string, opts: Partial<
   return { method: 'get', path, operationId, summary, tag: 'Media', auth: 'key', errors: 'media', errorStatuses: [...KEY_ERRORS, 404], responses: { 200: { description: 'OK' } }, ...opts };
 }
 
+/** A synchronous images answer (OpenAI's shape), or the task of an `async: true` call. */
+const ImagesAnswer = z.union([Task, z.looseObject({ created: z.number(), data: z.array(z.looseObject({})) })]);
+
 const IMAGE_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'in_flight'];
 const VIDEO_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'expired', 'cancelled'];
 
 export const mediaOperations: Operation[] = [
   submit('/v1/images/generations', 'createImage', 'Generate images', withCallback(ImagesRequest),
     { model: 'gpt-image-1', prompt: 'a red fox', async: true },
-    'Synchronous (after 90 s the answer keeps the connection alive with whitespace) or `async: true` (submit, then poll).'),
+    'Synchronous (after 90 s the answer keeps the connection alive with whitespace) or `async: true` (submit, then poll).', ImagesAnswer),
   {
     ...submit('/v1/images/edits', 'editImage', 'Edit images', withCallback(ImagesRequest),
       { model: 'gpt-image-1', prompt: 'make it blue', image: 'https://example.com/fox.png', async: true },
-      'JSON as generations, or multipart/form-data (file field `image`, several as `image[]`). A reference image is required. At most 95 MB.'),
+      'JSON as generations, or multipart/form-data (file field `image`, several as `image[]`). A reference image is required. At most 95 MB.', ImagesAnswer),
     body: { schema: withCallback(ImagesRequest), example: { model: 'gpt-image-1', prompt: 'make it blue', image: 'https://example.com/fox.png', async: true }, multipart: true },
   },
   read('/v1/images/generations', 'listImageTasks', 'List image tasks', { emptyQueryIsAbsent: true, query: listQuery(IMAGE_STATUSES), responses: { 200: { description: 'Newest first', schema: TaskList } } }),
