@@ -93,7 +93,8 @@
   function enhance(root) { localTimes(root); labelTables(root); }
   function ready() { enhance(document); navState(); liveFilter(); }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', ready); else ready();
-  document.addEventListener('htmx:afterSettle', function (e) { enhance(e.target && e.target.parentNode ? e.target.parentNode : document); });
+  // The whole page: a swapped tbody's parent is its table, which labelTables looks for from above.
+  document.addEventListener('htmx:afterSettle', function () { enhance(document); });
 
   // Spend chart (uPlot, served from node_modules): stacked bars per day, one colour per model.
   function drawSpend() {
