@@ -24,7 +24,7 @@ export interface KnowledgeActivityDeps {
   upstream: UpstreamPools;
   wallet: Wallet;
   /** For the compiler's channel keys (platform/config.ts upstreamApiKey). */
-  config: Pick<Config, 'UPSTREAM_KEYS'>;
+  config: Pick<Config, 'UPSTREAM_KEYS' | 'KB_COMPILE_THREADS' | 'KB_COMPILE_THREAD_MB'>;
   /** Where compiles and link scans run; a worker-thread pool made on the first build when absent. */
   compute?: Compute;
 }
@@ -47,7 +47,7 @@ export function createKnowledgeActivities(input: KnowledgeActivityDeps) {
   const deps = {
     ...input,
     get compute(): Compute {
-      return (pool ??= threadCompute());
+      return (pool ??= threadCompute({ threads: input.config.KB_COMPILE_THREADS, heapMb: input.config.KB_COMPILE_THREAD_MB }));
     },
   };
   const rules = new RulesCompiler();

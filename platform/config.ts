@@ -41,6 +41,10 @@ const EnvSchema = z.object({
   GATEWAY_INTERNAL_URL: z.url().optional(),
   /** Lines of one batch in flight at once (further bounded by the account's concurrency limit; docs/batches.md). */
   BATCH_LINE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /** Knowledge compile threads of a worker (docs/knowledge-ingestion.md); unset: 1 on 2 cores or fewer, else cores - 1, at most 4. */
+  KB_COMPILE_THREADS: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(64).optional()),
+  /** Heap cap of each compile thread, in MB: a document past it fails its build instead of the worker. */
+  KB_COMPILE_THREAD_MB: z.coerce.number().int().min(64).max(16384).default(256),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (dev/scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),

@@ -47,8 +47,8 @@ function threadEntry(): { filename: string; execArgv: string[] } {
 
 export function threadCompute(opts: { threads?: number; heapMb?: number } = {}): Compute {
   const cores = os.availableParallelism?.() ?? os.cpus().length;
-  const threads = opts.threads ?? Number(process.env.KB_COMPILE_THREADS ?? (cores <= 2 ? 1 : Math.min(4, cores - 1)));
-  const heapMb = opts.heapMb ?? Number(process.env.KB_COMPILE_THREAD_MB ?? 256);
+  const threads = opts.threads ?? (cores <= 2 ? 1 : Math.min(4, cores - 1));
+  const heapMb = opts.heapMb ?? 256;
   const { filename, execArgv } = threadEntry();
   const pool = new Piscina({
     filename, execArgv, minThreads: 0, maxThreads: threads, idleTimeout: 30_000,

@@ -52,7 +52,7 @@ export interface KbView {
 
 /** Signs a page's source into spec 3 section 2.4 (capabilities/knowledge/storage/source-links.ts). */
 export interface SourceSigner {
-  sourceInfo(source: PageSource, requestOrigin: string): SourceInfo;
+  sourceInfo(source: PageSource, baseUrl: string): SourceInfo;
 }
 
 export class Paged<T> {
@@ -179,10 +179,10 @@ export class KnowledgeReader {
   }
 
   /** The page's source document with a fresh 1-hour link. */
-  async source(scope: BaseRef[], id: string, requestOrigin: string): Promise<SourceInfo> {
+  async source(scope: BaseRef[], id: string, baseUrl: string): Promise<SourceInfo> {
     const found = await this.find(scope, id);
     if (!found) throw notFound(`page '${id}'`);
-    return this.signer.sourceInfo(found.page.source, requestOrigin);
+    return this.signer.sourceInfo(found.page.source, baseUrl);
   }
 
   private async find(scope: BaseRef[], id: string): Promise<{ page: Page; corpus: Corpus } | null> {

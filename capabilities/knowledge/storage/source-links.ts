@@ -25,17 +25,17 @@ export class SourceLinks {
   ) {}
 
   /** The signed link to a stored file, valid `SOURCE_URL_TTL_SECS` from `nowMs`. */
-  sign(r2Key: string, requestOrigin: string, nowMs = Date.now()): { url: string; url_ttl_secs: number } {
+  sign(r2Key: string, baseUrl: string, nowMs = Date.now()): { url: string; url_ttl_secs: number } {
     if (!KEY_SHAPE.test(r2Key)) throw new Error(`not a storage key: ${r2Key.slice(0, 80)}`);
     const path = `${SOURCE_FILES_PATH}${r2Key}`;
     const expires = Math.floor(nowMs / 1000) + SOURCE_URL_TTL_SECS;
-    const base = (this.publicBaseUrl ?? requestOrigin).replace(/\/+$/, '');
+    const base = (this.publicBaseUrl ?? baseUrl).replace(/\/+$/, '');
     return { url: `${base}${path}?expires=${expires}&sig=${this.mac(path, expires)}`, url_ttl_secs: SOURCE_URL_TTL_SECS };
   }
 
   /** Spec 3 section 2.4 for a page's source: what `GET .../pages/{id}/source` and MCP `get_source` answer. */
-  sourceInfo(source: PageSource, requestOrigin: string, nowMs = Date.now()): SourceInfo {
-    const link = this.sign(source.r2_key, requestOrigin, nowMs);
+  sourceInfo(source: PageSource, baseUrl: string, nowMs = Date.now()): SourceInfo {
+    const link = this.sign(source.r2_key, baseUrl, nowMs);
     return { r2_key: source.r2_key, filename: source.filename, locator: source.locator, url: link.url, url_ttl_secs: link.url_ttl_secs };
   }
 
