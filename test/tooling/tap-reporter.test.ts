@@ -31,6 +31,21 @@ test('counts passes, failures and skips, and keeps each failure with its detail'
   t.is(summaryLine(reporter.counts), '1 passed, 2 failed, 1 skipped');
 });
 
+test("a failed test's t.log lines between its `not ok` and its YAML block do not cut the detail off", (t) => {
+  const { reporter } = read([
+    'not ok 1 - chaos › short chaos run',
+    '#   chaos: seed 1, 45 s',
+    '#   figures {"a":1}',
+    '  ---',
+    '    name: AssertionError',
+    "        -   '3 task(s) not final after 200 s',",
+    '  ...',
+    'ok 2 - next',
+  ]);
+  t.true(reporter.failures[0]!.detail.some((l) => l.includes('not final')));
+  t.is(reporter.counts.passed, 1);
+});
+
 test('the recap names every failure and caps long details', (t) => {
   const detail = Array.from({ length: 40 }, (_, i) => `      line ${i}`);
   const recap = failureRecap([{ title: 'x › y', detail }]);

@@ -46,7 +46,7 @@ export class TapReporter {
       this.inYaml = true;
       return;
     }
-    this.yamlOf = undefined;
+    // A failed test's t.log lines come between its `not ok` and its YAML block: the block still belongs to it.
     const m = RESULT.exec(line);
     if (m) {
       const [, not, title, directive] = m;
@@ -63,6 +63,7 @@ export class TapReporter {
         this.counts.passed++;
         this.write(this.paint(32, `  ✔ ${title}`));
       }
+      if (!not || directive) this.yamlOf = undefined;
       return;
     }
     // ava's closing summary (# tests/pass/skip/fail) is replaced by ours.
