@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from '../platform/mongo';
+import type { Db } from '../capabilities/store';
 import { isDuplicateKey } from '../platform/mongo';
 import { BatchInserter } from '../platform/batch-insert';
 import type { Config } from '../platform/config';

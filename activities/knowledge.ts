@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Catalogue } from '../domain/catalogue';
-import type { Db, KbBuildDoc } from '../platform/mongo';
+import type { Db } from '../capabilities/store';
+import type { KbBuildDoc } from '../capabilities/knowledge/store';
 import type { RedisClient } from '../platform/redis';
 import type { Logger } from '../platform/logger';
 import type { UpstreamPools } from '../platform/upstream';

@@ -1,9 +1,9 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Catalogue } from '../domain/catalogue';
-import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState } from '../domain/media/task';
+import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState, type TaskDocument } from '../domain/media/task';
 import { MAX_RUN_MS } from '../domain/media/cadence';
 import { settlementNano } from '../domain/media/pricing';
-import type { Db, TaskDoc } from '../platform/mongo';
+import type { Db } from '../capabilities/store';
 import { failpoint } from '../platform/failpoints';
 import { rkeys, type RedisClient } from '../platform/redis';
 import type { Client } from '@temporalio/client';
@@ -45,7 +45,7 @@ export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
  * submission and carried through the workflow (recorded in its history), so
  * the settlement reads nothing: the task's identity, owner, quote and hold.
  */
-export type TaskFacts = Omit<TaskDoc, 'input' | 'result' | 'final_body' | 'created_at' | 'started_at' | 'completed_at' | 'updated_at'> & {
+export type TaskFacts = Omit<TaskDocument, 'input' | 'result' | 'final_body' | 'created_at' | 'started_at' | 'completed_at' | 'updated_at'> & {
   /** Unix ms (payloads carry JSON: no Date). */
   created_at: number;
 };
@@ -94,13 +94,13 @@ export function settleAbsentAt(createdAt: Date, nowMs = Date.now()): number {
 }
 
 /** What the settlement needs of a task (tests build a settlement input from a task document with it). */
-export function factsOf(task: TaskDoc): TaskFacts {
+export function factsOf(task: TaskDocument): TaskFacts {
   const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, ...rest } = task;
   return { ...rest, created_at: created_at.getTime() };
 }
 
 /** The task document as the settlement sees it when it was given the facts (nothing read). */
-function taskOfFacts(f: TaskFacts, progress: number | null): TaskDoc {
+function taskOfFacts(f: TaskFacts, progress: number | null): TaskDocument {
   return {
     ...f, progress, input: {}, result: null, final_body: null, created_at: new Date(f.created_at),
     started_at: null, completed_at: null, updated_at: new Date(),
@@ -143,12 +143,12 @@ function outcomeOfFailure(err: unknown): ProviderOutcome {
  * upstream task id, the settle op) and does not do it again.
  */
 export function createMediaActivities(deps: MediaActivityDeps) {
-  const loadTask = async (taskId: string): Promise<TaskDoc> => {
-    const task = await deps.db.Task.findById(taskId).lean<TaskDoc>();
+  const loadTask = async (taskId: string): Promise<TaskDocument> => {
+    const task = await deps.db.Task.findById(taskId).lean<TaskDocument>();
     if (!task) throw ApplicationFailure.nonRetryable(`task ${taskId} not found`, 'TaskNotFound');
     return task;
   };
-  const callFor = (task: TaskDoc, channelId?: string): { call: ProviderCall; provider: (typeof mediaProviders)[string] }[] => {
+  const callFor = (task: TaskDocument, channelId?: string): { call: ProviderCall; provider: (typeof mediaProviders)[string] }[] => {
     const model = deps.catalogue().resolve(task.model);
     if (!model) throw ApplicationFailure.nonRetryable(`model ${task.model} left the catalogue`, 'ModelGone');
     // A poll goes to the channel that accepted the task, even if it left the ladder since.
@@ -166,7 +166,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       };
     });
   };
-  const patchTask = (taskId: string, set: Partial<TaskDoc>) => deps.db.Task.updateOne({ _id: taskId }, { $set: { ...set, updated_at: new Date() } });
+  const patchTask = (taskId: string, set: Partial<TaskDocument>) => deps.db.Task.updateOne({ _id: taskId }, { $set: { ...set, updated_at: new Date() } });
 
   return {
     /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { isDuplicateKey, type Db } from '../platform/mongo';
+import { isDuplicateKey } from '../platform/mongo';
+import type { Db } from '../capabilities/store';
 import type { Wallet } from '../capabilities/accounts/wallet';
 import { countWalletAudit } from '../platform/metrics/index';
 

@@ -1,5 +1,5 @@
 import { publicBaseUrl, type Config } from '../platform/config';
-import { connectMongo } from '../platform/mongo';
+import { connectStore } from './store';
 import { connectRedis } from '../platform/redis';
 import { createLogger, type Logger } from '../platform/logger';
 import { Wallet } from './accounts/wallet';
@@ -32,7 +32,7 @@ import { keyRing } from '../platform/secrets';
 
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {
-  const [db, redis] = [await connectMongo(config.MONGO_URL, log), connectRedis(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_CLUSTER_NODES, log)];
+  const [db, redis] = [await connectStore(config.MONGO_URL, log), connectRedis(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_CLUSTER_NODES, log)];
   const wallet = new Wallet(db, redis, log);
   wallet.journal.start();
   const catalogueCache = await CatalogueCache.start({

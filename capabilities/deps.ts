@@ -1,5 +1,5 @@
 import type { Config } from '../platform/config';
-import type { Db } from '../platform/mongo';
+import type { Db } from './store';
 import type { RedisClient } from '../platform/redis';
 import type { Logger } from '../platform/logger';
 import type { Catalogue } from '../domain/catalogue';

@@ -1,4 +1,4 @@
-import type { AccountDoc, Db } from '../../platform/mongo';
+import type { AccountDoc, AccountModels } from './store';
 import { canAdminister, type Role } from '../../domain/people';
 import type { PeopleService } from './people';
 
@@ -19,7 +19,7 @@ export interface ManagedAccount {
  * account. Anything outside that answers 404, exactly like an unknown id.
  */
 export class AccountAccess {
-  constructor(private readonly db: Db, private readonly people: PeopleService) {}
+  constructor(private readonly db: AccountModels, private readonly people: PeopleService) {}
 
   async managed(p: Principal, opts: { limit?: number } = {}): Promise<ManagedAccount[]> {
     if (p.kind === 'operator') {

@@ -1,4 +1,4 @@
-import type { AccountDoc, Db } from '../../platform/mongo';
+import type { AccountDoc, AccountModels } from './store';
 import { rkeys, type RedisClient } from '../../platform/redis';
 import type { AccountRecord } from '../../domain/api-key';
 import { newId } from '../../platform/ids';
@@ -36,7 +36,7 @@ export function toAccountRecord(doc: AccountDoc): AccountRecord {
 }
 
 export class AccountService {
-  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly wallet: Wallet) {}
+  constructor(private readonly db: AccountModels, private readonly redis: RedisClient, private readonly wallet: Wallet) {}
 
   async create(input: { name: string; enterprise?: boolean; ownerUserId?: string }): Promise<AccountDoc> {
     const doc: AccountDoc = {

@@ -1,5 +1,5 @@
 import { Schema, type Model } from 'mongoose';
-import type { Db } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
 import { newId } from '../../platform/ids';
 
 export interface AuditDoc {
@@ -27,7 +27,7 @@ AuditSchema.index({ account_id: 1, created_at: -1 });
 export class AuditLog {
   private readonly model: Model<AuditDoc>;
 
-  constructor(db: Db) {
+  constructor(db: MongoConn) {
     this.model = (db.conn.models.Audit as Model<AuditDoc> | undefined) ?? db.conn.model<AuditDoc>('Audit', AuditSchema, 'audit_log');
   }
 

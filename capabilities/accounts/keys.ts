@@ -1,4 +1,5 @@
-import { isDuplicateKey, type Db, type ApiKeyDoc } from '../../platform/mongo';
+import { isDuplicateKey } from '../../platform/mongo';
+import type { AccountModels, ApiKeyDoc } from './store';
 import { rkeys, type RedisClient } from '../../platform/redis';
 import { seal, sha256Hex, unseal } from '../../platform/secrets';
 import { KEY_PATTERN, KEY_PREFIX_LENGTH, KEY_TAIL_LENGTH, type KeyRecord } from '../../domain/api-key';
@@ -50,7 +51,7 @@ export function toKeyRecord(doc: ApiKeyDoc): KeyRecord {
  */
 export class KeyService {
   constructor(
-    private readonly db: Db,
+    private readonly db: AccountModels,
     private readonly redis: RedisClient,
     private readonly opts: { encryptionKey: string; serviceTag: string; /** Earlier keys still read (KEY_ENCRYPTION_KEYS_PREVIOUS). */ previousKeys?: readonly string[] },
   ) {}

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Db, LedgerDoc, UsageDoc } from '../../platform/mongo';
+import type { AccountModels, LedgerDoc } from './store';
+import type { UsageModels, UsageDoc } from '../usage/store';
 import type { Logger } from '../../platform/logger';
 import { rkeys, shardOf, WALLET_SHARDS, type RedisClient } from '../../platform/redis';
 import { insertIgnoringDuplicates } from '../../platform/batch-insert';
@@ -103,7 +104,7 @@ export class LedgerJournal {
   /** Told about every batch of ledger rows written (checkpoint bookkeeping, capabilities/accounts/wallet.ts). */
   onRows?: (rows: LedgerDoc[]) => void;
 
-  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly log?: Logger) {}
+  constructor(private readonly db: AccountModels & UsageModels, private readonly redis: RedisClient, private readonly log?: Logger) {}
 
   /** The stream of a wallet's shard. */
   keyOf(walletId: string): string {

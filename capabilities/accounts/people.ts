@@ -1,4 +1,4 @@
-import type { Db, MembershipDoc, UserDoc } from '../../platform/mongo';
+import type { AccountModels, MembershipDoc, UserDoc } from './store';
 import { isDuplicateKey } from '../../platform/mongo';
 import { hashPassword, verifyPassword } from './passwords';
 import { newId } from '../../platform/ids';
@@ -31,7 +31,7 @@ const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, {
  */
 export class PeopleService {
   /** `membershipChanged`: told after a membership is added, changed or removed (knowledge scopes depend on them). */
-  constructor(private readonly db: Db, private readonly accounts: AccountService, private readonly membershipChanged: () => Promise<void> = async () => {}) {}
+  constructor(private readonly db: AccountModels, private readonly accounts: AccountService, private readonly membershipChanged: () => Promise<void> = async () => {}) {}
 
   async createUser(input: { email: string; name: string; password?: string }): Promise<UserDoc> {
     const email = input.email.trim().toLowerCase();

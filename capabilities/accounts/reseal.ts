@@ -1,4 +1,4 @@
-import type { Db } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
 import { keyId, seal, unseal, type Sealed } from '../../platform/secrets';
 
 /**
@@ -39,7 +39,7 @@ const isSealed = (v: unknown): v is Sealed =>
   !!v && typeof v === 'object' && typeof (v as Sealed).iv === 'string' && typeof (v as Sealed).tag === 'string' && typeof (v as Sealed).data === 'string';
 
 /** `ring[0]` is the current key. With `dryRun`, nothing is written. */
-export async function resealAll(db: Pick<Db, 'conn'>, ring: readonly string[], opts: { dryRun?: boolean } = {}): Promise<Record<string, ResealCounts>> {
+export async function resealAll(db: Pick<MongoConn, 'conn'>, ring: readonly string[], opts: { dryRun?: boolean } = {}): Promise<Record<string, ResealCounts>> {
   const mongo = db.conn.db;
   if (!mongo) throw new Error('the store is not connected');
   const [current] = ring;

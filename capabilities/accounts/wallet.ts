@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Db, LedgerDoc, LedgerKind, UsageDoc, WalletCheckpointDoc } from '../../platform/mongo';
+import type { AccountModels, LedgerDoc, LedgerKind, WalletCheckpointDoc } from './store';
+import type { UsageModels, UsageDoc } from '../usage/store';
 import type { Logger } from '../../platform/logger';
 import { BatchInserter, insertIgnoringDuplicates } from '../../platform/batch-insert';
 import { BatchExists } from '../../platform/batch-exists';
@@ -106,7 +107,7 @@ export class Wallet {
   /** Figures for tests and metrics. */
   readonly stats = { lastLoadRows: 0, checkpoints: 0 };
 
-  constructor(private readonly db: Db, private readonly redis: RedisClient, private readonly log?: Logger) {
+  constructor(private readonly db: AccountModels & UsageModels, private readonly redis: RedisClient, private readonly log?: Logger) {
     this.ledger = new BatchInserter<LedgerDoc>(() => db.Ledger.collection as never);
     this.ledgerHas = new BatchExists<LedgerDoc>(() => db.Ledger.collection as never);
     this.journal = new LedgerJournal(db, redis, log);

@@ -3,7 +3,7 @@ import { newId } from '../../platform/ids';
 import { canAdminister } from '../../domain/people';
 import { DEFAULT_AGENT_SETTINGS, effectiveModelId, whitelistAllows, type AgentRecord, type AgentSettingsRecord } from '../../domain/agents';
 import type { Catalogue, Model } from '../../domain/catalogue';
-import type { Db } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
 import type { AgentDb, AgentDoc, AgentSettingsDoc } from './store';
 import { rkeys, type RedisClient } from '../../platform/redis';
 import type { AccountService } from '../accounts/accounts';
@@ -59,7 +59,7 @@ const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, {
  */
 export class AgentService {
   constructor(
-    private readonly db: Db,
+    private readonly db: MongoConn,
     private readonly adb: AgentDb,
     private readonly redis: RedisClient,
     private readonly accounts: AccountService,

@@ -1,4 +1,5 @@
-import type { Db } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
+import type { UsageModels } from '../usage/store';
 import { agentModels } from './store';
 import type { RedisClient } from '../../platform/redis';
 import type { Catalogue } from '../../domain/catalogue';
@@ -27,7 +28,7 @@ export interface AgentServices {
 }
 
 export function createAgentServices(p: {
-  db: Db; redis: RedisClient; accounts: AccountService; keys: KeyService; people: PeopleService; wallet: Wallet;
+  db: MongoConn & UsageModels; redis: RedisClient; accounts: AccountService; keys: KeyService; people: PeopleService; wallet: Wallet;
   usage: UsageRecorder; scope: KnowledgeScope; catalogue: () => Catalogue; scopeCacheMs: number;
   /** How long a call may stay in flight on an escrow (its deadline plus the settlement's retries). */
   flightLeaseMs: number; log?: Logger;

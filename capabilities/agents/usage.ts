@@ -1,4 +1,4 @@
-import type { Db, UsageDoc } from '../../platform/mongo';
+import type { UsageModels, UsageDoc } from '../usage/store';
 import type { UsageRecorder } from '../usage/usage';
 
 export interface AgentUsageDay {
@@ -23,7 +23,7 @@ export interface AgentUsage {
  * Refused calls count as requests at cost 0, as in the account's usage.
  */
 export class AgentUsageReport {
-  constructor(private readonly db: Db, private readonly usage: UsageRecorder) {}
+  constructor(private readonly db: UsageModels, private readonly usage: UsageRecorder) {}
 
   async byDay(agentId: string, days: number, now = new Date()): Promise<AgentUsage> {
     const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1)));

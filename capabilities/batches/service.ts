@@ -5,7 +5,7 @@ import pRetry from 'p-retry';
 import { GatewayError } from '../../domain/errors';
 import { taskQueueFor } from '../../domain/task-queues';
 import type { AuthState } from '../../domain/api-key';
-import type { Db } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
 import { formatCredits } from '../../domain/money';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
@@ -21,7 +21,7 @@ const FINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);
 /** The batch engine's records: files, batches, each line's outcome (capabilities/batches/store.ts). */
 export class BatchService {
   readonly store: BatchStore;
-  constructor(private readonly deps: { db: Db; temporal: Client; config: Config; log: Logger }) {
+  constructor(private readonly deps: { db: MongoConn; temporal: Client; config: Config; log: Logger }) {
     this.store = batchStore(deps.db.conn);
   }
 

@@ -5,7 +5,9 @@ import { GatewayError } from '../../domain/errors';
 import type { PaymentProcessor } from './processor';
 import { paymentStore, type PaymentStore, type TopUpDoc } from './topups';
 import { assertTopUpAmount, type AccountService } from '../accounts/accounts';
-import { isDuplicateKey, type Db } from '../../platform/mongo';
+import { isDuplicateKey } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
+import type { AccountModels } from '../accounts/store';
 import type { RedisClient } from '../../platform/redis';
 import type { Wallet } from '../accounts/wallet';
 import { newId } from '../../platform/ids';
@@ -80,7 +82,7 @@ export class BillingService {
     private readonly accounts: AccountService,
     private readonly wallet: Wallet,
     private readonly redis: RedisClient,
-    private readonly db: Db,
+    private readonly db: AccountModels & MongoConn,
     private readonly publicBaseUrl: string,
   ) {
     this.store = paymentStore(db);

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { publicBaseUrl, type Config } from '../../platform/config';
-import type { Db } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
 import type { PaymentProcessor } from './processor';
 import { StripeProcessor, stripeClient } from './stripe';
 import { StandInProcessor } from '../../dev/simulator/payments/stand-in';
@@ -28,7 +28,7 @@ export interface Payments {
 }
 
 /** Stripe when STRIPE_SECRET_KEY is set; else, in development and test only, the stand-in. */
-export function selectPayments(config: PaymentsConfig, db: Db): Payments {
+export function selectPayments(config: PaymentsConfig, db: MongoConn): Payments {
   const secret = webhookSecret(config);
   if (!config.TOPUPS_ENABLED || !secret) return { processor: null, standIn: null, webhookSecret: secret };
   if (config.STRIPE_SECRET_KEY) {

@@ -1,5 +1,5 @@
 import { Schema, type Model } from 'mongoose';
-import type { Db } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
 
 /**
  * The gateway's own record of a top-up: the source of truth for what was
@@ -58,7 +58,7 @@ export interface PaymentStore {
   PaymentEvent: Model<PaymentEventDoc>;
 }
 
-export function paymentStore(db: Db): PaymentStore {
+export function paymentStore(db: MongoConn): PaymentStore {
   const models = db.conn.models;
   return {
     TopUp: (models.TopUp as Model<TopUpDoc> | undefined) ?? db.conn.model<TopUpDoc>('TopUp', TopUpSchema, 'topups'),

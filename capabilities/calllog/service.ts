@@ -1,7 +1,9 @@
 import type { Config } from '../../platform/config';
-import type { Db, TaskDoc, UsageDoc } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
+import type { MediaModels } from '../media/store';
+import type { UsageModels, UsageDoc } from '../usage/store';
 import type { UsageRecorder } from '../usage/usage';
-import { FINAL_STATES, publicStatus, type TaskState } from '../../domain/media/task';
+import { FINAL_STATES, publicStatus, type TaskState, type TaskDocument } from '../../domain/media/task';
 import type { CallAttempt } from '../../domain/call-attempts';
 import { rowView } from '../usage/usage-view';
 import { deliveryLog } from '../webhooks/deliveries';
@@ -39,7 +41,7 @@ export interface CallLogEntry {
  * document): the log adds no write to any hot path.
  */
 export class CallLog {
-  constructor(private readonly deps: { db: Db; usage: UsageRecorder; config: Pick<Config, 'TEMPORAL_UI_URL' | 'TEMPORAL_NAMESPACE'> }) {}
+  constructor(private readonly deps: { db: MediaModels & UsageModels & MongoConn; usage: UsageRecorder; config: Pick<Config, 'TEMPORAL_UI_URL' | 'TEMPORAL_NAMESPACE'> }) {}
 
   /**
    * A call's row by primary key: a row's id is its request id, or its task id
@@ -63,7 +65,7 @@ export class CallLog {
       row = await this.findRow(id, reader);
     }
     if (!row) return null;
-    const task = row.task_id ? await this.deps.db.Task.findById(row.task_id).lean<TaskDoc>() : null;
+    const task = row.task_id ? await this.deps.db.Task.findById(row.task_id).lean<TaskDocument>() : null;
     const entry: CallLogEntry = {
       object: 'call_log',
       id,
@@ -77,7 +79,7 @@ export class CallLog {
     return entry;
   }
 
-  private async taskView(task: TaskDoc): Promise<NonNullable<CallLogEntry['task']>> {
+  private async taskView(task: TaskDocument): Promise<NonNullable<CallLogEntry['task']>> {
     const history: Array<{ state: TaskState; status: string; at: string }> = [{ state: 'queued', status: publicStatus(task.kind, 'queued'), at: task.created_at.toISOString() }];
     if (task.started_at) history.push({ state: 'running', status: publicStatus(task.kind, 'running'), at: task.started_at.toISOString() });
     if (FINAL_STATES.has(task.state) && task.completed_at) {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Db } from '../../platform/mongo';
+import type { CatalogueModels } from './store';
 import type { Logger } from '../../platform/logger';
 import { rchannels, rkeys, type RedisClient } from '../../platform/redis';
 import type { Catalogue } from '../../domain/catalogue';
@@ -24,7 +24,7 @@ export class CatalogueCache {
   private timers: ReturnType<typeof setInterval>[] = [];
 
   private constructor(
-    private readonly db: Db,
+    private readonly db: CatalogueModels,
     private readonly redis: RedisClient,
     private readonly prefix: string,
     readonly env: CatalogueEnv,
@@ -34,7 +34,7 @@ export class CatalogueCache {
     this.catalogue = first;
   }
 
-  static async start(p: { db: Db; redis: RedisClient; prefix: string; env: CatalogueEnv; log: Logger; pollMs: number }): Promise<CatalogueCache> {
+  static async start(p: { db: CatalogueModels; redis: RedisClient; prefix: string; env: CatalogueEnv; log: Logger; pollMs: number }): Promise<CatalogueCache> {
     const version = await p.redis.get(rkeys.catalogueVersion());
     const cache = new CatalogueCache(p.db, p.redis, p.prefix, p.env, p.log, await loadCatalogue(p.db, p.env));
     cache.version = version;

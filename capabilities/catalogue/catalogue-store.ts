@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { ChannelDoc, Db } from '../../platform/mongo';
+import type { ChannelDoc, CatalogueModels } from './store';
 import { unseal } from '../../platform/secrets';
 import { upsertRacing } from '../../platform/upsert';
 import {
@@ -27,7 +27,7 @@ export function channelRecordOfSeed(c: ChannelSeed): ChannelRecord {
  * edited or deleted one of the same id through the management API (then the
  * operator's version stays); seeded channels the file no longer lists go.
  */
-export async function seedCatalogue(db: Db, file: CatalogueFile): Promise<number> {
+export async function seedCatalogue(db: CatalogueModels, file: CatalogueFile): Promise<number> {
   const now = new Date();
   await upsertRacing(() => db.CatalogueRules.replaceOne({ _id: 'pricing_rules' }, { doc: file.pricing_rules, updated_at: now }, { upsert: true }));
   for (const m of file.models) {
@@ -85,7 +85,7 @@ export function channelCredentials(c: ChannelRecord, env: CatalogueEnv): { api_k
 }
 
 /** Load the registry from Mongo: models, rules, and each model's ladders from the enabled channels. */
-export async function loadCatalogue(db: Db, env: CatalogueEnv): Promise<Catalogue> {
+export async function loadCatalogue(db: CatalogueModels, env: CatalogueEnv): Promise<Catalogue> {
   const [rules, models, docs] = await Promise.all([
     db.CatalogueRules.findById('pricing_rules').lean(),
     db.CatalogueModel.find({}).lean(),

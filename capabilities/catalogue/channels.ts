@@ -1,4 +1,4 @@
-import type { ChannelDoc, Db } from '../../platform/mongo';
+import type { ChannelDoc, CatalogueModels } from './store';
 import { isDuplicateKey } from '../../platform/mongo';
 import { seal } from '../../platform/secrets';
 import type { Config } from '../../platform/config';
@@ -32,7 +32,7 @@ export interface ChannelEntry {
  */
 export class ChannelService {
   constructor(
-    private readonly deps: { db: Db; config: Pick<Config, 'KEY_ENCRYPTION_KEY' | 'UPSTREAM_KEYS'>; cache: CatalogueCache; health: ChannelHealth; log: Logger },
+    private readonly deps: { db: CatalogueModels; config: Pick<Config, 'KEY_ENCRYPTION_KEY' | 'UPSTREAM_KEYS'>; cache: CatalogueCache; health: ChannelHealth; log: Logger },
   ) {}
 
   private catalogue(): Catalogue {

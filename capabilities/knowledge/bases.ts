@@ -4,7 +4,9 @@ import { GatewayError, errors } from '../../domain/errors';
 import { taskQueueFor } from '../../domain/task-queues';
 import { DEFAULT_KB_ID, type KbReaders } from '../../domain/knowledge/page';
 import type { Catalogue } from '../../domain/catalogue';
-import { isDuplicateKey, type Db, type KbDoc } from '../../platform/mongo';
+import { isDuplicateKey } from '../../platform/mongo';
+import type { AccountModels } from '../accounts/store';
+import type { KnowledgeModels, KbDoc } from './store';
 import type { AccountService } from '../accounts/accounts';
 import type { PageStore } from './page-store';
 import type { KnowledgeScope } from './scope';
@@ -49,7 +51,7 @@ export function baseView(doc: KbDoc): BaseView {
 export class KbBases {
   constructor(
     private readonly deps: {
-      db: Db; accounts: AccountService; pages: PageStore; kbScope: KnowledgeScope; catalogue: () => Catalogue; temporal: Client; taskQueue: string;
+      db: AccountModels & KnowledgeModels; accounts: AccountService; pages: PageStore; kbScope: KnowledgeScope; catalogue: () => Catalogue; temporal: Client; taskQueue: string;
     },
   ) {}
 

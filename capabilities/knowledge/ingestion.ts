@@ -4,7 +4,8 @@ import { GatewayError, errors } from '../../domain/errors';
 import { taskQueueFor } from '../../domain/task-queues';
 import { ACCOUNT_ID, MODEL, TASK_ID } from '../../domain/media/search-attributes';
 import type { Config } from '../../platform/config';
-import { isDuplicateKey, type Db, type KbBuildDoc, type KbDocumentDoc } from '../../platform/mongo';
+import { isDuplicateKey } from '../../platform/mongo';
+import type { KnowledgeModels, KbBuildDoc, KbDocumentDoc } from './store';
 import type { RedisClient } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import type { KbBases } from './bases';
@@ -86,7 +87,7 @@ export function documentIdOf(accountId: string, kbId: string, filename: string):
 
 export interface IngestionDeps {
   config: Config;
-  db: Db;
+  db: KnowledgeModels;
   redis: RedisClient;
   log: Logger;
   pages: PageStore;

@@ -1,4 +1,4 @@
-import type { Db, KbDoc, KbDocumentDoc, PageDoc } from '../../platform/mongo';
+import type { KnowledgeModels, KbDoc, KbDocumentDoc, PageDoc } from './store';
 import { rkeys, type RedisClient } from '../../platform/redis';
 import { DEFAULT_KB_ID, type Page } from '../../domain/knowledge/page';
 
@@ -19,7 +19,7 @@ export const baseKey = (b: BaseRef) => `${b.account_id}/${b.kb_id}`;
  * rebuild on one gateway instance is seen by the next search on any other.
  */
 export class PageStore {
-  constructor(private readonly db: Db, private readonly redis: RedisClient) {}
+  constructor(private readonly db: KnowledgeModels, private readonly redis: RedisClient) {}
 
   /** The base record; the personal base `default` exists for every account even before its first upload. */
   async base(ref: BaseRef): Promise<KbDoc | null> {

@@ -1,4 +1,4 @@
-import type { Db, KbBuildDoc, KbDoc, KbDocumentDoc, PageDoc } from '../../platform/mongo';
+import type { KnowledgeModels, KbBuildDoc, KbDoc, KbDocumentDoc, PageDoc } from './store';
 import type { RedisClient } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import { failpoint } from '../../platform/failpoints';
@@ -24,7 +24,7 @@ import { inlineCompute, type Compute } from './compute';
  *    drop the pages and files of older builds.
  */
 export interface BuildDeps {
-  db: Db;
+  db: KnowledgeModels;
   redis: RedisClient;
   log: Logger;
   pages: PageStore;
@@ -56,7 +56,7 @@ export class BuildRefused extends Error {
 
 const refOf = (b: { account_id: string; kb_id: string }): BaseRef => ({ account_id: b.account_id, kb_id: b.kb_id });
 
-async function loadBuild(db: Db, buildId: string): Promise<KbBuildDoc> {
+async function loadBuild(db: KnowledgeModels, buildId: string): Promise<KbBuildDoc> {
   const b = await db.KbBuild.findById(buildId).lean<KbBuildDoc>();
   if (!b) throw new BuildRefused('build_missing', `build ${buildId} does not exist`);
   return b;

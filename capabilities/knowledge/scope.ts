@@ -1,4 +1,5 @@
-import type { AccountDoc, Db, KbDoc, MembershipDoc, UserDoc } from '../../platform/mongo';
+import type { AccountDoc, AccountModels, MembershipDoc, UserDoc } from '../accounts/store';
+import type { KnowledgeModels, KbDoc } from './store';
 import type { RedisClient } from '../../platform/redis';
 import { DEFAULT_KB_ID } from '../../domain/knowledge/page';
 import type { BaseRef } from './page-store';
@@ -19,7 +20,7 @@ import type { BaseRef } from './page-store';
 export const SCOPE_VERSION_KEY = 'kbscope:version';
 
 export class KnowledgeScope {
-  constructor(private readonly db: Db, private readonly redis: RedisClient) {}
+  constructor(private readonly db: AccountModels & KnowledgeModels, private readonly redis: RedisClient) {}
 
   /** Call after a change of membership or of a team base's existence or readers. */
   async changed(): Promise<void> {

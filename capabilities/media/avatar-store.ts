@@ -1,6 +1,6 @@
 import { errors } from '../../domain/errors';
-import { publicStatus } from '../../domain/media/task';
-import type { Db, TaskDoc } from '../../platform/mongo';
+import { publicStatus, type TaskDocument } from '../../domain/media/task';
+import type { MediaModels } from './store';
 import { isPresetAvatar } from './avatar-presets';
 
 /**
@@ -13,7 +13,7 @@ export const AVATAR_ENDPOINT = 'avatars';
 /** Spec 2 section 8: the avatar list shows at most 200. */
 export const AVATAR_LIST_MAX = 200;
 
-export type AvatarDoc = TaskDoc & { deleted_at?: Date | null };
+export type AvatarDoc = TaskDocument & { deleted_at?: Date | null };
 
 const notDeleted = { deleted_at: { $exists: false } };
 
@@ -39,13 +39,13 @@ function failureText(doc: AvatarDoc): string | null {
 }
 
 /** One of the account's avatars that is not deleted, or null. */
-export async function findAvatar(db: Db, accountId: string, id: string): Promise<AvatarDoc | null> {
+export async function findAvatar(db: MediaModels, accountId: string, id: string): Promise<AvatarDoc | null> {
   const doc = await db.Task.findOne({ _id: id, account_id: accountId, endpoint: AVATAR_ENDPOINT, ...notDeleted }).lean<AvatarDoc>();
   return doc ?? null;
 }
 
 /** The account's avatars, newest first, at most 200. */
-export async function listAvatars(db: Db, accountId: string): Promise<AvatarDoc[]> {
+export async function listAvatars(db: MediaModels, accountId: string): Promise<AvatarDoc[]> {
   return db.Task.find({ account_id: accountId, endpoint: AVATAR_ENDPOINT, ...notDeleted })
     .sort({ created_at: -1, _id: -1 })
     .limit(AVATAR_LIST_MAX)
@@ -53,7 +53,7 @@ export async function listAvatars(db: Db, accountId: string): Promise<AvatarDoc[
 }
 
 /** Marks the avatar deleted: one targeted $set of a field outside the task schema. */
-export async function markAvatarDeleted(db: Db, id: string): Promise<void> {
+export async function markAvatarDeleted(db: MediaModels, id: string): Promise<void> {
   await db.Task.collection.updateOne({ _id: id as never }, { $set: { deleted_at: new Date(), updated_at: new Date() } });
 }
 
@@ -73,7 +73,7 @@ export interface UsableAvatar {
  * account that is ready and not deleted. Anything else is 400
  * invalid_request (spec 2 section 7.4: missing, not owned or not ready).
  */
-export async function usableAvatar(db: Db, accountId: string, id: unknown): Promise<UsableAvatar> {
+export async function usableAvatar(db: MediaModels, accountId: string, id: unknown): Promise<UsableAvatar> {
   if (typeof id !== 'string' || id === '') throw errors.invalidRequest('avatar is required: an avatar id or a preset id', 'avatar');
   if (isPresetAvatar(id)) return { id, preset: true, upstreamAvatarId: id, channel: null };
   const doc = await findAvatar(db, accountId, id);

@@ -1,4 +1,4 @@
-import type { Db } from '../../platform/mongo';
+import type { MediaModels } from './store';
 import { deleteFiles, saveFile } from '../../providers/media/images-files';
 
 /**
@@ -22,7 +22,7 @@ function decode(uri: string): { contentType: string; data: Buffer } {
  * replaced by a `task-file:` reference, and the references written. On a
  * failure nothing stays behind.
  */
-export async function storeInlineFiles(db: Db, group: string, input: Record<string, unknown>): Promise<{ input: Record<string, unknown>; refs: string[] }> {
+export async function storeInlineFiles(db: MediaModels, group: string, input: Record<string, unknown>): Promise<{ input: Record<string, unknown>; refs: string[] }> {
   const refs: string[] = [];
   const keep = async (field: string, v: unknown, i: number): Promise<unknown> => {
     if (typeof v !== 'string' || !DATA_URI.test(v)) return v;
@@ -50,6 +50,6 @@ export async function storeInlineFiles(db: Db, group: string, input: Record<stri
 }
 
 /** A submission refused after its files were stored (402) leaves nothing behind. */
-export async function dropInlineFiles(db: Db, refs: string[]): Promise<void> {
+export async function dropInlineFiles(db: MediaModels, refs: string[]): Promise<void> {
   if (refs.length) await deleteFiles(db.TaskFile, refs).catch(() => undefined);
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { InstantString } from '../../domain/instant';
 import { parseInput } from '../../domain/validation';
-import { statesFor, type TaskKind, type TaskState } from '../../domain/media/task';
-import type { Db, TaskDoc } from '../../platform/mongo';
+import { statesFor, type TaskKind, type TaskState, type TaskDocument } from '../../domain/media/task';
+import type { MediaModels } from './store';
 
 /**
  * Task lists (spec 2 sections 4.1, 4.2, 4.4): `status` (comma list, default
@@ -61,7 +61,7 @@ export function parseListQuery(q: Record<string, unknown>, kind: TaskKind, allow
 }
 
 /** One page of an account's tasks in the given collections, and the cursor of the next page (null at the end). */
-export async function listTasks(db: Db, accountId: string, endpoints: string[], q: ListQuery): Promise<{ items: TaskDoc[]; nextCursor: string | null }> {
+export async function listTasks(db: MediaModels, accountId: string, endpoints: string[], q: ListQuery): Promise<{ items: TaskDocument[]; nextCursor: string | null }> {
   const filter: Record<string, unknown> = { account_id: accountId, endpoint: { $in: endpoints }, state: { $in: q.states } };
   const created: Record<string, Date> = {};
   if (q.from) created.$gte = q.from;
@@ -72,7 +72,7 @@ export async function listTasks(db: Db, accountId: string, endpoints: string[], 
     const at = new Date(q.cursor.at);
     filter.$or = [{ created_at: { $lt: at } }, { created_at: at, _id: { $lt: q.cursor.id } }];
   }
-  const after = await db.Task.find(filter).sort({ created_at: -1, _id: -1 }).limit(q.limit + 1).lean<TaskDoc[]>();
+  const after = await db.Task.find(filter).sort({ created_at: -1, _id: -1 }).limit(q.limit + 1).lean<TaskDocument[]>();
   const items = after.slice(0, q.limit);
   const more = after.length > q.limit;
   const last = items[items.length - 1];

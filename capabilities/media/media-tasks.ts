@@ -4,11 +4,12 @@ import { errors, GatewayError } from '../../domain/errors';
 import { newId } from '../../platform/ids';
 import { reservationNano, type MediaQuote } from '../../domain/media/pricing';
 import { MAX_RUN_MS, POLL_INTERVAL_MS } from '../../domain/media/cadence';
-import { publicStatus, type TaskKind } from '../../domain/media/task';
+import { publicStatus, type TaskKind, type TaskDocument } from '../../domain/media/task';
 import { ACCOUNT_ID, MODEL, TASK_ID } from '../../domain/media/search-attributes';
 import type { AuthState } from '../../domain/api-key';
 import type { Config } from '../../platform/config';
-import { isDuplicateKey, type Db, type TaskDoc } from '../../platform/mongo';
+import { isDuplicateKey } from '../../platform/mongo';
+import type { MediaModels } from './store';
 import { rkeys, type RedisClient } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import type { ApplyResult, Wallet } from '../accounts/wallet';
@@ -86,16 +87,16 @@ export interface SubmitTask {
  */
 export class MediaTasks {
   constructor(
-    private readonly deps: { db: Db; redis: RedisClient; wallet: Wallet; usage: UsageRecorder; temporal: Client; config: Config; log: Logger },
+    private readonly deps: { db: MediaModels; redis: RedisClient; wallet: Wallet; usage: UsageRecorder; temporal: Client; config: Config; log: Logger },
   ) {}
 
-  async submit(req: SubmitTask): Promise<TaskDoc> {
+  async submit(req: SubmitTask): Promise<TaskDocument> {
     const { auth } = req;
     const taskId = newId('task');
     // No ledger row of this task's ops can exist before its document does (written below, the id is new).
     const absentAt = performance.now();
     const now = new Date();
-    const doc: TaskDoc = {
+    const doc: TaskDocument = {
       _id: taskId, account_id: auth.account.id, key_id: auth.key.id, key_name: auth.key.name, key_prefix: auth.key.prefix,
       kind: req.kind, endpoint: req.endpoint, model: req.model.id, state: 'queued', progress: null, input: req.input,
       quote: req.quote, reserved_nano: reservationNano(req.quote), cost_nano: 0, unit_count: 0, upstream: null, result: null,
@@ -156,7 +157,7 @@ export class MediaTasks {
    * has no row yet, so a settled row written before the drain gets there
    * stays as it is.
    */
-  private reserve(doc: TaskDoc, capNano: number | null, absentAt?: number) {
+  private reserve(doc: TaskDocument, capNano: number | null, absentAt?: number) {
     return this.deps.wallet.applyMarkedAhead(
       {
         opId: `${doc._id}:reserve`, accountId: doc.account_id, keyId: doc.key_id, kind: 'reserve',
@@ -167,7 +168,7 @@ export class MediaTasks {
   }
 
   /** The workflow (workflowId = task id: starting twice is refused). */
-  private async start(doc: TaskDoc): Promise<void> {
+  private async start(doc: TaskDocument): Promise<void> {
     const kind = doc.kind;
     const input: MediaTaskInput = {
       taskId: doc._id,
@@ -200,7 +201,7 @@ export class MediaTasks {
   async resumeOrphans(olderThanMs: number, now = Date.now()): Promise<number> {
     const stale = await this.deps.db.Task.find({ state: 'queued', upstream: null, created_at: { $lt: new Date(now - olderThanMs) } })
       .limit(100)
-      .lean<TaskDoc[]>();
+      .lean<TaskDocument[]>();
     let resumed = 0;
     for (const doc of stale) {
       try {
@@ -219,7 +220,7 @@ export class MediaTasks {
       resumed++;
     }
     // Tasks a gateway closed as not accepted but could not release then (Redis or the store stayed down).
-    const unreleased = await this.deps.db.Task.find({ release_pending: true }).limit(100).lean<TaskDoc[]>();
+    const unreleased = await this.deps.db.Task.find({ release_pending: true }).limit(100).lean<TaskDocument[]>();
     for (const doc of unreleased) {
       try {
         await this.release(doc, doc.completed_at ?? new Date(now));
@@ -231,7 +232,7 @@ export class MediaTasks {
     return resumed;
   }
 
-  private async markPending(doc: TaskDoc): Promise<void> {
+  private async markPending(doc: TaskDocument): Promise<void> {
     const marker: PendingMarker = {
       a: doc.account_id, e: doc.endpoint,
       v: { id: doc._id, status: publicStatus(doc.kind, doc.state), model: doc.model, created_at: Math.floor(doc.created_at.getTime() / 1000) },
@@ -264,7 +265,7 @@ export class MediaTasks {
    * 3. `release`: exactly what a settlement refunding everything does, by
    *    the same op ids, so it never applies twice wherever it is retried.
    */
-  private async abandon(doc: TaskDoc, err: unknown, mayHaveStarted: boolean): Promise<void> {
+  private async abandon(doc: TaskDocument, err: unknown, mayHaveStarted: boolean): Promise<void> {
     this.deps.log.error('task not accepted; closing it and releasing its hold', { task: doc._id, err });
     if (mayHaveStarted) {
       await this.deps.temporal.workflow.getHandle(doc._id).terminate('the task could not be accepted').catch((e: unknown) => {
@@ -289,7 +290,7 @@ export class MediaTasks {
    * then nothing is held), then the settle op refunds all of it. The task's
    * one usage row turns final (error, cost 0), and the flag is cleared.
    */
-  private async release(doc: TaskDoc, completedAt: Date): Promise<void> {
+  private async release(doc: TaskDocument, completedAt: Date): Promise<void> {
     const hold = await this.reserve(doc, null);
     if (hold.status !== 'refused') {
       await this.deps.wallet.apply({
@@ -304,15 +305,15 @@ export class MediaTasks {
   }
 
   /** A task of this account in this collection, or 404 (other accounts' tasks do not exist for you). */
-  async get(accountId: string, id: string, endpoints: string[]): Promise<TaskDoc> {
-    const doc = await this.deps.db.Task.findById(id).lean<TaskDoc>();
+  async get(accountId: string, id: string, endpoints: string[]): Promise<TaskDocument> {
+    const doc = await this.deps.db.Task.findById(id).lean<TaskDocument>();
     if (!doc || doc.account_id !== accountId || !endpoints.includes(doc.endpoint)) throw errors.notFound(`no task ${id}`);
     return doc;
   }
 
   /** Wait for the task's workflow to settle it, then read the final document. */
-  async waitSettled(taskId: string): Promise<TaskDoc> {
+  async waitSettled(taskId: string): Promise<TaskDocument> {
     await this.deps.temporal.workflow.getHandle<typeof mediaTaskWorkflow>(taskId).result();
-    return (await this.deps.db.Task.findById(taskId).lean<TaskDoc>())!;
+    return (await this.deps.db.Task.findById(taskId).lean<TaskDocument>())!;
   }
 }

@@ -1,10 +1,9 @@
-import { publicStatus } from '../../domain/media/task';
+import { publicStatus, type TaskDocument } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
-import type { TaskDoc } from '../../platform/mongo';
 import { unix } from './list-query';
 
 /** A music generation as clients see it (docs/media/music.md). */
-export function musicView(doc: TaskDoc) {
+export function musicView(doc: TaskDocument) {
   const inFlight = doc.state === 'queued' || doc.state === 'running';
   const succeeded = doc.state === 'succeeded' && doc.result !== null;
   const songs = succeeded && Array.isArray(doc.result!.extra?.songs) ? (doc.result!.extra!.songs as unknown[]) : [];
@@ -30,6 +29,6 @@ export function musicView(doc: TaskDoc) {
 }
 
 /** The submit answer: `{id, object, status: processing, model, created_at}`. */
-export function musicSubmitted(doc: TaskDoc) {
+export function musicSubmitted(doc: TaskDocument) {
   return { id: doc._id, object: 'music.generation', status: publicStatus('music', doc.state), model: doc.model, created_at: unix(doc.created_at) };
 }

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../domain/errors';
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
 
 /**
  * The error a synchronous answer gives for a task that did not succeed
@@ -7,7 +7,7 @@ import type { TaskDoc } from '../../platform/mongo';
  * refunded by the workflow). The status follows the upstream's, mapped as
  * spec 1 section 7 maps OpenAI-shaped upstream errors.
  */
-export function taskFailure(doc: TaskDoc): GatewayError {
+export function taskFailure(doc: TaskDocument): GatewayError {
   const status = doc.final_status ?? (doc.state === 'expired' ? 504 : 502);
   const message = failureMessage(doc);
   if (status === 400 || status === 422) return new GatewayError('invalid_request', message, { status, type: 'invalid_request_error' });
@@ -20,7 +20,7 @@ export function taskFailure(doc: TaskDoc): GatewayError {
 }
 
 /** The clearest text available: the upstream's own message (MiniMax `base_resp`, `{error}`, Suno `message`), else the task's. */
-function failureMessage(doc: TaskDoc): string {
+function failureMessage(doc: TaskDocument): string {
   if (doc.final_body) {
     try {
       const b = JSON.parse(doc.final_body) as { base_resp?: { status_msg?: unknown }; error?: { message?: unknown }; message?: unknown };

@@ -1,10 +1,9 @@
-import { publicStatus } from '../../domain/media/task';
+import { publicStatus, type TaskDocument } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
-import type { TaskDoc } from '../../platform/mongo';
 import { unix } from './list-query';
 
 /** A speech task as clients see it (docs/media/speech.md); states pending, succeeded, failed. */
-export function speechView(doc: TaskDoc) {
+export function speechView(doc: TaskDocument) {
   const x = doc.result?.extra ?? {};
   const succeeded = doc.state === 'succeeded' && doc.result !== null;
   const final = doc.state !== 'queued' && doc.state !== 'running';

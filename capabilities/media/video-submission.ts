@@ -1,7 +1,7 @@
 import { errors } from '../../domain/errors';
 import type { Model } from '../../domain/catalogue';
 import type { MediaQuote } from '../../domain/media/pricing';
-import type { Db } from '../../platform/mongo';
+import type { MediaModels } from './store';
 import { usableAvatar } from './avatar-store';
 import { usableVoice } from './voice-store';
 import { parseVideoRequest } from './video-request';
@@ -23,7 +23,7 @@ export interface VideoSubmission {
 }
 
 /** Validate a body for its model's kind and quote it; 503 no_channel_available for models of other endpoints. */
-export async function prepareVideoSubmission(db: Db, accountId: string, model: Model, body: unknown): Promise<VideoSubmission> {
+export async function prepareVideoSubmission(db: MediaModels, accountId: string, model: Model, body: unknown): Promise<VideoSubmission> {
   if (model.endpoint_type === 'video') return parseVideoRequest(model, body);
   if (model.endpoint_type === 'clip') return parseClip(model, body);
   if (model.endpoint_type === 'digital-human') {

@@ -1,17 +1,16 @@
-import { publicStatus } from '../../domain/media/task';
+import { publicStatus, type TaskDocument } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
-import type { TaskDoc } from '../../platform/mongo';
 import { unix } from './list-query';
 
 /** The submit answer: `{id, status: queued, model, created_at}`. */
-export function submittedView(doc: TaskDoc) {
+export function submittedView(doc: TaskDocument) {
   return { id: doc._id, status: publicStatus('video', doc.state), model: doc.model, created_at: unix(doc.created_at) };
 }
 
 const pick = (...values: unknown[]) => values.find((v) => v !== undefined && v !== null) ?? null;
 
 /** The upstream's own error text when a 4xx/5xx body was kept, else the workflow's message. */
-function errorMessage(doc: TaskDoc): string {
+function errorMessage(doc: TaskDocument): string {
   if (doc.final_body) {
     try {
       const e = (JSON.parse(doc.final_body) as { error?: { code?: unknown; message?: unknown } }).error;
@@ -29,7 +28,7 @@ function errorMessage(doc: TaskDoc): string {
  * `video_url` / `expires_at` at the top level once succeeded; `progress` only
  * when the upstream reports it; an `error` object once failed, expired or cancelled.
  */
-export function videoView(doc: TaskDoc): Record<string, unknown> {
+export function videoView(doc: TaskDocument): Record<string, unknown> {
   const state = doc.state;
   const input = doc.input;
   const extra = doc.result?.extra ?? {};

@@ -1,6 +1,6 @@
 import { errors } from '../../domain/errors';
-import { publicStatus } from '../../domain/media/task';
-import type { Db, TaskDoc } from '../../platform/mongo';
+import { publicStatus, type TaskDocument } from '../../domain/media/task';
+import type { MediaModels } from './store';
 import { isPresetVoice } from './voice-presets';
 
 /**
@@ -11,7 +11,7 @@ import { isPresetVoice } from './voice-presets';
 export const VOICE_ENDPOINT = 'voices';
 
 /** The public voice record. */
-export function voiceView(doc: TaskDoc) {
+export function voiceView(doc: TaskDocument) {
   const extra = doc.result?.extra ?? {};
   const failed = doc.state !== 'queued' && doc.state !== 'running' && doc.state !== 'succeeded';
   return {
@@ -27,8 +27,8 @@ export function voiceView(doc: TaskDoc) {
 }
 
 /** The account's cloned voices (every status), newest first. */
-export async function listVoices(db: Db, accountId: string, limit = 100): Promise<TaskDoc[]> {
-  return db.Task.find({ account_id: accountId, endpoint: VOICE_ENDPOINT }).sort({ created_at: -1, _id: -1 }).limit(limit).lean<TaskDoc[]>();
+export async function listVoices(db: MediaModels, accountId: string, limit = 100): Promise<TaskDocument[]> {
+  return db.Task.find({ account_id: accountId, endpoint: VOICE_ENDPOINT }).sort({ created_at: -1, _id: -1 }).limit(limit).lean<TaskDocument[]>();
 }
 
 export interface UsableVoice {
@@ -43,10 +43,10 @@ export interface UsableVoice {
  * preset, or a voice this account cloned that succeeded. Anything else is
  * 400 invalid_request naming `param`.
  */
-export async function usableVoice(db: Db, accountId: string, id: unknown, param = 'voice_id'): Promise<UsableVoice> {
+export async function usableVoice(db: MediaModels, accountId: string, id: unknown, param = 'voice_id'): Promise<UsableVoice> {
   if (typeof id !== 'string' || id === '') throw errors.invalidRequest(`${param} is required: a preset voice id or a cloned voice id`, param);
   if (isPresetVoice(id)) return { voiceId: id, preset: true, channel: null };
-  const doc = await db.Task.findOne({ _id: id, account_id: accountId, endpoint: VOICE_ENDPOINT }).lean<TaskDoc>();
+  const doc = await db.Task.findOne({ _id: id, account_id: accountId, endpoint: VOICE_ENDPOINT }).lean<TaskDocument>();
   if (!doc) throw errors.invalidRequest(`voice ${id} is neither a preset voice nor a voice cloned by this account (GET /v1/audio/voices lists both)`, param);
   if (doc.state !== 'succeeded') throw errors.invalidRequest(`voice ${id} is not ready (status ${publicStatus('voice', doc.state)})`, param);
   return { voiceId: id, preset: false, channel: doc.upstream?.channel ?? null };

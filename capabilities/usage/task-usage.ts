@@ -1,4 +1,4 @@
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
 import type { UsageRow } from './usage';
 
 /** How a task's usage row ends: what it cost and produced, or why it failed. */
@@ -18,7 +18,7 @@ export interface TaskUsageEnd {
  * submission, replaced once by the final row when the task settles (or could
  * not be started). The hold stays in `reserved_nano` either way.
  */
-export function usageRowFromTask(task: TaskDoc, end?: TaskUsageEnd): UsageRow {
+export function usageRowFromTask(task: TaskDocument, end?: TaskUsageEnd): UsageRow {
   const row: UsageRow = {
     _id: task._id, request_id: task.request_id, task_id: task._id, account_id: task.account_id, key_id: task.key_id,
     key_name: task.key_name, key_prefix: task.key_prefix, endpoint: task.endpoint, model: task.model, status: 'in_flight',

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Db, UsageDoc } from '../../platform/mongo';
+import type { UsageModels, UsageDoc } from './store';
 import type { UsageRecorder } from './usage';
 
 export interface UsageFilter {
@@ -22,7 +22,7 @@ const DAY_MS = 24 * 3600 * 1000;
 
 /** Reading an account's usage rows: filtered lists, the spend report, and the call-log lookup. */
 export class UsageQuery {
-  constructor(private readonly db: Db, private readonly usage: UsageRecorder) {}
+  constructor(private readonly db: UsageModels, private readonly usage: UsageRecorder) {}
 
   private filter(accountId: string, f: UsageFilter): Record<string, unknown> {
     const q: Record<string, unknown> = { account_id: accountId, created_at: { $gte: f.from, $lt: f.to } };

@@ -1,5 +1,5 @@
 import { formatCredits } from '../../domain/money';
-import type { UsageDoc } from '../../platform/mongo';
+import type { UsageDoc } from './store';
 
 /* One usage row as every reader shows it: the usage API and its CSV export, the console, the call log. */
 

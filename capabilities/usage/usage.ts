@@ -1,4 +1,4 @@
-import type { Db, UsageDoc } from '../../platform/mongo';
+import type { UsageModels, UsageDoc } from './store';
 import type { Logger } from '../../platform/logger';
 import { duplicatesOf } from '../../platform/batch-insert';
 import { upsertRacing } from '../../platform/upsert';
@@ -38,7 +38,7 @@ export class UsageRecorder {
 
   /** `alsoFlush`: rows written ahead elsewhere (the ledger journal) that a reader of rows must see too. */
   constructor(
-    private readonly db: Db,
+    private readonly db: UsageModels,
     private readonly log: Logger,
     private readonly batchMs = 25,
     private readonly alsoFlush?: () => Promise<void>,

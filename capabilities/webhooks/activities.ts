@@ -1,9 +1,10 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../../platform/config';
-import type { Db, TaskDoc } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
+import type { MediaModels } from '../media/store';
 import type { Logger } from '../../platform/logger';
 import { upsertRacing } from '../../platform/upsert';
-import { FINAL_STATES } from '../../domain/media/task';
+import { FINAL_STATES, type TaskDocument } from '../../domain/media/task';
 import { eventIdOf, webhookModels, type AttemptOutcome, type WebhookEventDoc } from './models';
 import { WebhookSecrets } from './secrets';
 import { eventTypeOf, taskPollAnswer } from './task-body';
@@ -12,7 +13,7 @@ import { postDelivery } from './deliver';
 import { signatureHeader } from './signature';
 
 export interface WebhookActivityDeps {
-  db: Db;
+  db: MediaModels & MongoConn;
   config: Config;
   log: Logger;
 }
@@ -41,7 +42,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
   const m = webhookModels(deps.db);
   const secrets = new WebhookSecrets(deps);
   const loadTask = async (taskId: string) => {
-    const task = await deps.db.Task.findById(taskId).lean<TaskDoc & { callback_url?: string | null }>();
+    const task = await deps.db.Task.findById(taskId).lean<TaskDocument & { callback_url?: string | null }>();
     if (!task) throw ApplicationFailure.nonRetryable(`task ${taskId} not found`, 'TaskNotFound');
     return task;
   };

@@ -1,5 +1,5 @@
-import { FINAL_STATES } from '../../domain/media/task';
-import type { Db, TaskDoc } from '../../platform/mongo';
+import { FINAL_STATES, type TaskDocument } from '../../domain/media/task';
+import type { MongoConn } from '../../platform/mongo';
 import { eventIdOf, webhookModels, type WebhookAttemptDoc, type WebhookEventDoc } from './models';
 
 const unix = (d: Date | null | undefined) => (d ? Math.floor(new Date(d).getTime() / 1000) : null);
@@ -31,7 +31,7 @@ export interface DeliveryLog {
  * first. An attempt left `in_progress` while a later one exists was cut
  * short (its worker died): it shows as `interrupted`.
  */
-export async function deliveryLog(db: Db, task: TaskDoc & { callback_url?: string | null }): Promise<DeliveryLog> {
+export async function deliveryLog(db: MongoConn, task: TaskDocument & { callback_url?: string | null }): Promise<DeliveryLog> {
   const m = webhookModels(db);
   const base = { object: 'list' as const, task_id: task._id, callback_url: task.callback_url ?? null };
   if (!task.callback_url) return { ...base, status: 'none', event: null, data: [] };

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Sealed } from '../../platform/secrets';
-import type { Db } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
 
 /** An account's webhook signing secret (sealed with KEY_ENCRYPTION_KEY, as stored API keys are). */
 export interface SigningKey {
@@ -100,7 +100,7 @@ export interface WebhookModels {
 const cache = new WeakMap<Connection, WebhookModels>();
 
 /** The webhook collections on this connection (models registered once per connection). */
-export function webhookModels(db: Pick<Db, 'conn'>): WebhookModels {
+export function webhookModels(db: Pick<MongoConn, 'conn'>): WebhookModels {
   let m = cache.get(db.conn);
   if (!m) {
     const model = <T>(name: string, schema: Schema<T>, collection: string): Model<T> =>

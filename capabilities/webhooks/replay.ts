@@ -1,8 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { errors, GatewayError } from '../../domain/errors';
-import { FINAL_STATES } from '../../domain/media/task';
+import { FINAL_STATES, type TaskDocument } from '../../domain/media/task';
 import type { Config } from '../../platform/config';
-import type { Db, TaskDoc } from '../../platform/mongo';
+import type { MongoConn } from '../../platform/mongo';
+import type { MediaModels } from '../media/store';
 import type { taskWebhookWorkflow } from '../../workflows/task-webhook';
 import { TASK_WEBHOOK_WORKFLOW, taskWebhookWorkflowId } from '../../domain/workflow-ids';
 import { taskQueueFor } from '../../domain/task-queues';
@@ -17,11 +18,11 @@ const busy = (taskId: string) =>
  * previous delivery ended (delivered, failed or refused); one at a time.
  */
 export async function replayTaskWebhook(
-  deps: { db: Db; temporal: Client; config: Pick<Config, 'TEMPORAL_TASK_QUEUE'> },
+  deps: { db: MediaModels & MongoConn; temporal: Client; config: Pick<Config, 'TEMPORAL_TASK_QUEUE'> },
   accountId: string,
   taskId: string,
 ): Promise<{ object: 'webhook_replay'; task_id: string; event_id: string; round: number; status: 'pending' }> {
-  const task = await deps.db.Task.findById(taskId).lean<TaskDoc>();
+  const task = await deps.db.Task.findById(taskId).lean<TaskDocument>();
   if (!task || task.account_id !== accountId) throw errors.notFound(`no task ${taskId}`);
   if (!task.callback_url) throw errors.invalidRequest(`task ${taskId} was submitted without a callback_url`, 'id');
   if (!FINAL_STATES.has(task.state)) throw errors.invalidRequest(`task ${taskId} has not ended yet; its webhook goes out when it does`, 'id');

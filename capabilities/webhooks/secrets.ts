@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../domain/errors';
-import { isDuplicateKey, type Db } from '../../platform/mongo';
+import { isDuplicateKey, type MongoConn } from '../../platform/mongo';
 import { keyRing, seal, unseal } from '../../platform/secrets';
 import type { Config } from '../../platform/config';
 import { newSigningSecret } from './signature';
@@ -31,7 +31,7 @@ const unix = (d: Date) => Math.floor(new Date(d).getTime() / 1000);
 export class WebhookSecrets {
   private readonly m;
 
-  constructor(private readonly deps: { db: Db; config: Pick<Config, 'KEY_ENCRYPTION_KEY'> & Partial<Pick<Config, 'KEY_ENCRYPTION_KEYS_PREVIOUS'>> }) {
+  constructor(private readonly deps: { db: MongoConn; config: Pick<Config, 'KEY_ENCRYPTION_KEY'> & Partial<Pick<Config, 'KEY_ENCRYPTION_KEYS_PREVIOUS'>> }) {
     this.m = webhookModels(deps.db);
   }
 

@@ -1,4 +1,5 @@
-import type { Db, TaskDoc } from '../../platform/mongo';
+import type { MediaModels } from '../media/store';
+import type { TaskDocument } from '../../domain/media/task';
 import { finalBody } from '../media/final-body';
 import { videoView } from '../media/video-view';
 import { musicView } from '../media/music-view';
@@ -11,7 +12,7 @@ import { avatarView } from '../media/avatar-store';
  * a `GET` returns: images pass their final status and body through
  * byte-identically; the other families answer 200 with their task view.
  */
-export async function taskPollAnswer(db: Db, doc: TaskDoc): Promise<{ status: number; body: string }> {
+export async function taskPollAnswer(db: MediaModels, doc: TaskDocument): Promise<{ status: number; body: string }> {
   switch (doc.endpoint) {
     case 'generations':
     case 'edits':
@@ -30,6 +31,6 @@ export async function taskPollAnswer(db: Db, doc: TaskDoc): Promise<{ status: nu
 }
 
 /** The event type of a final task: `task.succeeded`, `task.failed`, `task.expired` or `task.cancelled`. */
-export function eventTypeOf(doc: TaskDoc): string {
+export function eventTypeOf(doc: TaskDocument): string {
   return `task.${doc.state}`;
 }

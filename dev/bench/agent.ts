@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import { freePort, stopAll } from '../scripts/lib/proc';
 import { benchServices, runOnce, startProcess } from './lib/stack';
-import { connectMongo, type PageDoc } from '../../platform/mongo';
+import { connectStore } from '../../capabilities/store';
+import type { PageDoc } from '../../capabilities/knowledge/store';
 import { connectRedis, rkeys } from '../../platform/redis';
 import { loadConfig } from '../../platform/config';
 import { createLogger } from '../../platform/logger';
@@ -66,7 +67,7 @@ const topical = (n: number) => Array.from({ length: n }, () => vocabulary[500 + 
 
 console.log(`seeding ${PAGES} pages...`);
 const mongoUrl = env.MONGO_URL;
-const db = await connectMongo(mongoUrl);
+const db = await connectStore(mongoUrl);
 const kbId = 'handbook';
 const documentId = `doc_${randomBytes(6).toString('hex')}`;
 const buildId = `build_${randomBytes(6).toString('hex')}`;
@@ -140,7 +141,7 @@ for (let i = 0; i < (HTTP ? REQUESTS : 0); i++) {
 }
 
 // How many agent calls found pages to inject (from the usage rows).
-const db2 = await connectMongo(mongoUrl);
+const db2 = await connectStore(mongoUrl);
 const rows = await db2.Usage.find({ agent_id: agent.id }).select({ kb_page_ids: 1 }).lean();
 injected = rows.filter((r) => (r.kb_page_ids ?? []).length > 0).length;
 await db2.conn.close();

@@ -11,7 +11,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { benchServices } from './lib/stack';
 import { generateCorpus } from './lib/abstracts';
-import { connectMongo, type KbBuildDoc } from '../../platform/mongo';
+import { connectStore } from '../../capabilities/store';
+import type { KbBuildDoc } from '../../capabilities/knowledge/store';
 import { connectRedis } from '../../platform/redis';
 import { createLogger } from '../../platform/logger';
 import { PageStore } from '../../capabilities/knowledge/page-store';
@@ -22,7 +23,7 @@ import { documentIdOf } from '../../capabilities/knowledge/ingestion';
 
 const DOCS = Number(process.argv[2] ?? 10);
 const { services } = await benchServices('ingest-profile');
-const db = await connectMongo(services.env.MONGO_URL);
+const db = await connectStore(services.env.MONGO_URL);
 const redis = connectRedis(services.env.REDIS_URL, `prof${Date.now()}:`);
 const log = createLogger('warn');
 const totals = new Map<string, number>();

@@ -72,8 +72,8 @@ const key = (await admin(`/accounts/${account.id}/keys`, { name: 'bench' })).key
 const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
 const client = new Client({ connection: await Connection.connect({ address: services.env.TEMPORAL_ADDRESS }) });
-const { connectMongo } = await import('../../platform/mongo');
-const db = await connectMongo(services.env.MONGO_URL);
+const { connectStore } = await import('../../capabilities/store');
+const db = await connectStore(services.env.MONGO_URL);
 
 async function pool<T>(n: number, work: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = new Array(n);

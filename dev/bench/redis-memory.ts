@@ -20,7 +20,8 @@ import { freePort, spawnManaged, stopAll } from '../scripts/lib/proc';
 import { ensureTools } from '../scripts/lib/tools';
 import { connectRedis, rkeys } from '../../platform/redis';
 import { Wallet } from '../../capabilities/accounts/wallet';
-import type { Db, UsageDoc } from '../../platform/mongo';
+import type { Db } from '../../capabilities/store';
+import type { UsageDoc } from '../../capabilities/usage/store';
 
 const OPS = Number(process.env.OPS ?? 1_000_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import type { Page } from '../../domain/knowledge/page';
-import type { PageDoc } from '../../platform/mongo';
+import type { PageDoc } from '../../capabilities/knowledge/store';
 import { CorpusCache } from '../../capabilities/knowledge/corpus';
 import { Retrieval } from '../../capabilities/knowledge/retrieval';
 import type { BaseRef, PageStore } from '../../capabilities/knowledge/page-store';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { spawnManaged, freePort, waitForPort, type Managed } from '../scripts/lib/proc';
 import { gatewayNodeFlags } from '../scripts/build';
 import { loadConfig } from '../../platform/config';
-import { connectMongo, type Db } from '../../platform/mongo';
+import { connectStore, type Db } from '../../capabilities/store';
 import { connectRedis, rkeys } from '../../platform/redis';
 import { createLogger } from '../../platform/logger';
 import { Wallet } from '../../capabilities/accounts/wallet';
@@ -135,7 +135,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     TOPUPS_ENABLED: opts.env?.TOPUPS_ENABLED ?? process.env.TOPUPS_ENABLED ?? 'false',
   };
   const config = loadConfig({ ...process.env, ...env });
-  const db = await connectMongo(config.MONGO_URL);
+  const db = await connectStore(config.MONGO_URL);
   await seedCatalogue(db, readCatalogueFile(config.CATALOGUE_FILE));
   const logDir = path.resolve(`.data/chaos-${run}`);
   const figures: Record<string, number> = {

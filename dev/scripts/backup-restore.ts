@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../platform/config';
 import { createLogger } from '../../platform/logger';
-import { connectMongo } from '../../platform/mongo';
+import { connectStore } from '../../capabilities/store';
 import { buildDeps } from '../../capabilities/bootstrap';
 import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
 import { createApp } from '../../gateway/app';
@@ -122,7 +122,7 @@ async function workflowStatus(id: string): Promise<string> {
 const t0 = Date.now();
 try {
   console.log(`backup-restore: stack in ${path.relative(root, dataDir)}`);
-  const seedDb = await connectMongo(config.MONGO_URL);
+  const seedDb = await connectStore(config.MONGO_URL);
   await seedCatalogue(seedDb, readCatalogueFile(config.CATALOGUE_FILE));
   await seedDb.conn.close();
 
@@ -166,7 +166,7 @@ try {
 
   // 3. Wipe everything ------------------------------------------------------------------------
   await app.close();
-  const wipeDb = await connectMongo(config.MONGO_URL);
+  const wipeDb = await connectStore(config.MONGO_URL);
   await wipeDb.conn.dropDatabase();
   const leftAccounts = await wipeDb.Account.countDocuments({});
   await wipeDb.conn.close();

@@ -5,14 +5,14 @@
  * collection and a summary; exits 1 while any value is unreadable or was changed during the run.
  */
 import { loadConfigOrExit } from '../../platform/config';
-import { connectMongo } from '../../platform/mongo';
+import { connectStore } from '../../capabilities/store';
 import { keyId, keyRing } from '../../platform/secrets';
 import { resealAll } from '../../capabilities/accounts/reseal';
 
 const dryRun = process.argv.includes('--dry-run');
 const config = loadConfigOrExit({ ADMIN_TOKEN: 'not-needed-to-reseal', ...process.env }, 'npm run reseal');
 const ring = keyRing(config);
-const db = await connectMongo(config.MONGO_URL);
+const db = await connectStore(config.MONGO_URL);
 try {
   const result = await resealAll(db, ring, { dryRun });
   let resealed = 0;

@@ -1,7 +1,7 @@
 /** Seed the model registry into Mongo from data/catalogue.json. Idempotent; run before gateway and worker. */
 import mongoose from 'mongoose';
 import { loadConfigOrExit } from '../../platform/config';
-import { connectMongo } from '../../platform/mongo';
+import { connectStore } from '../../capabilities/store';
 import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
 
 /** The store must answer within this (an unreachable one otherwise holds the seed for the processes' 90 s start-up wait). */
@@ -10,7 +10,7 @@ const REACH_TIMEOUT_MS = 8_000;
 const config = loadConfigOrExit({ ADMIN_TOKEN: 'x'.repeat(16), KEY_ENCRYPTION_KEY: '0'.repeat(64), ...process.env }, 'npm run seed');
 const catalogue = readCatalogueFile(config.CATALOGUE_FILE);
 await reachable(config.MONGO_URL);
-const db = await connectMongo(config.MONGO_URL);
+const db = await connectStore(config.MONGO_URL);
 const count = await seedCatalogue(db, catalogue);
 console.log(JSON.stringify({ msg: 'catalogue seeded', models: count, catalogue: config.CATALOGUE_FILE }));
 await db.conn.close();

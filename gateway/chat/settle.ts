@@ -5,7 +5,7 @@ import type { ChargeTicket, LedgerOp } from '../../capabilities/accounts/wallet'
 import { sameShard } from '../../platform/redis';
 import type { HeldLease } from '../middleware/rate-limit';
 import { usageDoc } from '../../capabilities/usage/usage';
-import type { UsageDoc } from '../../platform/mongo';
+import type { UsageDoc } from '../../capabilities/usage/store';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
 import { outcomeRow } from '../middleware/usage-capture';

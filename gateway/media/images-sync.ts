@@ -1,4 +1,4 @@
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
 import type { MediaTasks } from '../../capabilities/media/media-tasks';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
@@ -19,7 +19,7 @@ const readError = (taskId: string) =>
  * keep-alive whitespace; a failure after that point is a 200 with the error
  * body instead of a real status.
  */
-export async function answerSync(deps: GatewayDeps, tasks: MediaTasks, ctx: Ctx, doc: TaskDoc): Promise<void> {
+export async function answerSync(deps: GatewayDeps, tasks: MediaTasks, ctx: Ctx, doc: TaskDocument): Promise<void> {
   const settled = tasks.waitSettled(doc._id);
   settled.catch(() => undefined); // observed below; never an unhandled rejection
   let timer: NodeJS.Timeout | undefined;

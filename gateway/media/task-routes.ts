@@ -1,8 +1,7 @@
 import type Router from '@koa/router';
 import { errors } from '../../domain/errors';
 import type { Channel, EndpointType, Model } from '../../domain/catalogue';
-import type { TaskKind } from '../../domain/media/task';
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskKind, TaskDocument } from '../../domain/media/task';
 import { MediaTasks, TaskNotAccepted, type SubmitTask } from '../../capabilities/media/media-tasks';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
@@ -69,7 +68,7 @@ export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>,
     },
 
     /** Accept the task (reserve, task document, workflow); from here its usage row is the task's own. */
-    async submit(ctx: Ctx, task: Omit<SubmitTask, 'auth' | 'requestId' | 'kind'>): Promise<TaskDoc> {
+    async submit(ctx: Ctx, task: Omit<SubmitTask, 'auth' | 'requestId' | 'kind'>): Promise<TaskDocument> {
       const doc = await tasks.submit({ ...task, auth: ctx.state.auth!, requestId: ctx.state.requestId, kind: family.kind, callbackUrl: ctx.state.callbackUrl })
         .catch((err: unknown) => {
           // A task closed as not accepted keeps the call's one usage row (error, cost 0): no second row.
@@ -82,7 +81,7 @@ export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>,
     },
 
     /** `GET path`: the account's tasks in these collections, newest first, `{object: 'list', data, next_cursor}`. */
-    list(path: string, opts: { endpoints: string[]; statuses: string[]; view: (doc: TaskDoc) => unknown }): void {
+    list(path: string, opts: { endpoints: string[]; statuses: string[]; view: (doc: TaskDocument) => unknown }): void {
       router.get(path, ...read, async (ctx) => {
         const q = parseListQuery(ctx.query, family.kind, opts.statuses);
         const page = await listTasks(deps.db, ctx.state.auth!.account.id, opts.endpoints, q);
@@ -91,7 +90,7 @@ export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>,
     },
 
     /** `GET path/:id`: one task of the account in these collections (404 otherwise). */
-    get(path: string, opts: { endpoints: string[]; view: (doc: TaskDoc) => unknown }): void {
+    get(path: string, opts: { endpoints: string[]; view: (doc: TaskDocument) => unknown }): void {
       router.get(path, ...read, async (ctx) => {
         const doc = await tasks.get(ctx.state.auth!.account.id, ctx.params.id, opts.endpoints);
         setTaskCostHeaders(ctx, doc);

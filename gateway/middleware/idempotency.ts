@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../domain/errors';
-import { isDuplicateKey, type IdempotencyDoc } from '../../platform/mongo';
+import { isDuplicateKey } from '../../platform/mongo';
+import { idempotencyModel, type IdempotencyDoc } from './idempotency-store';
 import { isStoreUnavailable, retryStore } from '../../platform/store-retry';
 import { sha256Hex } from '../../platform/secrets';
 import type { GatewayDeps } from '../deps';
@@ -59,7 +60,7 @@ const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-
  * free the key; a running claim holds it up to 10 minutes.
  */
 export function idempotency(deps: GatewayDeps): Middleware {
-  const db = deps.db;
+  const Idempotency = idempotencyModel(deps.db.conn);
   return async function idempotent(ctx: Ctx, next) {
     const key = idempotencyKeyOf(ctx);
     if (key === undefined) return next();
@@ -75,7 +76,7 @@ export function idempotency(deps: GatewayDeps): Middleware {
     const claim = async (): Promise<boolean> => {
       const now = Date.now();
       try {
-        await retryStore(() => db.Idempotency.create({
+        await retryStore(() => Idempotency.create({
           _id: id, account_id: account, body_hash: bodyHash, state: 'in_flight', holder, until,
           status: null, headers: null, body: null, not_cached: false, created_at: new Date(now),
         }));
@@ -91,7 +92,7 @@ export function idempotency(deps: GatewayDeps): Middleware {
       for (let round = 0; ; round++) {
         if (round > 5) throw busy();
         if (await claim()) break;
-        const existing = await retryStore(() => db.Idempotency.findById(id).lean<IdempotencyDoc>());
+        const existing = await retryStore(() => Idempotency.findById(id).lean<IdempotencyDoc>());
         if (!existing) continue;
         if (existing.holder === holder) break; // this request's own insert, whose answer was lost
         if (existing.until.getTime() <= Date.now()) {
@@ -102,7 +103,7 @@ export function idempotency(deps: GatewayDeps): Middleware {
           if ((await deps.redis.set(lock, holder, 'PX', TAKEOVER_LOCK_MS, 'NX')) !== 'OK') throw busy();
           let mine = false;
           try {
-            await retryStore(() => db.Idempotency.deleteOne({ _id: id, holder: existing.holder }));
+            await retryStore(() => Idempotency.deleteOne({ _id: id, holder: existing.holder }));
             mine = await claim();
           } finally {
             await deps.redis.del(lock);
@@ -138,7 +139,7 @@ export function idempotency(deps: GatewayDeps): Middleware {
       // insert whose answer was lost) is freed if the store comes back while the driver still waits for it;
       // otherwise it lapses with the in-flight hold.
       if (isStoreUnavailable(err)) {
-        void db.Idempotency.deleteOne({ _id: id, holder }).catch(() => undefined);
+        void Idempotency.deleteOne({ _id: id, holder }).catch(() => undefined);
         throw storeBusy(err);
       }
       throw err;
@@ -155,7 +156,7 @@ export function idempotency(deps: GatewayDeps): Middleware {
     /** Frees the key for a retry; if the store cannot take it, the claim lapses with the in-flight hold. */
     const release = async () => {
       settled = true;
-      await retryStore(() => db.Idempotency.deleteOne(mineFilter()), SETTLE_RETRY).catch((err: unknown) => {
+      await retryStore(() => Idempotency.deleteOne(mineFilter()), SETTLE_RETRY).catch((err: unknown) => {
         deps.log.warn('Idempotency-Key not released; it stays in flight until its hold lapses', { trace: ctx.state.requestId, err });
       });
     };
@@ -166,7 +167,7 @@ export function idempotency(deps: GatewayDeps): Middleware {
     const remember = async (status: number, body: string, contentType: string) => {
       settled = true;
       const tooLarge = Buffer.byteLength(body) > (deps.config.IDEMPOTENCY_MAX_CACHED_BODY_BYTES ?? MAX_CACHED_BODY_BYTES);
-      await retryStore(() => db.Idempotency.updateOne(
+      await retryStore(() => Idempotency.updateOne(
         mineFilter(),
         { $set: { state: 'done', until: new Date(Date.now() + RETENTION_MS), status, headers: { 'content-type': contentType }, body: tooLarge ? null : body, not_cached: tooLarge } },
       ), SETTLE_RETRY).catch((err: unknown) => {

@@ -1,6 +1,6 @@
 import { errors } from '../../domain/errors';
 import type { Config } from '../../platform/config';
-import type { Db } from '../../platform/mongo';
+import type { Db } from '../../capabilities/store';
 import type { Ctx, Middleware } from '../context';
 import { checkCallbackUrl } from '../../capabilities/webhooks/callback-url';
 import { WebhookSecrets } from '../../capabilities/webhooks/secrets';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../domain/errors';
 import { formatCredits, parseCredits, CreditsInput } from '../../domain/money';
-import type { ApiKeyDoc } from '../../platform/mongo';
+import type { ApiKeyDoc } from '../../capabilities/accounts/store';
 import { safeEqual } from '../../platform/secrets';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';

@@ -1,9 +1,8 @@
 import { setHeldHeader, setTaskCostHeaders } from '../media/cost-headers';
 import Router from '@koa/router';
 import { imageQuote } from '../../domain/media/pricing';
-import { publicStatus, FINAL_STATES } from '../../domain/media/task';
+import { publicStatus, FINAL_STATES, type TaskDocument } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
-import type { TaskDoc } from '../../platform/mongo';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { mediaTaskRoutes } from '../media/task-routes';
@@ -19,12 +18,12 @@ const IMAGE_ENDPOINTS = ['generations', 'edits'];
 const IMAGE_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'in_flight'];
 
 /** The async submit / 202 poll body: `{id, status, model, created_at}`. */
-function pendingView(doc: TaskDoc) {
+function pendingView(doc: TaskDocument) {
   return { id: doc._id, status: publicStatus('image', doc.state), model: doc.model, created_at: unix(doc.created_at) };
 }
 
 /** Image task list item (spec 2 section 2.2). */
-function listItem(doc: TaskDoc) {
+function listItem(doc: TaskDocument) {
   const item: Record<string, unknown> = {
     id: doc._id, status: publicStatus('image', doc.state), model: doc.model, endpoint: doc.endpoint,
     created_at: unix(doc.created_at), started_at: unix(doc.started_at), completed_at: unix(doc.completed_at),

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { requestQuote } from '../../domain/media/pricing';
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
@@ -24,7 +24,7 @@ export const TranscriptRequest = z.object({
   language: z.string().regex(/^[a-z]{2}(-[A-Za-z]{2})?$/, 'must be an ISO 639-1 code such as zh or en').optional(),
 });
 
-function transcriptView(doc: TaskDoc) {
+function transcriptView(doc: TaskDocument) {
   const x = doc.result?.extra ?? {};
   return {
     id: doc._id,

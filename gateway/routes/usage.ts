@@ -6,7 +6,7 @@ import { InstantString } from '../../domain/instant';
 import { first } from '../../capabilities/media/list-query';
 import { validQuery } from '../middleware/validate';
 import { formatCredits } from '../../domain/money';
-import type { UsageDoc } from '../../platform/mongo';
+import type { UsageDoc } from '../../capabilities/usage/store';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { errors } from '../../domain/errors';
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
 import type { GatewayDeps } from '../deps';
 import type { Next } from 'koa';
 import type { Ctx, GatewayState } from '../context';
@@ -25,7 +25,7 @@ export function webhookRoutes(deps: GatewayDeps): Router<GatewayState> {
   const read = [authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];
 
   router.get('/v1/tasks/:id/deliveries', ...read, async (ctx) => {
-    const task = await deps.db.Task.findById(ctx.params.id).lean<TaskDoc>();
+    const task = await deps.db.Task.findById(ctx.params.id).lean<TaskDocument>();
     if (!task || task.account_id !== ctx.state.auth!.account.id) throw errors.notFound(`no task ${ctx.params.id}`);
     ctx.body = await deliveryLog(deps.db, task);
   });

@@ -1,8 +1,12 @@
 import { Gauge } from 'prom-client';
-import type { Db } from '../mongo';
+import type { Model } from 'mongoose';
+import type { TaskDocument } from '../../domain/media/task';
 import type { Logger } from '../logger';
 import { MAX_RUN_MS } from '../../domain/media/cadence';
 import type { Metrics } from './registry';
+
+/** The media tasks' collection (capabilities/media/store.ts), all these figures read. */
+type Tasks = { Task: Model<TaskDocument> };
 
 /** A scrape reads the store at most this often (several Prometheus servers, or a short scrape interval, cost no more). */
 const STORE_READ_EVERY_MS = 10_000;
@@ -21,7 +25,7 @@ interface TaskFigures {
  * task in flight next to its run limit (the "stuck task" alert), and the
  * wallet holds those tasks keep open (each in-flight task holds its reservation).
  */
-export function watchStore(m: Metrics, db: Db, log: Logger, opts: { readEveryMs?: number } = {}): void {
+export function watchStore(m: Metrics, db: Tasks, log: Logger, opts: { readEveryMs?: number } = {}): void {
   const readEveryMs = opts.readEveryMs ?? STORE_READ_EVERY_MS;
   const registers = [m.registry];
   let cached: { at: number; figures: Promise<TaskFigures> } | undefined;
@@ -90,7 +94,7 @@ export function watchStore(m: Metrics, db: Db, log: Logger, opts: { readEveryMs?
  * Two aggregations with one accumulator each (FerretDB v1 computes only a
  * $group's first, and has no $min), and the oldest task per family in flight.
  */
-async function readTaskFigures(db: Db): Promise<TaskFigures> {
+async function readTaskFigures(db: Tasks): Promise<TaskFigures> {
   const inFlight = { state: { $in: IN_FLIGHT } };
   const match = { $match: inFlight };
   const [byState, held] = await Promise.all([

@@ -1,5 +1,4 @@
-import type { Db } from '../../platform/mongo';
-import type { ProviderCall } from './types';
+import type { ProviderCall, TaskFiles } from './types';
 
 /**
  * Large files kept out of task documents (MongoDB's 16 MB limit) and out of
@@ -7,8 +6,6 @@ import type { ProviderCall } from './types';
  * live in `task_files` as chunks of at most 8 MB. The task input or final
  * body holds a reference `task-file:{group}/{file}/{chunks}` instead.
  */
-export type TaskFiles = Db['TaskFile'];
-
 export const CHUNK_BYTES = 8 * 1024 * 1024;
 export const FILE_REF_PREFIX = 'task-file:';
 

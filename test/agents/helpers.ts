@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { readCatalogueFile } from '../../capabilities/catalogue/catalogue-store';
-import type { PageDoc } from '../../platform/mongo';
+import type { PageDoc } from '../../capabilities/knowledge/store';
 
 /** A chat model whose first tier has three channels of equal priority (affinity and spreading), and no vision. */
 export const SPREAD_MODEL = 'agent-spread';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { connectMongo, type Db } from '../../platform/mongo';
+import { connectStore, type Db } from '../../capabilities/store';
 import { BatchInserter, duplicatesOf, insertIgnoringDuplicates } from '../../platform/batch-insert';
 
 /**
@@ -15,7 +15,7 @@ let db: Db;
 test.before(async () => {
   const url = new URL(process.env.MONGO_URL!);
   url.pathname = `/t_dups_${randomBytes(4).toString('hex')}`;
-  db = await connectMongo(url.toString());
+  db = await connectStore(url.toString());
 });
 test.after.always(async () => {
   await db?.conn.dropDatabase().catch(() => undefined);

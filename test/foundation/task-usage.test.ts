@@ -1,9 +1,9 @@
 import test from 'ava';
 import { usageRowFromTask } from '../../capabilities/usage/task-usage';
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
 
 const created = new Date('2026-01-01T00:00:00Z');
-const task: TaskDoc = {
+const task: TaskDocument = {
   _id: 'task_1', account_id: 'acct_1', key_id: 'key_1', key_name: 'k', key_prefix: 'sk-abcdefgh', kind: 'image', endpoint: 'generations',
   model: 'gpt-image-1', state: 'queued', progress: null, input: {}, quote: { unitType: 'image', unitNano: 40, fixedNano: 0, reservedUnits: 2 },
   reserved_nano: 80, cost_nano: 0, unit_count: 0, upstream: null, result: null, final_body: null, final_status: null, error_code: null,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import http, { type Server } from 'node:http';
 import { loadConfig, type Config } from '../../platform/config';
 import { createLogger } from '../../platform/logger';
-import { connectMongo } from '../../platform/mongo';
+import { connectStore } from '../../capabilities/store';
 import { buildDeps } from '../../capabilities/bootstrap';
 import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
 import { createApp } from '../../gateway/app';
@@ -79,7 +79,7 @@ export async function startGateway(
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // GATEWAY_INTERNAL_URL: the in-process worker's batch lines call this gateway, not PORT's.
   const config = testConfig({ PUBLIC_BASE_URL: url, GATEWAY_INTERNAL_URL: url, ...overrides });
-  const seedDb = await connectMongo(config.MONGO_URL);
+  const seedDb = await connectStore(config.MONGO_URL);
   await seedCatalogue(seedDb, readCatalogueFile(config.CATALOGUE_FILE));
   await seedDb.conn.close();
   const deps = await buildDeps(config, createLogger(config.LOG_LEVEL));

@@ -1,7 +1,7 @@
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import type { TestGateway } from '../helpers/stack';
-import type { PageDoc } from '../../platform/mongo';
+import type { PageDoc } from '../../capabilities/knowledge/store';
 
 /** Helpers shared by the knowledge tests: uploads, waiting on a build, fixtures made on the spot. */
 export async function uploadJson(gw: TestGateway, account: string, kb: string, body: Record<string, unknown>) {

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
+import { idempotencyModel } from '../../gateway/middleware/idempotency-store';
 
 let gw: TestGateway;
 test.before(async () => {
@@ -102,9 +103,9 @@ test('a held key whose holder vanished is free after its 10-minute hold', async 
   const { sha256Hex } = await import('../../platform/secrets');
   const id = `${a.id}:${sha256Hex('vanished')}`;
   const body = { model: 'gpt-image-1', prompt: 'x', async: true };
-  await gw.deps.db.Idempotency.create({ _id: id, account_id: a.id, body_hash: 'whatever', state: 'in_flight', holder: 'dead', until: new Date(Date.now() + 60_000), status: null, headers: null, body: null, not_cached: false, created_at: new Date() });
+  await idempotencyModel(gw.deps.db.conn).create({ _id: id, account_id: a.id, body_hash: 'whatever', state: 'in_flight', holder: 'dead', until: new Date(Date.now() + 60_000), status: null, headers: null, body: null, not_cached: false, created_at: new Date() });
   t.is((await submit(key, body, 'vanished')).status, 409);
-  await gw.deps.db.Idempotency.updateOne({ _id: id }, { $set: { until: new Date(Date.now() - 1) } });
+  await idempotencyModel(gw.deps.db.conn).updateOne({ _id: id }, { $set: { until: new Date(Date.now() - 1) } });
   t.is((await submit(key, body, 'vanished')).status, 200);
 });
 
@@ -131,7 +132,7 @@ test('20 concurrent retries on a lapsed key: exactly one takes it over, one task
   const a = await gw.newAccount();
   const key = (await gw.newKey(a.id)).key;
   const { sha256Hex } = await import('../../platform/secrets');
-  await gw.deps.db.Idempotency.create({
+  await idempotencyModel(gw.deps.db.conn).create({
     _id: `${a.id}:${sha256Hex('lapsed')}`, account_id: a.id, body_hash: 'old', state: 'in_flight', holder: 'dead',
     until: new Date(Date.now() - 1), status: null, headers: null, body: null, not_cached: false, created_at: new Date(),
   });

@@ -1,6 +1,7 @@
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
-import type { LedgerDoc, TaskDoc } from '../../platform/mongo';
+import type { LedgerDoc } from '../../capabilities/accounts/store';
+import type { TaskDocument } from '../../domain/media/task';
 
 /** Shared by the images-*.test.ts files: one gateway per file, HTTP helpers, exact money reads. */
 export const GRANT = parseCredits('40.44');
@@ -26,9 +27,9 @@ export interface Kit {
   account(): Promise<{ id: string; key: string }>;
   /** Poll `GET {path}/{id}` until it stops answering 202. */
   final(key: string, id: string, path?: string): Promise<Response>;
-  task(id: string): Promise<TaskDoc>;
+  task(id: string): Promise<TaskDocument>;
   /** Tasks of an account, newest first. */
-  tasksOf(accountId: string): Promise<TaskDoc[]>;
+  tasksOf(accountId: string): Promise<TaskDocument[]>;
   ledger(taskId: string): Promise<{ reserve: number; settle: number }>;
   balance(accountId: string): Promise<number>;
   /** Submissions the simulator accepted on a channel, oldest first. */
@@ -61,10 +62,10 @@ export async function startKit(overrides: Record<string, string> = {}): Promise<
       throw new Error(`task ${id} did not finish`);
     },
     async task(id) {
-      return (await gw.deps.db.Task.findById(id).lean<TaskDoc>())!;
+      return (await gw.deps.db.Task.findById(id).lean<TaskDocument>())!;
     },
     async tasksOf(accountId) {
-      return gw.deps.db.Task.find({ account_id: accountId }).sort({ created_at: -1 }).lean<TaskDoc[]>();
+      return gw.deps.db.Task.find({ account_id: accountId }).sort({ created_at: -1 }).lean<TaskDocument[]>();
     },
     async ledger(taskId) {
       await gw.deps.wallet.journal.flush(); // holds and settlements are written ahead, drained in batches
@@ -90,7 +91,7 @@ export async function startKit(overrides: Record<string, string> = {}): Promise<
 }
 
 /** The task id the gateway assigned to the newest task of an account. */
-export async function newestTask(kit: Kit, accountId: string): Promise<TaskDoc> {
+export async function newestTask(kit: Kit, accountId: string): Promise<TaskDocument> {
   const [doc] = await kit.tasksOf(accountId);
   if (!doc) throw new Error('no task');
   return doc;

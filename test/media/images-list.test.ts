@@ -1,7 +1,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { startKit, type Kit } from './images-kit';
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
 
 /** GET /v1/images/generations (spec 2 sections 2.2 and 4.2). */
 let kit: Kit;
@@ -33,7 +33,7 @@ async function allPages(key: string, query: string): Promise<Page[]> {
 }
 
 /** A finished image task written straight into Mongo, to test the listing on chosen submission times. */
-async function seed(accountId: string, at: Date, over: Partial<TaskDoc> = {}): Promise<string> {
+async function seed(accountId: string, at: Date, over: Partial<TaskDocument> = {}): Promise<string> {
   const id = `task_${randomBytes(12).toString('hex')}`;
   await kit.gw.deps.db.Task.create({
     _id: id, account_id: accountId, key_id: 'k', key_name: 'k', key_prefix: 'sk-x', kind: 'image', endpoint: 'generations',
@@ -41,7 +41,7 @@ async function seed(accountId: string, at: Date, over: Partial<TaskDoc> = {}): P
     reserved_nano: 40_000_000, cost_nano: 40_000_000, unit_count: 1, upstream: null,
     result: { urls: ['https://x/a.png'], expires_at: null, links_expired: false, extra: null }, final_body: '{}', final_status: 200,
     error_code: null, error_message: null, request_id: `req_${id}`, created_at: at, started_at: at, completed_at: at, updated_at: at, ...over,
-  } satisfies TaskDoc);
+  } satisfies TaskDocument);
   return id;
 }
 

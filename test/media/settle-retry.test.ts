@@ -6,8 +6,7 @@ import { MARKER_AFTER_ROW_S } from '../../capabilities/accounts/ledger-journal';
 import { Wallet } from '../../capabilities/accounts/wallet';
 import { createMediaActivities, factsOf, settleAbsentAt, type SettleInput } from '../../activities/media';
 import { FRESH_OP_MS } from '../../capabilities/accounts/wallet';
-import type { ProviderOutcome } from '../../domain/media/task';
-import type { TaskDoc } from '../../platform/mongo';
+import type { ProviderOutcome, TaskDocument } from '../../domain/media/task';
 
 /**
  * A task's hold and settlement are applied once whichever worker retries
@@ -26,7 +25,7 @@ const PRICE = parseCredits('0.04');
 const GRANT = parseCredits('40.44');
 
 /** A real async submission (hold written ahead by the gateway); its workflow never runs here. */
-async function submit(): Promise<{ accountId: string; keyId: string; task: TaskDoc }> {
+async function submit(): Promise<{ accountId: string; keyId: string; task: TaskDocument }> {
   const a = await gw.newAccount();
   const k = await gw.newKey(a.id);
   const r = await fetch(`${gw.url}/v1/images/generations`, {
@@ -36,7 +35,7 @@ async function submit(): Promise<{ accountId: string; keyId: string; task: TaskD
   });
   const body = (await r.json()) as { id: string };
   if (r.status !== 200) throw new Error(`submission answered ${r.status}: ${JSON.stringify(body)}`);
-  const task = (await gw.deps.db.Task.findById(body.id).lean<TaskDoc>())!;
+  const task = (await gw.deps.db.Task.findById(body.id).lean<TaskDocument>())!;
   return { accountId: a.id, keyId: k.id, task };
 }
 
@@ -128,7 +127,7 @@ test.serial('two workers settling the same task at once: one applies, both repor
   const usage = await gw.deps.db.Usage.findById(task._id).lean<{ status: string; cost_nano: number }>();
   t.is(usage?.status, 'success');
   t.is(usage?.cost_nano, PRICE);
-  t.is((await gw.deps.db.Task.findById(task._id).lean<TaskDoc>())!.state, 'succeeded');
+  t.is((await gw.deps.db.Task.findById(task._id).lean<TaskDocument>())!.state, 'succeeded');
 });
 
 test.serial('a crowd of workers settling one task at once: none throws, one applies, all report the same cost, one final usage row', async (t) => {
@@ -150,7 +149,7 @@ test.serial('a crowd of workers settling one task at once: none throws, one appl
   const usage = await gw.deps.db.Usage.find({ _id: task._id }).lean<Array<{ status: string; cost_nano: number }>>();
   t.is(usage.length, 1);
   t.like(usage[0], { status: 'success', cost_nano: PRICE });
-  t.like((await gw.deps.db.Task.findById(task._id).lean<TaskDoc>())!, { state: 'succeeded', cost_nano: PRICE });
+  t.like((await gw.deps.db.Task.findById(task._id).lean<TaskDocument>())!, { state: 'succeeded', cost_nano: PRICE });
 });
 
 test.serial('a hold written ahead survives a rebuild of the projection from the ledger (the drain writes its row first)', async (t) => {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
 import type { Wallet } from '../../capabilities/accounts/wallet';
 
 /**
@@ -53,7 +53,7 @@ async function submit(key: string) {
 
 async function books(accountId: string, keyId: string, requestId: string) {
   await gw.deps.usage.flush();
-  const tasks = await gw.deps.db.Task.find({ request_id: requestId }).lean<TaskDoc[]>();
+  const tasks = await gw.deps.db.Task.find({ request_id: requestId }).lean<TaskDocument[]>();
   const ledger = await gw.deps.db.Ledger.find({ ref: { $in: tasks.map((t) => t._id) } }).lean();
   const holds = await gw.deps.db.Ledger.find({ account_id: accountId, kind: 'reserve' }).lean();
   const rows = await gw.deps.db.Usage.find({ request_id: requestId }).lean();

@@ -1,6 +1,6 @@
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
-import type { TaskDoc } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
 
 /** Shared by the videos*.test.ts files: one gateway per file, HTTP helpers, exact money reads. */
 export const GRANT = parseCredits('40.44');
@@ -16,7 +16,7 @@ export interface Kit {
   submit(key: string, body: unknown): Promise<{ id: string; status: string; model: string; created_at: number }>;
   /** Poll `GET /v1/videos/generations/{id}` until a final status. */
   final(key: string, id: string): Promise<Record<string, any>>;
-  task(id: string): Promise<TaskDoc>;
+  task(id: string): Promise<TaskDocument>;
   balance(accountId: string): Promise<number>;
   /** The bodies the simulator received on a channel, oldest first. */
   upstreamBodies(channel: string): Promise<Array<Record<string, any>>>;
@@ -51,7 +51,7 @@ export async function startKit(): Promise<Kit> {
       throw new Error(`task ${id} did not finish`);
     },
     async task(id) {
-      return (await gw.deps.db.Task.findById(id).lean<TaskDoc>())!;
+      return (await gw.deps.db.Task.findById(id).lean<TaskDocument>())!;
     },
     balance: (accountId) => gw.deps.wallet.balance(accountId),
     async upstreamBodies(channel) {

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { freePort } from '../../dev/scripts/lib/proc';
 import { testConfig } from '../helpers/stack';
-import { connectMongo } from '../../platform/mongo';
+import { connectStore } from '../../capabilities/store';
 import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
 import { createSimulator, type Simulator } from '../../dev/simulator/app';
 import { parseProm, valueOf } from './prom-text';
@@ -43,7 +43,7 @@ test.before(async () => {
   const config = testConfig({ SIMULATOR_URL: simUrl });
   adminToken = config.ADMIN_TOKEN;
   mongoUrl = config.MONGO_URL;
-  const db = await connectMongo(config.MONGO_URL);
+  const db = await connectStore(config.MONGO_URL);
   await seedCatalogue(db, readCatalogueFile(config.CATALOGUE_FILE));
   await db.conn.close();
 
@@ -80,7 +80,7 @@ test.after.always(async () => {
     await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
     if (child.exitCode === null) child.kill('SIGKILL');
   }
-  const db = await connectMongo(mongoUrl);
+  const db = await connectStore(mongoUrl);
   await db.conn.dropDatabase().catch(() => undefined);
   await db.conn.close();
   await sim?.close();

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { signStripePayload } from '../../capabilities/billing/stripe';
-import type { LedgerDoc } from '../../platform/mongo';
+import type { LedgerDoc } from '../../capabilities/accounts/store';
 
 /**
  * Top-ups through Stripe against stripe-mock (started by `npm test`, STRIPE_MOCK_URL): checkout sessions are

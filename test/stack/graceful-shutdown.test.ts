@@ -9,7 +9,7 @@ import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../../dev/scripts/lib/proc';
 import { startGateway, testConfig, type TestGateway } from '../helpers/stack';
-import { connectMongo, type Db } from '../../platform/mongo';
+import { connectStore, type Db } from '../../capabilities/store';
 import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
 import { createSimulator, type Simulator } from '../../dev/simulator/app';
 import type { Config } from '../../platform/config';
@@ -60,7 +60,7 @@ function start(entry: string, env: NodeJS.ProcessEnv): Proc {
 
 async function startGatewayProcess(graceMs: number) {
   const config = testConfig({ SIMULATOR_URL: simUrl });
-  const db = await connectMongo(config.MONGO_URL);
+  const db = await connectStore(config.MONGO_URL);
   dbs.push(db);
   await seedCatalogue(db, readCatalogueFile(config.CATALOGUE_FILE));
   const port = await freePort();

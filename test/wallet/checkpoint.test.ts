@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { CHECKPOINT_MARGIN_MS } from '../../capabilities/accounts/wallet';
-import type { LedgerDoc } from '../../platform/mongo';
+import type { LedgerDoc } from '../../capabilities/accounts/store';
 
 /**
  * Item 7 of issue 13: a projection rebuild reads the wallet's last checkpoint

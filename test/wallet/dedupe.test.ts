@@ -3,7 +3,7 @@ import { startGateway, type TestGateway } from '../helpers/stack';
 import { rkeys } from '../../platform/redis';
 import { MARKER_AFTER_ROW_S } from '../../capabilities/accounts/ledger-journal';
 import type { LedgerOp } from '../../capabilities/accounts/wallet';
-import type { UsageDoc } from '../../platform/mongo';
+import type { UsageDoc } from '../../capabilities/usage/store';
 
 /**
  * Item 6 of issue 13: deduplication stays exact within every retry window

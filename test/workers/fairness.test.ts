@@ -6,7 +6,7 @@
 import test from 'ava';
 import { startGateway } from '../helpers/stack';
 import { uploadJson, waitBuild } from '../knowledge/kit';
-import type { KbBuildDoc } from '../../platform/mongo';
+import type { KbBuildDoc } from '../../capabilities/knowledge/store';
 
 const manual = (name: string, sections: number) =>
   [`# ${name}`, '', ...Array.from({ length: sections }, (_, i) => [`## ${name} part ${i}`, '', `Part ${i} of ${name}: ${'how the service is run, written out in full. '.repeat(30)}`, '']).flat()].join('\n');

@@ -1,4 +1,4 @@
-import type { Db } from '../../../platform/mongo';
+import type { KnowledgeModels } from '../store';
 import type { FileStore, StoredFile } from './file-store';
 
 /** 8 MB chunks keep each document far below MongoDB's 16 MB limit. */
@@ -20,7 +20,7 @@ function asBuffer(v: unknown): Buffer {
  * whole file or none, without transactions.
  */
 export class MongoFileStore implements FileStore {
-  constructor(private readonly files: Db['KbFile']) {}
+  constructor(private readonly files: KnowledgeModels['KbFile']) {}
 
   async put(key: string, file: StoredFile): Promise<void> {
     const chunks = Math.max(1, Math.ceil(file.data.length / KB_FILE_CHUNK_BYTES));

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { Schema, type Model } from 'mongoose';
-import type { Db } from '../../../platform/mongo';
+import type { MongoConn } from '../../../platform/mongo';
 import { newId } from '../../../platform/ids';
 import { GatewayError } from '../../../domain/errors';
 import { html } from '../../../gateway/console/html';
@@ -38,7 +38,7 @@ export class StandInProcessor implements PaymentProcessor {
   readonly name = 'stand-in' as const;
   private readonly model: Model<StandInCheckoutDoc>;
 
-  constructor(db: Db, private readonly publicBaseUrl: string, private readonly webhookSecret: string) {
+  constructor(db: MongoConn, private readonly publicBaseUrl: string, private readonly webhookSecret: string) {
     this.model = (db.conn.models.StandInCheckout as Model<StandInCheckoutDoc> | undefined)
       ?? db.conn.model<StandInCheckoutDoc>('StandInCheckout', StandInCheckoutSchema, 'processor_checkouts');
   }

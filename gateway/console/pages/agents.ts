@@ -13,7 +13,7 @@ import { deleteAgent } from '../../../capabilities/agents/agent-removal';
 import { parseInput } from '../../../domain/validation';
 import type { AgentRecord } from '../../../domain/agents';
 import type { AgentKeyDoc } from '../../../capabilities/agents/store';
-import type { ApiKeyDoc } from '../../../platform/mongo';
+import type { ApiKeyDoc } from '../../../capabilities/accounts/store';
 import type { Actor, Origin } from '../../../capabilities/agents/actor';
 import { Approve, KeyIssue, KeyRequest, NewAgent } from '../../routes/admin-agents';
 import type { ConsoleServices } from '../services';

@@ -4,7 +4,7 @@ import type { ConsoleState, CCtx } from '../context';
 import { html, type Html } from '../html';
 import { page } from '../layout';
 import { csrfInput, errorFor, field, fieldErrors, formError, many, one, type FieldErrors, type HumanMessages } from '../forms';
-import type { ApiKeyDoc } from '../../../platform/mongo';
+import type { ApiKeyDoc } from '../../../capabilities/accounts/store';
 import { KeyPatch, NewKey } from '../../routes/admin';
 import { parseInput } from '../../../domain/validation';
 import { GatewayError } from '../../../domain/errors';

@@ -8,7 +8,7 @@ import { renderPage, shownTag } from '../markdown';
 import { csrfInput, errorFor, field, fieldErrors, formError, one, type FieldErrors } from '../forms';
 import { checkCsrf } from '../guard';
 import { errors } from '../../../domain/errors';
-import type { KbDoc } from '../../../platform/mongo';
+import type { KbDoc } from '../../../capabilities/knowledge/store';
 import type { BaseRef } from '../../../capabilities/knowledge/page-store';
 import { MAX_DOCUMENT_BYTES, baseProgress, type DocumentView } from '../../../capabilities/knowledge/ingestion';
 import { NewBase } from '../../routes/admin-kb';

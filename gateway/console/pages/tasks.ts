@@ -4,8 +4,7 @@ import type { ConsoleState, CCtx } from '../context';
 import { html, type Html } from '../html';
 import { page } from '../layout';
 import { cost } from '../money';
-import { FINAL_STATES, publicStatus, type TaskKind, type TaskState } from '../../../domain/media/task';
-import type { TaskDoc } from '../../../platform/mongo';
+import { FINAL_STATES, publicStatus, type TaskKind, type TaskState, type TaskDocument } from '../../../domain/media/task';
 import { assertManages, currentAccount } from '../access';
 import type { ConsoleServices } from '../services';
 
@@ -13,7 +12,7 @@ import { when } from '../time';
 import { cursorOf, parseCursor } from '../../../capabilities/usage/usage-query';
 import { z } from 'zod';
 import { errorFor, type FieldErrors } from '../forms';
-const isFinal = (t: TaskDoc) => FINAL_STATES.has(t.state as TaskState);
+const isFinal = (t: TaskDocument) => FINAL_STATES.has(t.state as TaskState);
 const TASK_PAGE = 25;
 const TASK_STATUSES: Array<[string, string]> = [['all', 'All tasks'], ['open', 'Open (queued or running)'], ['done', 'Finished'], ['succeeded', 'Succeeded'], ['failed', 'Failed'], ['cancelled', 'Cancelled']];
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
@@ -31,27 +30,27 @@ const TASK_MESSAGES: Record<string, string> = {
   from: 'Pick a start date, or leave it empty.', to: 'Pick an end date, or leave it empty.', status: 'Pick a status from the list.',
   before: 'That page link is out of date: start again from the first page.',
 };
-const statusOf = (t: TaskDoc) => publicStatus(t.kind as TaskKind, t.state as TaskState);
+const statusOf = (t: TaskDocument) => publicStatus(t.kind as TaskKind, t.state as TaskState);
 
-export async function openTasks(svc: ConsoleServices, accountId: string, limit: number): Promise<TaskDoc[]> {
-  return svc.deps.db.Task.find({ account_id: accountId, state: { $in: ['queued', 'running'] } }).sort({ created_at: -1 }).limit(limit).lean<TaskDoc[]>();
+export async function openTasks(svc: ConsoleServices, accountId: string, limit: number): Promise<TaskDocument[]> {
+  return svc.deps.db.Task.find({ account_id: accountId, state: { $in: ['queued', 'running'] } }).sort({ created_at: -1 }).limit(limit).lean<TaskDocument[]>();
 }
 
 /** The prompt the task was asked with (or its text, lyrics, script), shortened. */
-export function promptOf(t: TaskDoc): string {
+export function promptOf(t: TaskDocument): string {
   const i = t.input ?? {};
   const v = ['prompt', 'text', 'input', 'lyrics', 'script', 'gpt_description_prompt'].map((k) => i[k]).find((x) => typeof x === 'string' && x.trim());
   const text = typeof v === 'string' ? v.trim().replace(/\s+/g, ' ') : '';
   return text.length > 160 ? `${text.slice(0, 157)}…` : text;
 }
 
-function resultLive(t: TaskDoc): boolean {
+function resultLive(t: TaskDocument): boolean {
   const r = t.result;
   return !!r && r.urls.length > 0 && !r.links_expired && !(r.expires_at !== null && new Date(r.expires_at).getTime() <= Date.now());
 }
 
 /** A small preview of the first result: the image itself, or a word for what the result is. */
-export function thumbnail(t: TaskDoc): Html {
+export function thumbnail(t: TaskDocument): Html {
   if (!resultLive(t)) return html`<span class="muted">${isFinal(t) ? (t.result?.urls.length ? 'expired' : '—') : '…'}</span>`;
   const u = t.result!.urls[0];
   const kind = mediaOf(t, u);
@@ -60,14 +59,14 @@ export function thumbnail(t: TaskDoc): Html {
     : html`<a href="/console/tasks/${t._id}">${kind === 'link' ? 'result' : kind}</a>`;
 }
 
-export function taskRow(t: TaskDoc, withCost = true): Html {
+export function taskRow(t: TaskDocument, withCost = true): Html {
   const prompt = promptOf(t);
   return html`<tr data-task="${t._id}"><td><a href="/console/tasks/${t._id}"><code>${t._id}</code></a>${prompt ? html`<span class="prompt" title="${prompt}" data-testid="prompt">${prompt}</span>` : ''}</td><td>${t.model}</td>
 <td><span class="status status-${t.state}">${statusOf(t)}</span>${t.progress !== null && !isFinal(t) ? html` <small>${t.progress}%</small>` : ''}</td>
 <td>${when(t.created_at)}</td>${withCost ? html`<td>${thumbnail(t)}</td><td>${t.kind}</td><td class="num">${cost(isFinal(t) ? t.cost_nano : t.reserved_nano)}</td>` : ''}</tr>`;
 }
 
-function mediaOf(t: TaskDoc, url: string): 'image' | 'video' | 'audio' | 'link' {
+function mediaOf(t: TaskDocument, url: string): 'image' | 'video' | 'audio' | 'link' {
   const ext = /\.([a-z0-9]{2,4})(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase();
   if (ext && ['png', 'jpg', 'jpeg', 'webp', 'gif'].includes(ext)) return 'image';
   if (ext && ['mp4', 'webm', 'mov'].includes(ext)) return 'video';
@@ -79,7 +78,7 @@ function mediaOf(t: TaskDoc, url: string): 'image' | 'video' | 'audio' | 'link' 
 }
 
 /** Result previews: images inline, players for video and audio, expired links as plain text. */
-export function preview(t: TaskDoc): Html {
+export function preview(t: TaskDocument): Html {
   const r = t.result;
   if (!r || r.urls.length === 0) return html`<p class="muted">${isFinal(t) ? 'No result files.' : 'No result yet.'}</p>`;
   const expired = r.links_expired || (r.expires_at !== null && new Date(r.expires_at).getTime() <= Date.now());
@@ -96,7 +95,7 @@ export function preview(t: TaskDoc): Html {
   })}</div>${r.expires_at ? html`<p class="hint">Links work until ${when(r.expires_at)}.</p>` : ''}`;
 }
 
-function detail(ctx: CCtx, svc: ConsoleServices, t: TaskDoc): Html {
+function detail(ctx: CCtx, svc: ConsoleServices, t: TaskDocument): Html {
   const operator = ctx.state.session?.principal.kind === 'operator';
   const ui = svc.deps.config.TEMPORAL_UI_URL;
   const live = !isFinal(t);
@@ -145,7 +144,7 @@ export function taskRoutes(router: Router<ConsoleState>, svc: ConsoleServices, s
     }
     const c = f.before ? parseCursor(f.before) : null;
     if (c) filter.$or = [{ created_at: { $lt: c.at } }, { created_at: c.at, _id: { $lt: c.id } }];
-    const tasks = errors ? [] : await svc.deps.db.Task.find(filter).sort({ created_at: -1, _id: -1 }).limit(TASK_PAGE + 1).lean<TaskDoc[]>();
+    const tasks = errors ? [] : await svc.deps.db.Task.find(filter).sort({ created_at: -1, _id: -1 }).limit(TASK_PAGE + 1).lean<TaskDocument[]>();
     const more = tasks.length > TASK_PAGE;
     if (more) tasks.length = TASK_PAGE;
     const last = tasks[tasks.length - 1];
@@ -153,7 +152,7 @@ export function taskRoutes(router: Router<ConsoleState>, svc: ConsoleServices, s
     const qs = new URLSearchParams(Object.entries(f).filter(([k, v]) => v && k !== 'before' && !(k === 'status' && v === 'all')) as [string, string][]).toString();
     return { tasks, f, qs, next, errors, live: tasks.some((t) => !isFinal(t)) };
   };
-  const rows = (tasks: TaskDoc[], live: boolean, qs: string, filtered: boolean) =>
+  const rows = (tasks: TaskDocument[], live: boolean, qs: string, filtered: boolean) =>
     html`<tbody id="task-rows"${live ? html` hx-get="/console/tasks/rows?${qs}" hx-trigger="every 2s" hx-swap="outerHTML"` : ''}>${
       tasks.length ? tasks.map((t) => taskRow(t)) : html`<tr><td colspan="7" class="muted">${filtered ? 'No task matches these filters.' : 'No tasks yet. Image, video, music and speech requests run as tasks; each appears here with its prompt, progress and result.'}</td></tr>`}</tbody>`;
 
@@ -188,7 +187,7 @@ ${f.before || next ? html`<nav class="pager" aria-label="Pages" data-testid="pag
     ctx.body = rows(tasks, live, qs, !!qs).value;
   });
   router.get('/console/tasks/:id', signedIn, async (ctx) => {
-    const t = await svc.deps.db.Task.findById(ctx.params.id).lean<TaskDoc>();
+    const t = await svc.deps.db.Task.findById(ctx.params.id).lean<TaskDocument>();
     if (!t) throw notFoundTask(ctx.params.id);
     await assertManages(svc, ctx, t.account_id, `task ${ctx.params.id}`);
     ctx.type = 'html';

@@ -9,7 +9,7 @@ import { inputAmount, usd, usdText } from '../money';
 import { when } from '../time';
 import { GatewayError } from '../../../domain/errors';
 import { TOPUP_MINIMUM_NANO } from '../../../capabilities/accounts/accounts';
-import type { LedgerDoc } from '../../../platform/mongo';
+import type { LedgerDoc } from '../../../capabilities/accounts/store';
 import { currentAccount } from '../access';
 import type { ConsoleServices } from '../services';
 

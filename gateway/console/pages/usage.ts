@@ -8,7 +8,7 @@ import { errorFor, fieldErrors, formError, type FieldErrors } from '../forms';
 import { cost } from '../money';
 import { when } from '../time';
 import { GatewayError } from '../../../domain/errors';
-import type { UsageDoc } from '../../../platform/mongo';
+import type { UsageDoc } from '../../../capabilities/usage/store';
 import { DEFAULT_WINDOW_MS, EXPORT_CAP, rowView, usageCsvStream } from '../../routes/usage';
 import type { UsageFilter } from '../../../capabilities/usage/usage-query';
 import { currentAccount } from '../access';

@@ -1,0 +1,42 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { docOptions, modelOn } from '../../platform/mongo';
+import type { TaskDocument } from '../../domain/media/task';
+import type { TaskFileDoc } from '../../providers/media/types';
+
+/**
+ * Media tasks (the document's type is the domain's, with its states and
+ * kinds) and the large files kept out of them.
+ */
+
+const TaskSchema = new Schema<TaskDocument>(
+  {
+    _id: String, account_id: String, key_id: String, key_name: String, key_prefix: String, kind: String, endpoint: String,
+    model: String, state: String, progress: { type: Number, default: null }, input: Schema.Types.Mixed, quote: Schema.Types.Mixed,
+    reserved_nano: Number, cost_nano: { type: Number, default: 0 }, unit_count: { type: Number, default: 0 },
+    upstream: { type: Schema.Types.Mixed, default: null }, result: { type: Schema.Types.Mixed, default: null },
+    final_body: { type: String, default: null }, final_status: { type: Number, default: null },
+    error_code: { type: String, default: null }, error_message: { type: String, default: null }, request_id: String,
+    callback_url: { type: String, default: undefined }, attempts_log: { type: [Schema.Types.Mixed], default: undefined },
+    release_pending: { type: Boolean, default: undefined },
+    created_at: Date, started_at: { type: Date, default: null }, completed_at: { type: Date, default: null }, updated_at: Date,
+  },
+  { ...docOptions, minimize: false },
+);
+TaskSchema.index({ account_id: 1, endpoint: 1, created_at: -1 });
+/** The call log finds a task by its submission's request id (capabilities/calllog/service.ts). */
+TaskSchema.index({ request_id: 1 });
+
+const TaskFileSchema = new Schema<TaskFileDoc>({ _id: String, group: String, content_type: String, data: Buffer, created_at: Date }, docOptions);
+
+export interface MediaModels {
+  Task: Model<TaskDocument>;
+  TaskFile: Model<TaskFileDoc>;
+}
+
+/** The collections on a connection (registered once per connection; capabilities/store.ts opens them at start). */
+export function mediaModels(conn: Connection): MediaModels {
+  return {
+    Task: modelOn(conn, 'Task', TaskSchema, 'tasks'),
+    TaskFile: modelOn(conn, 'TaskFile', TaskFileSchema, 'task_files'),
+  };
+}

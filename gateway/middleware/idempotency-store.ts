@@ -1,0 +1,34 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { docOptions, modelOn } from '../../platform/mongo';
+
+/** The answers kept for Idempotency-Key replays (gateway/middleware/idempotency.ts): HTTP answers, so the gateway's own collection. */
+export interface IdempotencyDoc {
+  /** `{accountId}:{sha256(Idempotency-Key)}`: the claim is this insert. */
+  _id: string;
+  account_id: string;
+  body_hash: string;
+  state: 'in_flight' | 'done';
+  /** Random id of the request holding the claim. */
+  holder: string;
+  /** In flight: the claim lapses after this (10 min). Done: kept until this (7 days). */
+  until: Date;
+  status: number | null;
+  headers: Record<string, string> | null;
+  body: string | null;
+  not_cached: boolean;
+  created_at: Date;
+}
+
+const IdempotencySchema = new Schema<IdempotencyDoc>(
+  {
+    _id: String, account_id: String, body_hash: String, state: String, holder: String, until: Date,
+    status: { type: Number, default: null }, headers: { type: Schema.Types.Mixed, default: null }, body: { type: String, default: null },
+    not_cached: { type: Boolean, default: false }, created_at: Date,
+  },
+  docOptions,
+);
+
+/** The collection on a connection (registered once per connection). */
+export function idempotencyModel(conn: Connection): Model<IdempotencyDoc> {
+  return modelOn(conn, 'Idempotency', IdempotencySchema, 'idempotency');
+}
