@@ -31,17 +31,28 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 /** A process that starts while the store restarts waits this long for it (connection and indexes) before giving up. */
 const STARTUP_WAIT_MS = 90_000;
 
+/** Per connection: whether its store reads through non-unique indexes (secondaryIndexesUsed), known once connected. */
+const readsSecondary = new WeakMap<Connection, boolean>();
+/** Each model's index build, started when the model is registered on a connection. */
+const indexBuilds = new WeakMap<Model<never>, Promise<void>>();
+
 /**
- * Mongoose builds each model's indexes in the background when the model is
- * registered and reports a failure as an 'error' event on the model; with no
- * listener that event is an uncaught exception, so a process that starts
- * while the store restarts would die. Every model gets a listener (this
- * plugin runs for every schema compiled on any connection, the agent models
- * included); connectMongo then builds the indexes again until they hold.
+ * Indexes are built by this module, not by mongoose on its own: every model
+ * registered on any connection (the ones connectMongo opens and those a
+ * capability registers on first use) starts buildIndexes, which retries until
+ * the store takes them (a process that starts while the store restarts must
+ * not die of an index build) and, on a store that never reads through
+ * non-unique indexes, builds only the unique ones.
  */
+mongoose.set('autoIndex', false);
 mongoose.plugin((schema) => {
-  schema.on('init', (model: Model<unknown>) => {
+  schema.on('init', (model: Model<never>) => {
     if (model.listenerCount('error') === 0) model.on('error', () => undefined);
+    // Model.init() emits 'init' on every call, buildIndexes' own included: one build per model.
+    if (indexBuilds.has(model)) return;
+    const build = Promise.resolve().then(() => buildIndexes(model, readsSecondary.get(model.db) ?? true, Date.now() + STARTUP_WAIT_MS));
+    build.catch(() => undefined);
+    indexBuilds.set(model, build);
   });
 });
 
@@ -75,24 +86,53 @@ export async function connectMongo<M extends object>(url: string, models: (conn:
     }
   }
   if (log) watchStoreOutages(conn, log);
+  readsSecondary.set(conn, await secondaryIndexesUsed(conn).catch(() => true));
   const opened = models(conn);
   // Every model's indexes (unique ones are this store's only atomic claims) exist before the process serves.
-  await Promise.all(Object.values(opened).filter((m): m is Model<never> => typeof m === 'function').map((m) => buildIndexes(m, deadline, log)));
+  await Promise.all(Object.values(opened).filter((m): m is Model<never> => typeof m === 'function').map((m) => indexBuilds.get(m)));
   return { conn, ...opened };
 }
 
-/** The model's background index build; if it failed (the store restarted meanwhile), built again until the deadline. */
-async function buildIndexes(model: Model<never>, deadline: number, log?: Logger): Promise<void> {
+/**
+ * Whether the store reads through non-unique indexes. MongoDB (and FerretDB
+ * on PostgreSQL) do. FerretDB v1 on SQLite, the embedded default, hands only
+ * an `{_id: …}` filter to SQLite and filters every other query itself over
+ * the whole collection (internal/backends/sqlite/collection.go), so a
+ * non-unique index there is only a cost: every insert of a call's ledger and
+ * usage rows pays for it (about a fifth of the store's CPU per call,
+ * dev/bench/README.md). Unique indexes are built everywhere: they are the
+ * atomic claims. FerretDB names its backend in its startup warnings once it
+ * has opened it.
+ */
+async function secondaryIndexesUsed(conn: Connection): Promise<boolean> {
+  const admin = conn.getClient().db('admin');
+  const info = await admin.command({ buildInfo: 1 });
+  if (typeof info.ferretdbVersion !== 'string' || !info.ferretdbVersion.startsWith('v1.')) return true;
+  await conn.getClient().db(conn.name).listCollections({}, { nameOnly: true }).toArray();
+  const { log } = (await admin.command({ getLog: 'startupWarnings' })) as { log?: string[] };
+  return !(log ?? []).some((line) => /Powered by FerretDB [^"]* and SQLite/.test(line));
+}
+
+/** The model's collection and indexes (only its unique ones unless `secondary`); built again until the deadline if the store restarted meanwhile. */
+async function buildIndexes(model: Model<never>, secondary: boolean, deadline: number): Promise<void> {
+  // init() (the collection, once) keeps its first outcome; a retry builds the indexes, which makes the collection too.
+  const indexes = async () => {
+    if (secondary) return void (await model.createIndexes());
+    for (const [fields, options] of model.schema.indexes()) {
+      if (options?.unique) await model.collection.createIndex(fields as Record<string, 1 | -1>, options as Record<string, unknown>);
+    }
+  };
   try {
     await model.init();
+    await indexes();
     return;
-  } catch (err) {
-    log?.warn('store indexes not built; trying again', { model: model.modelName, err });
+  } catch {
+    // the store is restarting: again below
   }
   for (;;) {
     await new Promise((r) => setTimeout(r, 1000));
     try {
-      await model.createIndexes();
+      await indexes();
       return;
     } catch (err) {
       if (Date.now() > deadline) throw err;
