@@ -36,8 +36,9 @@ const STARTUP_WAIT_MS = 90_000;
  * registered and reports a failure as an 'error' event on the model; with no
  * listener that event is an uncaught exception, so a process that starts
  * while the store restarts would die. Every model gets a listener (this
- * plugin runs for every schema compiled on any connection, the agent models
- * included); connectMongo then builds the indexes again until they hold.
+ * plugin runs for every schema compiled on any connection, the models a
+ * capability registers on first use included); connectMongo then builds the
+ * indexes of the models it opens again until they hold.
  */
 mongoose.plugin((schema) => {
   schema.on('init', (model: Model<unknown>) => {
