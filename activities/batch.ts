@@ -8,7 +8,7 @@ import type { Logger } from '../platform/logger';
 import type { KeyService } from '../capabilities/accounts/keys';
 import type { AccountService } from '../capabilities/accounts/accounts';
 import { parseCredits } from '../domain/money';
-import { batchStore, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDoc } from '../capabilities/batches/store';
+import { batchModels, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDoc } from '../capabilities/batches/store';
 import { ALL_BATCH_ENDPOINTS, parseOpenAiLines, type LineInput } from '../capabilities/batches/schemas';
 import { BATCH_LINE_HEADER, signLine } from '../capabilities/batches/line-auth';
 import { counts } from '../capabilities/batches/progress';
@@ -32,7 +32,7 @@ const CONNECT_TRIES = 20;
 const parsed = new Map<string, LineInput[]>();
 
 export function createBatchActivities(deps: BatchActivityDeps) {
-  const store = batchStore(deps.db.conn);
+  const store = batchModels(deps.db.conn);
   const outcomes = new BatchInserter<BatchLineDoc>(() => store.Line.collection as never);
   const gatewayUrl = (deps.config.GATEWAY_INTERNAL_URL ?? `http://127.0.0.1:${deps.config.PORT}`).replace(/\/+$/, '');
 

@@ -1,11 +1,12 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
+import { mediaRedisKeys } from '../capabilities/media/store';
 import type { Catalogue } from '../domain/catalogue';
 import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState, type TaskDocument } from '../domain/media/task';
 import { MAX_RUN_MS } from '../domain/media/cadence';
 import { settlementNano } from '../domain/media/pricing';
 import type { Db } from '../capabilities/store';
 import { failpoint } from '../platform/failpoints';
-import { rkeys, type RedisClient } from '../platform/redis';
+import { type RedisClient } from '../platform/redis';
 import type { Client } from '@temporalio/client';
 import { upstreamApiKey, type Config } from '../platform/config';
 import type { Logger } from '../platform/logger';
@@ -224,7 +225,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       if (!r.outcome && (state !== task.state || progress !== task.progress)) {
         await patchTask(task._id, { state, progress, ...(state === 'running' && !task.started_at ? { started_at: new Date() } : {}) });
         // The marker shows the task as submitted: once it changed, polls read the document.
-        if (task.kind === 'image') await deps.redis.del(rkeys.taskPending(task._id));
+        if (task.kind === 'image') await deps.redis.del(mediaRedisKeys.taskPending(task._id));
       }
       return { state: r.outcome ? r.outcome.state : state, progress, outcome: r.outcome };
     },
@@ -272,7 +273,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       });
       if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
       // Polls read the final document from now on (capabilities/media/media-tasks.ts, the pending marker).
-      if (task.kind === 'image') await deps.redis.del(rkeys.taskPending(task._id));
+      if (task.kind === 'image') await deps.redis.del(mediaRedisKeys.taskPending(task._id));
       failpoint('media.settle.before-report');
       return { costNano: cost };
     },

@@ -7,7 +7,7 @@ const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.m
 /**
  * Redis with the project's Lua scripts registered as commands. Every key gets
  * `prefix`. The same interface over one Redis or a Redis Cluster: every
- * script's keys share one hash slot (see `rkeys`), so each runs on the node
+ * script's keys share one hash slot (`shardTag`), so each runs on the node
  * that owns its account's shard.
  */
 export interface RedisClient extends Redis {
@@ -104,51 +104,8 @@ export function shardOf(accountId: string): number {
   return (h >>> 0) % WALLET_SHARDS;
 }
 
-const tag = (accountId: string) => `{ws${shardOf(accountId)}}`;
-
-/** Key names in one place. `walletId` is the account a key's calls are charged to (domain/api-key `walletOf`). */
-export const rkeys = {
-  balance: (walletId: string) => `${tag(walletId)}bal:${walletId}`,
-  /** A key's spend lives with the wallet it charges, so one script moves both. */
-  keySpend: (walletId: string, keyId: string) => `${tag(walletId)}kspend:${keyId}`,
-  /** Dedupe marker of a non-chat op, held while its ledger row may be missing (capabilities/accounts/wallet.ts). */
-  op: (walletId: string, opId: string) => `${tag(walletId)}op:${opId}`,
-  /** A gateway's sequence-number window for its chat charges on one wallet (capabilities/accounts/wallet.ts). */
-  chatSeq: (walletId: string, writer: string) => `${tag(walletId)}cseq:${walletId}:${writer}`,
-  /** Write-ahead stream of ledger ops and usage rows of one shard, drained to Mongo in batches (capabilities/accounts/ledger-journal.ts). */
-  journal: (shard: number) => `{ws${shard}}journal`,
-  journalOf: (walletId: string) => `${tag(walletId)}journal`,
-  /** Immutable: key hash -> key id, account, wallet (cacheable forever in process). */
-  keyHash: (hash: string) => `khash:${hash}`,
-  /** Mutable key state (enabled, expiry, spend cap, ...) under its account's shard. */
-  keyRecord: (accountId: string, keyId: string) => `${tag(accountId)}key:${keyId}`,
-  /** Held while one change of a key is written (capabilities/accounts/keys.ts `change`). */
-  keyLock: (keyId: string) => `keylock:${keyId}`,
-  account: (accountId: string) => `${tag(accountId)}acct:${accountId}`,
-  /** Held while one change of an account is written (capabilities/accounts/accounts.ts `update`). */
-  accountLock: (accountId: string) => `acctlock:${accountId}`,
-  rateWindow: (accountId: string) => `${tag(accountId)}rl:win:${accountId}`,
-  rateLeases: (accountId: string) => `${tag(accountId)}rl:conc:${accountId}`,
-  keyLastUsed: (accountId: string, keyId: string) => `${tag(accountId)}klast:${keyId}`,
-  /** The calls in flight on an agent key's escrow wallet, and its end marker (capabilities/agents/escrow-flights.ts). */
-  escrowFlights: (walletId: string) => `${tag(walletId)}eflight:${walletId}`,
-  escrowEnd: (walletId: string) => `${tag(walletId)}eend:${walletId}`,
-  /** A key that never exists, in an account's slot (a script slot that has nothing to touch). */
-  none: (accountId: string) => `${tag(accountId)}none`,
-  /** An async image task still in flight as submitted (capabilities/media/media-tasks.ts): polls answer 202 from it. */
-  taskPending: (taskId: string) => `taskpend:${taskId}`,
-  /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */
-  kbVersion: (accountId: string, kbId: string) => `kbver:${accountId}/${kbId}`,
-  /** Bumped on every channel change: each process's catalogue cache reloads when it moves (capabilities/catalogue/catalogue-cache.ts). */
-  catalogueVersion: () => 'catalogue:version',
-  /** Each process's last reported circuit-breaker state of a channel, by process id (capabilities/catalogue/channel-health.ts). */
-  channelHealth: (channelId: string) => `chan:health:${channelId}`,
-};
-
-/** Pub/sub channel names are not keys: ioredis does not prefix them, so the deployment prefix is added here. */
-export const rchannels = {
-  catalogueChanged: (prefix: string) => `${prefix}catalogue:changed`,
-};
+/** The hash tag that puts a key in its account's shard: every key a script touches for one account shares one slot. */
+export const shardTag = (accountId: string) => `{ws${shardOf(accountId)}}`;
 
 export function sameShard(a: string, b: string): boolean {
   return a === b || shardOf(a) === shardOf(b);

@@ -1,5 +1,5 @@
-import type { AccountDoc, AccountModels } from './store';
-import { rkeys, type RedisClient } from '../../platform/redis';
+import { type AccountDoc, type AccountModels, accountRedisKeys } from './store';
+import { type RedisClient } from '../../platform/redis';
 import type { AccountRecord } from '../../domain/api-key';
 import { newId } from '../../platform/ids';
 import { GatewayError } from '../../domain/errors';
@@ -80,7 +80,7 @@ export class AccountService {
 
   private change(id: string, next: (doc: AccountDoc) => AccountDoc): Promise<AccountDoc> {
     return changeRecord({
-      redis: this.redis, lockKey: rkeys.accountLock(id), busy: accountStoreBusy,
+      redis: this.redis, lockKey: accountRedisKeys.accountLock(id), busy: accountStoreBusy,
       read: () => this.get(id), save: (doc) => this.db.Account.replaceOne({ _id: id }, doc), publish: (doc) => this.publish(doc),
     }, next);
   }
@@ -94,7 +94,7 @@ export class AccountService {
 
   /** The record a request is judged by: Redis first, rebuilt from Mongo when Redis has none. */
   async lookup(id: string): Promise<AccountRecord | null> {
-    const cached = await this.redis.get(rkeys.account(id));
+    const cached = await this.redis.get(accountRedisKeys.account(id));
     if (cached) return JSON.parse(cached) as AccountRecord;
     const doc = await this.db.Account.findById(id).lean<AccountDoc>();
     return doc ? this.fill(doc) : null;
@@ -108,13 +108,13 @@ export class AccountService {
    */
   private async fill(doc: AccountDoc): Promise<AccountRecord> {
     const record = toAccountRecord(doc);
-    await this.redis.set(rkeys.account(doc._id), JSON.stringify(record), 'NX');
+    await this.redis.set(accountRedisKeys.account(doc._id), JSON.stringify(record), 'NX');
     return record;
   }
 
   private async publish(doc: AccountDoc): Promise<AccountRecord> {
     const record = toAccountRecord(doc);
-    await this.redis.set(rkeys.account(doc._id), JSON.stringify(record));
+    await this.redis.set(accountRedisKeys.account(doc._id), JSON.stringify(record));
     return record;
   }
 }

@@ -1,5 +1,6 @@
 import type { AccountRecord, KeyRecord } from '../../domain/api-key';
-import { rkeys, sameShard, type RedisClient } from '../../platform/redis';
+import { accountRedisKeys } from './store';
+import { sameShard, type RedisClient } from '../../platform/redis';
 import type { KeyOwner, KeyService } from './keys';
 import type { AccountService } from './accounts';
 import type { Wallet } from './wallet';
@@ -101,14 +102,14 @@ export class AuthLookup {
     const { keyId, accountId, walletId } = owner;
     const apart = !sameShard(accountId, walletId);
     // The other wallet's figures, read in the same pipeline as the account's state.
-    const walletSide = apart ? this.redis.mget(rkeys.balance(walletId), rkeys.keySpend(walletId, keyId)) : null;
+    const walletSide = apart ? this.redis.mget(accountRedisKeys.balance(walletId), accountRedisKeys.keySpend(walletId, keyId)) : null;
     void walletSide?.catch(() => undefined); // awaited below; a failure surfaces there
     // Accounts without limits (the default) need no script: a plain MGET reads the same state. If the fresh
     // account record shows limits were just set, this very request goes through the Lua gate below.
     if (!limit || !this.limited.has(accountId)) {
       const [keyJson, accountJson, ownBalance, ownSpend] = await this.redis.mget(
-        rkeys.keyRecord(accountId, keyId), rkeys.account(accountId),
-        apart ? rkeys.none(accountId) : rkeys.balance(walletId), apart ? rkeys.none(accountId) : rkeys.keySpend(walletId, keyId),
+        accountRedisKeys.keyRecord(accountId, keyId), accountRedisKeys.account(accountId),
+        apart ? accountRedisKeys.none(accountId) : accountRedisKeys.balance(walletId), apart ? accountRedisKeys.none(accountId) : accountRedisKeys.keySpend(walletId, keyId),
       );
       const [balance, spend] = walletSide ? await walletSide : [ownBalance, ownSpend];
       if (keyJson && accountJson && balance !== null) {
@@ -123,9 +124,9 @@ export class AuthLookup {
       }
     }
     const r = await this.redis.authGate(
-      rkeys.keyRecord(accountId, keyId), rkeys.account(accountId),
-      apart ? rkeys.none(accountId) : rkeys.balance(walletId), apart ? rkeys.none(accountId) : rkeys.keySpend(walletId, keyId),
-      rkeys.rateWindow(accountId), rkeys.rateLeases(accountId),
+      accountRedisKeys.keyRecord(accountId, keyId), accountRedisKeys.account(accountId),
+      apart ? accountRedisKeys.none(accountId) : accountRedisKeys.balance(walletId), apart ? accountRedisKeys.none(accountId) : accountRedisKeys.keySpend(walletId, keyId),
+      accountRedisKeys.rateWindow(accountId), accountRedisKeys.rateLeases(accountId),
       limit?.member ?? '-', limit?.leaseMs ?? 0, limit ? '1' : '0',
     );
     const [keyJson, accountJson, ownBalance, ownSpend, limited] = r;

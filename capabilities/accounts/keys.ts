@@ -1,6 +1,6 @@
 import { isDuplicateKey } from '../../platform/mongo';
-import type { AccountModels, ApiKeyDoc } from './store';
-import { rkeys, type RedisClient } from '../../platform/redis';
+import { type AccountModels, type ApiKeyDoc, accountRedisKeys } from './store';
+import { type RedisClient } from '../../platform/redis';
 import { seal, sha256Hex, unseal } from '../../platform/secrets';
 import { KEY_PATTERN, KEY_PREFIX_LENGTH, KEY_TAIL_LENGTH, type KeyRecord } from '../../domain/api-key';
 import { generateApiKey, newId } from '../../platform/ids';
@@ -159,7 +159,7 @@ export class KeyService {
    */
   private change(id: string, next: (doc: ApiKeyDoc) => ApiKeyDoc): Promise<ApiKeyDoc> {
     return changeRecord({
-      redis: this.redis, lockKey: rkeys.keyLock(id), busy: keyStoreBusy,
+      redis: this.redis, lockKey: accountRedisKeys.keyLock(id), busy: keyStoreBusy,
       read: () => this.get(id), save: (doc) => this.db.ApiKey.replaceOne({ _id: id }, doc), publish: (doc) => this.publish(doc),
     }, next);
   }
@@ -169,7 +169,7 @@ export class KeyService {
    * may cache it in process for good. Redis first, Mongo when Redis has none.
    */
   async ownerOfHash(hash: string): Promise<KeyOwner | null> {
-    const cached = await this.redis.get(rkeys.keyHash(hash));
+    const cached = await this.redis.get(accountRedisKeys.keyHash(hash));
     if (cached) return JSON.parse(cached) as KeyOwner;
     const doc = await this.db.ApiKey.findOne({ hash }).lean<ApiKeyDoc>();
     if (!doc) return null;
@@ -185,7 +185,7 @@ export class KeyService {
 
   /** The mutable state of a key (enabled, expiry, cap...), kept under its account's shard. */
   async record(owner: KeyOwner): Promise<KeyRecord | null> {
-    const cached = await this.redis.get(rkeys.keyRecord(owner.accountId, owner.keyId));
+    const cached = await this.redis.get(accountRedisKeys.keyRecord(owner.accountId, owner.keyId));
     if (cached) return JSON.parse(cached) as KeyRecord;
     const doc = await this.db.ApiKey.findById(owner.keyId).lean<ApiKeyDoc>();
     return doc ? this.fill(doc) : null;
@@ -200,8 +200,8 @@ export class KeyService {
   private async fill(doc: ApiKeyDoc): Promise<KeyRecord> {
     const record = toKeyRecord(doc);
     await Promise.all([
-      this.redis.set(rkeys.keyRecord(doc.account_id, doc._id), JSON.stringify(record), 'NX'),
-      this.redis.set(rkeys.keyHash(doc.hash), JSON.stringify(ownerOf(doc))),
+      this.redis.set(accountRedisKeys.keyRecord(doc.account_id, doc._id), JSON.stringify(record), 'NX'),
+      this.redis.set(accountRedisKeys.keyHash(doc.hash), JSON.stringify(ownerOf(doc))),
     ]);
     return record;
   }
@@ -209,8 +209,8 @@ export class KeyService {
   private async publish(doc: ApiKeyDoc): Promise<KeyRecord> {
     const record = toKeyRecord(doc);
     await Promise.all([
-      this.redis.set(rkeys.keyRecord(doc.account_id, doc._id), JSON.stringify(record)),
-      this.redis.set(rkeys.keyHash(doc.hash), JSON.stringify(ownerOf(doc))),
+      this.redis.set(accountRedisKeys.keyRecord(doc.account_id, doc._id), JSON.stringify(record)),
+      this.redis.set(accountRedisKeys.keyHash(doc.hash), JSON.stringify(ownerOf(doc))),
     ]);
     return record;
   }

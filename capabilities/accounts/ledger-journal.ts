@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { AccountModels, LedgerDoc } from './store';
+import { type AccountModels, type LedgerDoc, accountRedisKeys } from './store';
 import type { UsageModels, UsageDoc } from '../usage/store';
 import type { Logger } from '../../platform/logger';
-import { rkeys, shardOf, WALLET_SHARDS, type RedisClient } from '../../platform/redis';
+import { shardOf, WALLET_SHARDS, type RedisClient } from '../../platform/redis';
 import { insertIgnoringDuplicates } from '../../platform/batch-insert';
 import { failpoint } from '../../platform/failpoints';
 
@@ -108,7 +108,7 @@ export class LedgerJournal {
 
   /** The stream of a wallet's shard. */
   keyOf(walletId: string): string {
-    return rkeys.journalOf(walletId);
+    return accountRedisKeys.journalOf(walletId);
   }
 
   entry(e: JournalEntry): string {
@@ -117,7 +117,7 @@ export class LedgerJournal {
 
   /** Entries not yet written to Mongo, over every shard. */
   async pending(): Promise<number> {
-    const lens = await Promise.all(ALL_SHARDS.map((s) => this.redis.xlen(rkeys.journal(s))));
+    const lens = await Promise.all(ALL_SHARDS.map((s) => this.redis.xlen(accountRedisKeys.journal(s))));
     return lens.reduce((a, b) => a + b, 0);
   }
 
@@ -254,7 +254,7 @@ export class LedgerJournal {
     }
     if (claiming || forgetting) {
       await Promise.all(shards.map(async (s) => {
-        const key = rkeys.journal(s);
+        const key = accountRedisKeys.journal(s);
         if (claiming) {
           const claimed = await this.claim(key);
           this.stats.claimed += claimed.length;
@@ -275,7 +275,7 @@ export class LedgerJournal {
     if (this.groupReady.has(shard)) return;
     try {
       // From the start of the stream: entries appended before the group existed are drained too.
-      await this.redis.eval(XGROUP_CREATE, 1, rkeys.journal(shard), GROUP);
+      await this.redis.eval(XGROUP_CREATE, 1, accountRedisKeys.journal(shard), GROUP);
     } catch (err) {
       if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
     }
@@ -288,9 +288,9 @@ export class LedgerJournal {
    */
   private async read(shards: number[], from: '0' | '>'): Promise<Array<[number, StreamEntry[]]>> {
     if (this.redis.isCluster || shards.length === 1) {
-      return Promise.all(shards.map(async (s) => [s, streamEntries(await this.xreadgroup([rkeys.journal(s)], from))[0]?.[1] ?? []] as [number, StreamEntry[]]));
+      return Promise.all(shards.map(async (s) => [s, streamEntries(await this.xreadgroup([accountRedisKeys.journal(s)], from))[0]?.[1] ?? []] as [number, StreamEntry[]]));
     }
-    const replies = streamEntries(await this.xreadgroup(shards.map((s) => rkeys.journal(s)), from));
+    const replies = streamEntries(await this.xreadgroup(shards.map((s) => accountRedisKeys.journal(s)), from));
     const out: Array<[number, StreamEntry[]]> = [];
     for (const [key, got] of replies) {
       const m = SHARD_OF_STREAM.exec(key);
@@ -358,10 +358,10 @@ export class LedgerJournal {
       throw err;
     }
     if (ledger.length) this.onRows?.(ledger);
-    await Promise.all(marked.map((l) => this.redis.expire(rkeys.op(l.account_id, l._id), MARKER_AFTER_ROW_S)));
+    await Promise.all(marked.map((l) => this.redis.expire(accountRedisKeys.op(l.account_id, l._id), MARKER_AFTER_ROW_S)));
     failpoint('journal.before-ack');
     await Promise.all(byShard.map(([shard, entries]) => {
-      const key = rkeys.journal(shard);
+      const key = accountRedisKeys.journal(shard);
       const ids = entries.map(([id]) => id);
       return this.redis.multi().xack(key, GROUP, ...ids).xdel(key, ...ids).exec();
     }));

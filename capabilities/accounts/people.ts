@@ -2,7 +2,7 @@ import type { AccountModels, MembershipDoc, UserDoc } from './store';
 import { isDuplicateKey } from '../../platform/mongo';
 import { hashPassword, verifyPassword } from './passwords';
 import { newId } from '../../platform/ids';
-import { GatewayError } from '../../domain/errors';
+import { GatewayError, errors } from '../../domain/errors';
 import type { MembershipRecord, Role, UserRecord } from '../../domain/people';
 import type { AccountService } from './accounts';
 
@@ -21,7 +21,6 @@ function toMembership(doc: MembershipDoc): MembershipRecord {
   return { enterprise_id: doc.enterprise_id, user_id: doc.user_id, role: doc.role };
 }
 
-const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, { status: 404, type: 'invalid_request_error' });
 
 /**
  * Users and enterprise membership: the smallest model the knowledge bases,
@@ -60,7 +59,7 @@ export class PeopleService {
 
   async getUser(id: string): Promise<UserDoc> {
     const doc = await this.db.User.findById(id).lean<UserDoc>();
-    if (!doc) throw notFound(`user ${id}`);
+    if (!doc) throw errors.notFound(`no user ${id}`);
     return doc;
   }
 
@@ -119,7 +118,7 @@ export class PeopleService {
 
   async removeMember(enterpriseId: string, userId: string): Promise<void> {
     const r = await this.db.Membership.deleteOne({ _id: `${enterpriseId}:${userId}` });
-    if (r.deletedCount === 0) throw notFound(`member ${userId} of ${enterpriseId}`);
+    if (r.deletedCount === 0) throw errors.notFound(`no member ${userId} of ${enterpriseId}`);
     await this.membershipChanged();
   }
 

@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { shardTag } from '../../platform/redis';
 import { docOptions, modelOn } from '../../platform/mongo';
 
 /**
@@ -227,3 +228,55 @@ export function accountModels(conn: Connection): AccountModels {
     Membership: modelOn(conn, 'Membership', MembershipSchema, 'memberships'),
   };
 }
+
+/** What people do with keys (capabilities/accounts/audit.ts): append-only. */
+export interface AuditDoc {
+  _id: string;
+  account_id: string;
+  /** `user:<id>`, `operator` or `api`. */
+  actor: string;
+  /** e.g. `key.reveal`, `key.disable`, `key.delete`, `key.create`. */
+  action: string;
+  target: string;
+  detail: Record<string, unknown> | null;
+  created_at: Date;
+}
+
+const AuditSchema = new Schema<AuditDoc>(
+  { _id: String, account_id: String, actor: String, action: String, target: String, detail: { type: Schema.Types.Mixed, default: null }, created_at: Date },
+  docOptions,
+);
+AuditSchema.index({ account_id: 1, created_at: -1 });
+
+/** The key audit's collection (registered on first use). */
+export function auditModel(conn: Connection): Model<AuditDoc> {
+  return modelOn(conn, 'Audit', AuditSchema, 'audit_log');
+}
+
+/** The accounts' Redis key names: the wallet's projection, key and account records, rate limits. `walletId` is the account a key's calls are charged to (domain/api-key `walletOf`). */
+export const accountRedisKeys = {
+  balance: (walletId: string) => `${shardTag(walletId)}bal:${walletId}`,
+  /** A key's spend lives with the wallet it charges, so one script moves both. */
+  keySpend: (walletId: string, keyId: string) => `${shardTag(walletId)}kspend:${keyId}`,
+  /** Dedupe marker of a non-chat op, held while its ledger row may be missing (capabilities/accounts/wallet.ts). */
+  op: (walletId: string, opId: string) => `${shardTag(walletId)}op:${opId}`,
+  /** A gateway's sequence-number window for its chat charges on one wallet (capabilities/accounts/wallet.ts). */
+  chatSeq: (walletId: string, writer: string) => `${shardTag(walletId)}cseq:${walletId}:${writer}`,
+  /** Write-ahead stream of ledger ops and usage rows of one shard, drained to Mongo in batches (capabilities/accounts/ledger-journal.ts). */
+  journal: (shard: number) => `{ws${shard}}journal`,
+  journalOf: (walletId: string) => `${shardTag(walletId)}journal`,
+  /** Immutable: key hash -> key id, account, wallet (cacheable forever in process). */
+  keyHash: (hash: string) => `khash:${hash}`,
+  /** Mutable key state (enabled, expiry, spend cap, ...) under its account's shard. */
+  keyRecord: (accountId: string, keyId: string) => `${shardTag(accountId)}key:${keyId}`,
+  /** Held while one change of a key is written (capabilities/accounts/keys.ts `change`). */
+  keyLock: (keyId: string) => `keylock:${keyId}`,
+  account: (accountId: string) => `${shardTag(accountId)}acct:${accountId}`,
+  /** Held while one change of an account is written (capabilities/accounts/accounts.ts `update`). */
+  accountLock: (accountId: string) => `acctlock:${accountId}`,
+  rateWindow: (accountId: string) => `${shardTag(accountId)}rl:win:${accountId}`,
+  rateLeases: (accountId: string) => `${shardTag(accountId)}rl:conc:${accountId}`,
+  keyLastUsed: (accountId: string, keyId: string) => `${shardTag(accountId)}klast:${keyId}`,
+  /** A key that never exists, in an account's slot (a script slot that has nothing to touch). */
+  none: (accountId: string) => `${shardTag(accountId)}none`,
+};

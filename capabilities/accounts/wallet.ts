@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { AccountModels, LedgerDoc, LedgerKind, WalletCheckpointDoc } from './store';
+import { type AccountModels, type LedgerDoc, type LedgerKind, type WalletCheckpointDoc, accountRedisKeys } from './store';
 import type { UsageModels, UsageDoc } from '../usage/store';
 import type { Logger } from '../../platform/logger';
 import { BatchInserter, insertIgnoringDuplicates } from '../../platform/batch-insert';
 import { BatchExists } from '../../platform/batch-exists';
-import { rkeys, sameShard, type RedisClient } from '../../platform/redis';
+import { sameShard, type RedisClient } from '../../platform/redis';
 import { walletOf } from '../../domain/api-key';
 import { LedgerJournal, MARKER_AFTER_ROW_S } from './ledger-journal';
 import { countWalletOp } from '../../platform/metrics/index';
@@ -170,10 +170,10 @@ export class Wallet {
     if (await this.ledger.insert(doc)) this.countRows([doc]);
     if (res.entryId) {
       // The row is written: the journal entry has nothing left to do, and the marker only covers late retries now.
-      const journalKey = rkeys.journalOf(op.accountId);
+      const journalKey = accountRedisKeys.journalOf(op.accountId);
       await Promise.all([
         this.redis.xdel(journalKey, res.entryId),
-        this.redis.expire(rkeys.op(op.accountId, op.opId), MARKER_AFTER_ROW_S),
+        this.redis.expire(accountRedisKeys.op(op.accountId, op.opId), MARKER_AFTER_ROW_S),
       ]).catch((err: unknown) => this.log?.warn('wallet marker not shortened; the journal drain will', { op: op.opId, err }));
     }
     return strip(res);
@@ -217,10 +217,10 @@ export class Wallet {
   }
 
   async balance(walletId: string): Promise<number> {
-    const v = await this.redis.get(rkeys.balance(walletId));
+    const v = await this.redis.get(accountRedisKeys.balance(walletId));
     if (v !== null) return Number(v);
     await this.load(walletId);
-    return Number(await this.redis.get(rkeys.balance(walletId)));
+    return Number(await this.redis.get(accountRedisKeys.balance(walletId)));
   }
 
   /** A key's cumulative spend (the key id alone costs one lookup of the key's wallet). */
@@ -231,7 +231,7 @@ export class Wallet {
       if (!doc) return 0;
       k = { id: doc._id, account_id: doc.account_id, wallet_id: doc.wallet_id };
     }
-    return Number((await this.redis.get(rkeys.keySpend(walletOf(k), k.id))) ?? 0);
+    return Number((await this.redis.get(accountRedisKeys.keySpend(walletOf(k), k.id))) ?? 0);
   }
 
   /** Sum of the whole ledger for one wallet: the independent truth the projection must equal (journal entries written first). */
@@ -302,9 +302,9 @@ export class Wallet {
     const spends = [...sums.keySpend.entries()];
     await this.redis.walletLoad(
       1 + spends.length + direct.length,
-      rkeys.balance(walletId),
-      ...spends.map(([k]) => rkeys.keySpend(walletId, k)),
-      ...direct.map((d) => rkeys.chatSeq(walletId, d.writer)),
+      accountRedisKeys.balance(walletId),
+      ...spends.map(([k]) => accountRedisKeys.keySpend(walletId, k)),
+      ...direct.map((d) => accountRedisKeys.chatSeq(walletId, d.writer)),
       sums.balanceNano,
       spends.length,
       SEQ_WINDOW_TTL_MS,
@@ -316,7 +316,7 @@ export class Wallet {
 
   /** Operator repair: drop the projection and rebuild it from the ledger. */
   async rebuild(walletId: string, keyIds: string[]): Promise<void> {
-    await this.redis.del(rkeys.balance(walletId), ...keyIds.map((k) => rkeys.keySpend(walletId, k)));
+    await this.redis.del(accountRedisKeys.balance(walletId), ...keyIds.map((k) => accountRedisKeys.keySpend(walletId, k)));
     await this.load(walletId);
   }
 
@@ -342,7 +342,7 @@ export class Wallet {
   }
 
   private async read(op: LedgerOp): Promise<{ balanceNano: number; keySpendNano: number }> {
-    const [bal, spent] = await this.redis.mget(rkeys.balance(op.accountId), rkeys.keySpend(op.accountId, op.keyId ?? '-'));
+    const [bal, spent] = await this.redis.mget(accountRedisKeys.balance(op.accountId), accountRedisKeys.keySpend(op.accountId, op.keyId ?? '-'));
     if (bal === null) return { balanceNano: await this.balance(op.accountId), keySpendNano: Number(spent ?? 0) };
     return { balanceNano: Number(bal), keySpendNano: Number(spent ?? 0) };
   }
@@ -360,21 +360,21 @@ export class Wallet {
       let floor = 0;
       if (how.ticket) {
         if (performance.now() - how.ticket.issuedAt > SEQ_GIVE_UP_MS) throw new Error(`chat charge ${op.opId}: its sequence number expired unapplied`);
-        dedupeKey = rkeys.chatSeq(w, how.ticket.writer);
+        dedupeKey = accountRedisKeys.chatSeq(w, how.ticket.writer);
         mode = 's';
         arg = how.ticket.seq;
         floor = how.ticket.writer === this.writer ? this.floor() : 0;
       } else {
-        dedupeKey = rkeys.op(w, op.opId);
+        dedupeKey = accountRedisKeys.op(w, op.opId);
         mode = 'm';
         arg = MARKER_SAFETY_S;
       }
       const [status, bal, spent, entryId] = await this.redis.walletApply(
-        rkeys.balance(w),
-        rkeys.keySpend(w, op.keyId ?? '-'),
+        accountRedisKeys.balance(w),
+        accountRedisKeys.keySpend(w, op.keyId ?? '-'),
         dedupeKey,
-        rkeys.journalOf(w),
-        lease ? rkeys.rateLeases(lease.accountId) : rkeys.none(w),
+        accountRedisKeys.journalOf(w),
+        lease ? accountRedisKeys.rateLeases(lease.accountId) : accountRedisKeys.none(w),
         op.amountNano,
         op.keySpendNano ?? 0,
         how.gate ? 1 : 0,

@@ -7,7 +7,7 @@ import { canAdminister } from '../../domain/people';
 import { nextState, type AgentKeyAction } from '../../domain/agents';
 import { isDuplicateKey } from '../../platform/mongo';
 import type { ApiKeyDoc } from '../accounts/store';
-import type { AgentDb, AgentKeyClaimDoc, AgentKeyDoc } from './store';
+import type { AgentModels, AgentKeyClaimDoc, AgentKeyDoc } from './store';
 import type { KeyService } from '../accounts/keys';
 import type { PeopleService } from '../accounts/people';
 import type { AgentService } from './agents';
@@ -15,7 +15,6 @@ import type { AgentAudit } from './audit';
 import { Escrow, agentKeyOfEscrow, escrowWalletId } from './escrow';
 import { actorId, forbidden, type Actor, type AgentPermissions, type Origin } from './actor';
 
-const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, { status: 404, type: 'invalid_request_error' });
 /** How long a revocation waits for the calls in flight on an escrow before answering with the release pending. */
 const REVOKE_WAIT_MS = 2_000;
 const conflict = (message: string) => new GatewayError('invalid_request', message, { status: 409 });
@@ -50,7 +49,7 @@ export class AgentKeyService {
   private readonly escrow: Escrow;
 
   constructor(
-    private readonly adb: AgentDb,
+    private readonly adb: AgentModels,
     private readonly keys: KeyService,
     private readonly people: PeopleService,
     private readonly agents: AgentService,
@@ -378,7 +377,7 @@ export class AgentKeyService {
 
   private async managed(actor: Actor, agentKeyId: string): Promise<AgentKeyDoc> {
     const doc = await this.adb.AgentKey.findById(agentKeyId).lean<AgentKeyDoc>();
-    if (!doc) throw notFound(`agent key ${agentKeyId}`);
+    if (!doc) throw errors.notFound(`no agent key ${agentKeyId}`);
     await this.perms.requireAdmin(actor, doc.enterprise_id);
     return doc;
   }
@@ -386,10 +385,10 @@ export class AgentKeyService {
   /** Owners, admins and the operator see every key of the enterprise; a member sees the keys they hold. */
   private async visible(actor: Actor, agentKeyId: string): Promise<AgentKeyDoc> {
     const doc = await this.adb.AgentKey.findById(agentKeyId).lean<AgentKeyDoc>();
-    if (!doc || doc.deleted_at) throw notFound(`agent key ${agentKeyId}`);
+    if (!doc || doc.deleted_at) throw errors.notFound(`no agent key ${agentKeyId}`);
     const role = await this.perms.roleOf(actor, doc.enterprise_id).catch(() => null);
     if (canAdminister(role)) return doc;
     if (actor.kind === 'user' && doc.holder_user_id === actor.userId) return doc;
-    throw notFound(`agent key ${agentKeyId}`);
+    throw errors.notFound(`no agent key ${agentKeyId}`);
   }
 }

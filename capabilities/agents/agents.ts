@@ -1,22 +1,17 @@
-import { GatewayError } from '../../domain/errors';
+import { GatewayError, errors } from '../../domain/errors';
+import { knowledgeRedisKeys } from '../knowledge/store';
 import { newId } from '../../platform/ids';
 import { canAdminister } from '../../domain/people';
 import { DEFAULT_AGENT_SETTINGS, effectiveModelId, whitelistAllows, type AgentRecord, type AgentSettingsRecord } from '../../domain/agents';
 import type { Catalogue, Model } from '../../domain/catalogue';
 import type { MongoConn } from '../../platform/mongo';
-import type { AgentDb, AgentDoc, AgentSettingsDoc } from './store';
-import { rkeys, type RedisClient } from '../../platform/redis';
+import { agentRedisKeys, type AgentModels, type AgentDoc, type AgentSettingsDoc } from './store';
+import { type RedisClient } from '../../platform/redis';
 import type { AccountService } from '../accounts/accounts';
 import { SCOPE_VERSION_KEY, type KnowledgeScope } from '../knowledge/scope';
 import type { BaseRef } from '../knowledge/page-store';
 import { actorId, forbidden, type Actor, type AgentPermissions } from './actor';
 import type { AgentUsage, AgentUsageReport } from './usage';
-
-/** Redis records every gateway instance reads on each agent call. */
-export const agentRedisKeys = {
-  agent: (id: string) => `agent:${id}`,
-  settings: (enterpriseId: string) => `agentcfg:${enterpriseId}`,
-};
 
 export interface AgentInput {
   name: string;
@@ -48,7 +43,6 @@ export function toAgentRecord(doc: AgentDoc): AgentRecord {
 const sameBases = (a: readonly BaseRef[], b: readonly BaseRef[]) =>
   a.length === b.length && a.every((x, i) => x.account_id === b[i].account_id && x.kb_id === b[i].kb_id);
 
-const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, { status: 404, type: 'invalid_request_error' });
 
 /**
  * Agents of an enterprise and the enterprise's agent settings (model
@@ -60,7 +54,7 @@ const notFound = (what: string) => new GatewayError('not_found', `no ${what}`, {
 export class AgentService {
   constructor(
     private readonly db: MongoConn,
-    private readonly adb: AgentDb,
+    private readonly adb: AgentModels,
     private readonly redis: RedisClient,
     private readonly accounts: AccountService,
     private readonly scope: KnowledgeScope,
@@ -158,7 +152,7 @@ export class AgentService {
   async get(actor: Actor, agentId: string): Promise<AgentRecord> {
     const doc = await this.doc(agentId);
     const role = await this.perms.roleOf(actor, doc.enterprise_id);
-    if (!canAdminister(role) && !doc.published) throw notFound(`agent ${agentId}`);
+    if (!canAdminister(role) && !doc.published) throw errors.notFound(`no agent ${agentId}`);
     return toAgentRecord(doc);
   }
 
@@ -210,7 +204,7 @@ export class AgentService {
 
   async detachBase(actor: Actor, agentId: string, kbId: string): Promise<AgentRecord> {
     const doc = await this.managed(actor, agentId);
-    if (!doc.knowledge_bases.some((b) => b.kb_id === kbId)) throw notFound(`knowledge base ${kbId} on agent ${agentId}`);
+    if (!doc.knowledge_bases.some((b) => b.kb_id === kbId)) throw errors.notFound(`no knowledge base ${kbId} on agent ${agentId}`);
     const next: AgentDoc = { ...doc, knowledge_bases: doc.knowledge_bases.filter((b) => b.kb_id !== kbId), updated_at: new Date() };
     await this.adb.Agent.replaceOne({ _id: agentId }, next);
     return this.publish(next);
@@ -250,7 +244,7 @@ export class AgentService {
     // issued in one tick, auto-pipelining sends them in one round trip per node.
     const [agentJson, settingsJson, scopeVersion, ...versions] = await Promise.all([
       this.redis.get(agentRedisKeys.agent(agentId)), this.redis.get(agentRedisKeys.settings(enterpriseId)), this.redis.get(SCOPE_VERSION_KEY),
-      ...(guess ?? []).map((b) => this.redis.get(rkeys.kbVersion(b.account_id, b.kb_id))),
+      ...(guess ?? []).map((b) => this.redis.get(knowledgeRedisKeys.kbVersion(b.account_id, b.kb_id))),
     ]);
     let agent = agentJson ? (JSON.parse(agentJson) as AgentRecord) : null;
     if (!agent) {
@@ -276,7 +270,7 @@ export class AgentService {
   /** The agent document, published or not (services); a deleted one only with `includeDeleted`. */
   async doc(agentId: string, opts: { includeDeleted?: boolean } = {}): Promise<AgentDoc> {
     const doc = await this.adb.Agent.findById(agentId).lean<AgentDoc>();
-    if (!doc || (doc.deleted_at && !opts.includeDeleted)) throw notFound(`agent ${agentId}`);
+    if (!doc || (doc.deleted_at && !opts.includeDeleted)) throw errors.notFound(`no agent ${agentId}`);
     return doc;
   }
 
@@ -331,7 +325,7 @@ export class AgentService {
     const out: BaseRef[] = [];
     for (const kbId of new Set(kbIds)) {
       const ref = await this.scope.resolve(readable, kbId);
-      if (!ref) throw notFound(`knowledge base ${kbId} readable by the agent's creator`);
+      if (!ref) throw errors.notFound(`no knowledge base ${kbId} readable by the agent's creator`);
       out.push(ref);
     }
     return out;

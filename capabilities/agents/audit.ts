@@ -1,5 +1,5 @@
 import { newId } from '../../platform/ids';
-import type { AgentAuditDoc, AgentDb } from './store';
+import type { AgentAuditDoc, AgentModels } from './store';
 import { actorId, type Actor, type Origin } from './actor';
 
 export type AuditAction = AgentAuditDoc['action'];
@@ -21,7 +21,7 @@ export interface AuditEntry {
  * the code base updates or deletes these rows.
  */
 export class AgentAudit {
-  constructor(private readonly adb: AgentDb) {}
+  constructor(private readonly adb: AgentModels) {}
 
   async append(e: AuditEntry): Promise<AgentAuditDoc> {
     const doc: AgentAuditDoc = {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { rkeys, type RedisClient } from '../../platform/redis';
+import { agentRedisKeys } from './store';
+import { type RedisClient } from '../../platform/redis';
 
 const SCRIPT = readFileSync(new URL('./lua/escrow-flight.lua', import.meta.url), 'utf8');
 /** The end marker only has to outlive the calls that authenticated before the revocation (and a resumed release re-closes). */
@@ -49,6 +50,6 @@ export class EscrowFlights {
   }
 
   private run(op: FlightOp, walletId: string, member: string): Promise<number> {
-    return this.redis.escrowFlight(rkeys.escrowFlights(walletId), rkeys.escrowEnd(walletId), op, member, this.leaseMs, END_MARKER_TTL_S);
+    return this.redis.escrowFlight(agentRedisKeys.escrowFlights(walletId), agentRedisKeys.escrowEnd(walletId), op, member, this.leaseMs, END_MARKER_TTL_S);
   }
 }

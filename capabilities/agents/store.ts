@@ -1,4 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { shardTag } from '../../platform/redis';
+import { docOptions, modelOn } from '../../platform/mongo';
 import type { BaseRef } from '../knowledge/page-store';
 
 /**
@@ -97,11 +99,10 @@ export interface AgentAuditDoc {
   created_at: Date;
 }
 
-const opts = { versionKey: false as const, _id: false };
 
 const AgentSettingsSchema = new Schema<AgentSettingsDoc>(
   { _id: String, model_whitelist: { type: [String], default: null }, default_model: { type: String, default: null }, key_billing: { type: String, default: 'wallet' }, updated_at: Date },
-  opts,
+  docOptions,
 );
 
 const AgentSchema = new Schema<AgentDoc>(
@@ -111,7 +112,7 @@ const AgentSchema = new Schema<AgentDoc>(
     knowledge_bases: { type: Schema.Types.Mixed, default: [] }, published: Boolean, created_by: { type: String, default: null },
     deleted_at: { type: Date, default: null }, created_at: Date, updated_at: Date,
   },
-  { ...opts, minimize: false },
+  { ...docOptions, minimize: false },
 );
 
 const AgentKeySchema = new Schema<AgentKeyDoc>(
@@ -124,12 +125,12 @@ const AgentKeySchema = new Schema<AgentKeyDoc>(
     reject_reason: { type: String, default: null }, revoked_by: { type: String, default: null }, revoked_at: { type: Date, default: null },
     released_nano: { type: Number, default: null }, deleted_at: { type: Date, default: null }, created_at: Date,
   },
-  opts,
+  docOptions,
 );
 
 const AgentKeyClaimSchema = new Schema<AgentKeyClaimDoc>(
   { _id: String, outcome: String, by: { type: String, default: null }, data: { type: Schema.Types.Mixed, default: {} }, created_at: Date },
-  { ...opts, minimize: false },
+  { ...docOptions, minimize: false },
 );
 
 const AgentAuditSchema = new Schema<AgentAuditDoc>(
@@ -138,11 +139,11 @@ const AgentAuditSchema = new Schema<AgentAuditDoc>(
     ip: { type: String, default: null }, user_agent: { type: String, default: null }, detail: { type: Schema.Types.Mixed, default: {} },
     created_at: Date,
   },
-  { ...opts, minimize: false },
+  { ...docOptions, minimize: false },
 );
 AgentAuditSchema.index({ enterprise_id: 1, created_at: -1 });
 
-export interface AgentDb {
+export interface AgentModels {
   AgentSettings: Model<AgentSettingsDoc>;
   Agent: Model<AgentDoc>;
   AgentKey: Model<AgentKeyDoc>;
@@ -150,20 +151,29 @@ export interface AgentDb {
   AgentAudit: Model<AgentAuditDoc>;
 }
 
-const cache = new WeakMap<Connection, AgentDb>();
+const cache = new WeakMap<Connection, AgentModels>();
 
 /** The agent collections on a connection (models are registered once per connection). */
-export function agentModels(conn: Connection): AgentDb {
+export function agentModels(conn: Connection): AgentModels {
   let db = cache.get(conn);
   if (!db) {
     db = {
-      AgentSettings: conn.model('AgentSettings', AgentSettingsSchema, 'agent_settings'),
-      Agent: conn.model('Agent', AgentSchema, 'agents'),
-      AgentKey: conn.model('AgentKey', AgentKeySchema, 'agent_keys'),
-      AgentKeyClaim: conn.model('AgentKeyClaim', AgentKeyClaimSchema, 'agent_key_claims'),
-      AgentAudit: conn.model('AgentAudit', AgentAuditSchema, 'agent_audit'),
+      AgentSettings: modelOn(conn, 'AgentSettings', AgentSettingsSchema, 'agent_settings'),
+      Agent: modelOn(conn, 'Agent', AgentSchema, 'agents'),
+      AgentKey: modelOn(conn, 'AgentKey', AgentKeySchema, 'agent_keys'),
+      AgentKeyClaim: modelOn(conn, 'AgentKeyClaim', AgentKeyClaimSchema, 'agent_key_claims'),
+      AgentAudit: modelOn(conn, 'AgentAudit', AgentAuditSchema, 'agent_audit'),
     };
     cache.set(conn, db);
   }
   return db;
 }
+
+/** The agents' Redis key names: the records every gateway reads on each agent call, and the escrow's flights. */
+export const agentRedisKeys = {
+  agent: (id: string) => `agent:${id}`,
+  settings: (enterpriseId: string) => `agentcfg:${enterpriseId}`,
+  /** The calls in flight on an agent key's escrow wallet, and its end marker (capabilities/agents/escrow-flights.ts). */
+  escrowFlights: (walletId: string) => `${shardTag(walletId)}eflight:${walletId}`,
+  escrowEnd: (walletId: string) => `${shardTag(walletId)}eend:${walletId}`,
+};

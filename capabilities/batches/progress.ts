@@ -1,7 +1,7 @@
-import type { BatchStore } from './store';
+import type { BatchModels } from './store';
 
 /** A batch's lines so far: answered 2xx, answered otherwise, and the sum of their charges (nano). */
-export async function counts(store: BatchStore, batchId: string): Promise<{ completed: number; failed: number; costNano: number }> {
+export async function counts(store: BatchModels, batchId: string): Promise<{ completed: number; failed: number; costNano: number }> {
   const rows = await store.Line.find({ batch_id: batchId }, { status_code: 1, cost_nano: 1 }).lean<Array<{ status_code: number; cost_nano: number }>>();
   let completed = 0;
   let failed = 0;

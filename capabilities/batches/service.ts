@@ -2,27 +2,26 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import pRetry from 'p-retry';
-import { GatewayError } from '../../domain/errors';
+import { GatewayError, errors } from '../../domain/errors';
 import { taskQueueFor } from '../../domain/task-queues';
 import type { AuthState } from '../../domain/api-key';
 import type { MongoConn } from '../../platform/mongo';
 import { formatCredits } from '../../domain/money';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
-import { batchStore, type BatchDoc, type BatchFileDoc, type BatchLineDoc, type BatchStore } from './store';
+import { batchModels, type BatchDoc, type BatchFileDoc, type BatchLineDoc, type BatchModels } from './store';
 import { BATCH_LIMITS, BATCH_WORKFLOW, type BatchEndpoint } from './limits';
 import { limitError, linesToJsonl, parseOpenAiLines, type LineInput } from './schemas';
 import type { BatchWorkflowInput } from '../../workflows/batch';
 
 const hex = () => randomBytes(12).toString('hex');
-const notFound = (what: string, id: string) => new GatewayError('not_found', `no ${what} '${id}'`, { status: 404, type: 'invalid_request_error' });
 const FINAL = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
 /** The batch engine's records: files, batches, each line's outcome (capabilities/batches/store.ts). */
 export class BatchService {
-  readonly store: BatchStore;
+  readonly store: BatchModels;
   constructor(private readonly deps: { db: MongoConn; temporal: Client; config: Config; log: Logger }) {
-    this.store = batchStore(deps.db.conn);
+    this.store = batchModels(deps.db.conn);
   }
 
   // ---- files
@@ -43,7 +42,7 @@ export class BatchService {
 
   async file(accountId: string, id: string): Promise<BatchFileDoc> {
     const doc = await this.store.File.findById(id).lean<BatchFileDoc>();
-    if (!doc || doc.account_id !== accountId || doc.deleted_at || doc.expires_at.getTime() < Date.now()) throw notFound('file', id);
+    if (!doc || doc.account_id !== accountId || doc.deleted_at || doc.expires_at.getTime() < Date.now()) throw errors.notFound(`no file '${id}'`);
     return doc;
   }
 
@@ -124,7 +123,7 @@ export class BatchService {
 
   async batchDoc(accountId: string, id: string, api?: BatchDoc['api']): Promise<BatchDoc> {
     const doc = await this.store.Batch.findById(id).lean<BatchDoc>();
-    if (!doc || doc.account_id !== accountId || (api && doc.api !== api)) throw notFound(api === 'anthropic' ? 'message batch' : 'batch', id);
+    if (!doc || doc.account_id !== accountId || (api && doc.api !== api)) throw errors.notFound(`no ${api === 'anthropic' ? 'message batch' : 'batch'} '${id}'`);
     return doc;
   }
 

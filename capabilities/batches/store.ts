@@ -1,4 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
+import { docOptions } from '../../platform/mongo';
 import type { BatchEndpoint } from './limits';
 
 /** An uploaded file (purpose=batch, JSONL) or a batch's output / error file (content built from its lines). */
@@ -65,19 +66,19 @@ export interface BatchLineDoc {
   created_at: Date;
 }
 
-export interface BatchStore {
+export interface BatchModels {
   File: Model<BatchFileDoc>;
   Batch: Model<BatchDoc>;
   Line: Model<BatchLineDoc>;
 }
 
-const stores = new WeakMap<Connection, BatchStore>();
+const stores = new WeakMap<Connection, BatchModels>();
 
 /** The batch collections on a connection (registered once per connection). */
-export function batchStore(conn: Connection): BatchStore {
+export function batchModels(conn: Connection): BatchModels {
   let s = stores.get(conn);
   if (s) return s;
-  const opts = { versionKey: false, _id: false, minimize: false } as const;
+  const opts = { ...docOptions, minimize: false } as const;
   const File = conn.models.BatchFile ?? conn.model<BatchFileDoc>('BatchFile', new Schema<BatchFileDoc>({
     _id: String, account_id: { type: String, index: true }, key_id: String, purpose: String, filename: String, bytes: Number,
     content: { type: String, default: null }, batch_id: { type: String, default: null }, role: String,

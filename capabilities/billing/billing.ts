@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { formatCredits } from '../../domain/money';
 import { GatewayError } from '../../domain/errors';
 import type { PaymentProcessor } from './processor';
-import { paymentStore, type PaymentStore, type TopUpDoc } from './topups';
+import { billingModels, type BillingModels, type TopUpDoc } from './store';
 import { assertTopUpAmount, type AccountService } from '../accounts/accounts';
 import { isDuplicateKey } from '../../platform/mongo';
 import type { MongoConn } from '../../platform/mongo';
@@ -75,7 +75,7 @@ export interface EventOutcome {
  * once (`payment_events`, a unique insert).
  */
 export class BillingService {
-  readonly store: PaymentStore;
+  readonly store: BillingModels;
 
   constructor(
     private readonly processor: PaymentProcessor | null,
@@ -85,7 +85,7 @@ export class BillingService {
     private readonly db: AccountModels & MongoConn,
     private readonly publicBaseUrl: string,
   ) {
-    this.store = paymentStore(db);
+    this.store = billingModels(db.conn);
   }
 
   get enabled(): boolean {

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import type { CatalogueModels } from './store';
+import { type CatalogueModels, catalogueRedisKeys } from './store';
 import type { Logger } from '../../platform/logger';
-import { rchannels, rkeys, type RedisClient } from '../../platform/redis';
+import { type RedisClient } from '../../platform/redis';
 import type { Catalogue } from '../../domain/catalogue';
-import { loadCatalogue, type CatalogueEnv } from './catalogue-store';
+import { loadCatalogue, type CatalogueEnv } from './records';
 
 /** Every process reloads the whole registry this often anyway (a re-seed changes models without a version bump). */
 const FULL_RELOAD_MS = 30_000;
@@ -35,7 +35,7 @@ export class CatalogueCache {
   }
 
   static async start(p: { db: CatalogueModels; redis: RedisClient; prefix: string; env: CatalogueEnv; log: Logger; pollMs: number }): Promise<CatalogueCache> {
-    const version = await p.redis.get(rkeys.catalogueVersion());
+    const version = await p.redis.get(catalogueRedisKeys.catalogueVersion());
     const cache = new CatalogueCache(p.db, p.redis, p.prefix, p.env, p.log, await loadCatalogue(p.db, p.env));
     cache.version = version;
     cache.listen(p.pollMs);
@@ -47,9 +47,9 @@ export class CatalogueCache {
 
   /** Tell every process (this one first, before it returns) that channels changed. */
   async changed(): Promise<void> {
-    await this.redis.incr(rkeys.catalogueVersion());
+    await this.redis.incr(catalogueRedisKeys.catalogueVersion());
     await this.reload();
-    await this.redis.publish(rchannels.catalogueChanged(this.prefix), String(this.version ?? ''));
+    await this.redis.publish(catalogueRedisKeys.changed(this.prefix), String(this.version ?? ''));
   }
 
   /** Reload now (or join the queued reload). */
@@ -57,7 +57,7 @@ export class CatalogueCache {
     if (this.queued) return this.queued;
     const next = this.running.then(async () => {
       this.queued = null;
-      const version = await this.redis.get(rkeys.catalogueVersion());
+      const version = await this.redis.get(catalogueRedisKeys.catalogueVersion());
       this.catalogue = await loadCatalogue(this.db, this.env);
       this.version = version;
     });
@@ -71,9 +71,9 @@ export class CatalogueCache {
     this.subscriber = sub;
     sub.on('error', (err) => this.log.debug('catalogue subscriber', { err }));
     sub.on('message', () => void this.reload().catch(() => undefined));
-    sub.subscribe(rchannels.catalogueChanged(this.prefix)).catch((err: unknown) => this.log.warn('catalogue subscribe failed', { err }));
+    sub.subscribe(catalogueRedisKeys.changed(this.prefix)).catch((err: unknown) => this.log.warn('catalogue subscribe failed', { err }));
     const poll = setInterval(() => {
-      this.redis.get(rkeys.catalogueVersion()).then((v) => {
+      this.redis.get(catalogueRedisKeys.catalogueVersion()).then((v) => {
         if (v !== this.version) return this.reload();
       }).catch(() => undefined);
     }, pollMs);

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
+import { catalogueRedisKeys } from './store';
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../../platform/redis';
-import { rkeys } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import { CircuitBreaker, type AttemptVerdict, type BreakerPolicy, type BreakerSnapshot } from '../../domain/channel-breaker';
 import type { LadderBreaker } from '../../domain/channel-ladder';
@@ -88,7 +88,7 @@ export class ChannelHealth {
 
   /** Every process's last reported state of a channel (Redis), newest first. */
   async reported(channelId: string): Promise<ReportedBreakerState[]> {
-    const all = await this.redis.hgetall(rkeys.channelHealth(channelId));
+    const all = await this.redis.hgetall(catalogueRedisKeys.channelHealth(channelId));
     return Object.entries(all)
       .map(([process, json]) => ({ process, ...(JSON.parse(json) as Omit<ReportedBreakerState, 'process'>) }))
       .sort((a, b) => b.reported_at - a.reported_at);
@@ -97,11 +97,11 @@ export class ChannelHealth {
   /** Forget a channel's breakers (deleted channel). */
   async forget(channelId: string): Promise<void> {
     this.breakers.delete(channelId);
-    await this.redis.del(rkeys.channelHealth(channelId));
+    await this.redis.del(catalogueRedisKeys.channelHealth(channelId));
   }
 
   private report(channelId: string, snap: BreakerSnapshot): void {
-    const key = rkeys.channelHealth(channelId);
+    const key = catalogueRedisKeys.channelHealth(channelId);
     this.redis
       .multi()
       .hset(key, this.processId, JSON.stringify({ ...snap, reported_at: this.now() }))

@@ -6,7 +6,7 @@ import { classifyTransportError, type UpstreamPools } from '../../platform/upstr
 import { upstreamApiKey, type Config } from '../../platform/config';
 import { chatProviders } from '../../providers';
 import { mediaProviders, type MediaHttp } from '../../providers/media';
-import { channelCredentials, type CatalogueEnv } from './catalogue-store';
+import { channelCredentials, type CatalogueEnv } from './records';
 import type { ChannelHealth } from './channel-health';
 
 /** A test call gives up after this long. */

@@ -11,7 +11,7 @@ import {
 import { getTranslator } from '../../protocols';
 import type { Protocol } from '../../protocols/types';
 import type { CatalogueCache } from './catalogue-cache';
-import { storedRecord } from './catalogue-store';
+import { storedRecord } from './records';
 import type { ChannelHealth } from './channel-health';
 
 /** A channel with its bookkeeping, as the management API shows it. */

@@ -54,3 +54,13 @@ export function catalogueModels(conn: Connection): CatalogueModels {
     Channel: modelOn(conn, 'Channel', ChannelSchema, 'channels'),
   };
 }
+
+/** The catalogue's Redis key names. */
+export const catalogueRedisKeys = {
+  /** Bumped on every channel change: each process's catalogue cache reloads when it moves (capabilities/catalogue/catalogue-cache.ts). */
+  catalogueVersion: () => 'catalogue:version',
+  /** Each process's last reported circuit-breaker state of a channel, by process id (capabilities/catalogue/channel-health.ts). */
+  channelHealth: (channelId: string) => `chan:health:${channelId}`,
+  /** Pub/sub channel of channel changes: not a key, so ioredis does not prefix it; the deployment prefix is added here. */
+  changed: (prefix: string) => `${prefix}catalogue:changed`,
+};

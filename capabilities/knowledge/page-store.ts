@@ -1,5 +1,5 @@
-import type { KnowledgeModels, KbDoc, KbDocumentDoc, PageDoc } from './store';
-import { rkeys, type RedisClient } from '../../platform/redis';
+import { type KnowledgeModels, type KbDoc, type KbDocumentDoc, type PageDoc, knowledgeRedisKeys } from './store';
+import { type RedisClient } from '../../platform/redis';
 import { DEFAULT_KB_ID, type Page } from '../../domain/knowledge/page';
 
 /** A base as `{account_id, kb_id}`; `kb_id` is `default` for the personal base. */
@@ -74,12 +74,12 @@ export class PageStore {
   }
 
   async version(ref: BaseRef): Promise<number> {
-    return Number((await this.redis.get(rkeys.kbVersion(ref.account_id, ref.kb_id))) ?? 0);
+    return Number((await this.redis.get(knowledgeRedisKeys.kbVersion(ref.account_id, ref.kb_id))) ?? 0);
   }
 
   /** Call after anything readers can see changed (a build went live, a document was removed). */
   async bumpVersion(ref: BaseRef): Promise<number> {
-    return this.redis.incr(rkeys.kbVersion(ref.account_id, ref.kb_id));
+    return this.redis.incr(knowledgeRedisKeys.kbVersion(ref.account_id, ref.kb_id));
   }
 }
 

@@ -63,7 +63,6 @@ export class Paged<T> {
 }
 
 /** The same answer for a base or page that does not exist and one the caller may not read. */
-const notFound = (what: string) => errors.notFound(`${what} not found`);
 
 export class KnowledgeReader {
   constructor(
@@ -83,7 +82,7 @@ export class KnowledgeReader {
   async base(accountId: string, kbId: string | undefined): Promise<BaseRef> {
     const scope = await this.scope.forAccount(accountId);
     const ref = await this.scope.resolve(scope, kbId || 'default');
-    if (!ref) throw notFound(`knowledge base '${kbId}'`);
+    if (!ref) throw errors.notFound(`knowledge base '${kbId}' not found`);
     return ref;
   }
 
@@ -139,7 +138,7 @@ export class KnowledgeReader {
   /** One page, its body cut to `maxBody` characters when given; 404 when no base of the scope has it. */
   async page(scope: BaseRef[], id: string, maxBody?: number): Promise<TruncatedPage> {
     const found = await this.find(scope, id);
-    if (!found) throw notFound(`page '${id}'`);
+    if (!found) throw errors.notFound(`page '${id}' not found`);
     return truncate(found.page, maxBody);
   }
 
@@ -165,7 +164,7 @@ export class KnowledgeReader {
   /** Pages of the scope whose links point at page `id` (404 when the page itself is not readable). */
   async backlinks(scope: BaseRef[], id: string): Promise<PageSummary[]> {
     const corpora = await this.corpora.getMany(scope);
-    if (!lookup(corpora, id)) throw notFound(`page '${id}'`);
+    if (!lookup(corpora, id)) throw errors.notFound(`page '${id}' not found`);
     const seen = new Set<string>();
     const out: PageSummary[] = [];
     for (const c of corpora) {
@@ -181,7 +180,7 @@ export class KnowledgeReader {
   /** The page's source document with a fresh 1-hour link. */
   async source(scope: BaseRef[], id: string, baseUrl: string): Promise<SourceInfo> {
     const found = await this.find(scope, id);
-    if (!found) throw notFound(`page '${id}'`);
+    if (!found) throw errors.notFound(`page '${id}' not found`);
     return this.signer.sourceInfo(found.page.source, baseUrl);
   }
 

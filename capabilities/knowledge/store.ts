@@ -199,3 +199,9 @@ export function knowledgeModels(conn: Connection): KnowledgeModels {
     KbIdClaim: modelOn(conn, 'KbIdClaim', KbIdClaimSchema, 'kb_id_claims'),
   };
 }
+
+/** The knowledge bases' Redis key names. */
+export const knowledgeRedisKeys = {
+  /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */
+  kbVersion: (accountId: string, kbId: string) => `kbver:${accountId}/${kbId}`,
+};

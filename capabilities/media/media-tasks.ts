@@ -9,8 +9,8 @@ import { ACCOUNT_ID, MODEL, TASK_ID } from '../../domain/media/search-attributes
 import type { AuthState } from '../../domain/api-key';
 import type { Config } from '../../platform/config';
 import { isDuplicateKey } from '../../platform/mongo';
-import type { MediaModels } from './store';
-import { rkeys, type RedisClient } from '../../platform/redis';
+import { type MediaModels, mediaRedisKeys } from './store';
+import { type RedisClient } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import type { ApplyResult, Wallet } from '../accounts/wallet';
 import { usageDoc, type UsageRecorder } from '../usage/usage';
@@ -238,7 +238,7 @@ export class MediaTasks {
       v: { id: doc._id, status: publicStatus(doc.kind, doc.state), model: doc.model, created_at: Math.floor(doc.created_at.getTime() / 1000) },
       h: doc.reserved_nano,
     };
-    await this.deps.redis.set(rkeys.taskPending(doc._id), JSON.stringify(marker), 'EX', PENDING_MARKER_TTL_S);
+    await this.deps.redis.set(mediaRedisKeys.taskPending(doc._id), JSON.stringify(marker), 'EX', PENDING_MARKER_TTL_S);
   }
 
   /** The 202 body of an image task of this account still as submitted, from its marker; null: read the task document. */
@@ -248,7 +248,7 @@ export class MediaTasks {
 
   /** pendingView with the task's hold (nano; undefined on an older marker). */
   async pending(accountId: string, id: string, endpoints: string[]): Promise<{ view: PendingMarker['v']; heldNano?: number } | null> {
-    const raw = await this.deps.redis.get(rkeys.taskPending(id)).catch(() => null);
+    const raw = await this.deps.redis.get(mediaRedisKeys.taskPending(id)).catch(() => null);
     if (!raw) return null;
     const m = JSON.parse(raw) as PendingMarker;
     return m.a === accountId && endpoints.includes(m.e) ? { view: m.v, heldNano: m.h } : null;
@@ -277,7 +277,7 @@ export class MediaTasks {
     await pRetry(() => this.deps.db.Task.updateOne({ _id: doc._id }, { $set: closed }), CLOSE_RETRY).catch((e: unknown) => {
       this.deps.log.error('task not accepted but not closed', { task: doc._id, err: e });
     });
-    await this.deps.redis.del(rkeys.taskPending(doc._id)).catch(() => undefined);
+    await this.deps.redis.del(mediaRedisKeys.taskPending(doc._id)).catch(() => undefined);
     // The answer waits for the release about as long as the hold was asked (the sweep finishes it otherwise).
     await pRetry(() => this.release(doc, completedAt), HOLD_RETRY).catch((e: unknown) => {
       this.deps.log.error('hold of a task not accepted not released yet; the orphan sweep will', { task: doc._id, err: e });

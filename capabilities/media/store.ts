@@ -40,3 +40,9 @@ export function mediaModels(conn: Connection): MediaModels {
     TaskFile: modelOn(conn, 'TaskFile', TaskFileSchema, 'task_files'),
   };
 }
+
+/** The media tasks' Redis key names. */
+export const mediaRedisKeys = {
+  /** An async image task still in flight as submitted (capabilities/media/media-tasks.ts): polls answer 202 from it. */
+  taskPending: (taskId: string) => `taskpend:${taskId}`,
+};

@@ -5,7 +5,7 @@ import type { MediaModels } from '../media/store';
 import type { Logger } from '../../platform/logger';
 import { upsertRacing } from '../../platform/upsert';
 import { FINAL_STATES, type TaskDocument } from '../../domain/media/task';
-import { eventIdOf, webhookModels, type AttemptOutcome, type WebhookEventDoc } from './models';
+import { eventIdOf, webhookModels, type AttemptOutcome, type WebhookEventDoc } from './store';
 import { WebhookSecrets } from './secrets';
 import { eventTypeOf, taskPollAnswer } from './task-body';
 import { CallbackRefused, resolveCallback } from './resolve';
@@ -39,7 +39,7 @@ export const REFUSED = 'CallbackRefused';
  * for 24 h), each attempt recorded in the delivery log.
  */
 export function createWebhookActivities(deps: WebhookActivityDeps) {
-  const m = webhookModels(deps.db);
+  const m = webhookModels(deps.db.conn);
   const secrets = new WebhookSecrets(deps);
   const loadTask = async (taskId: string) => {
     const task = await deps.db.Task.findById(taskId).lean<TaskDocument & { callback_url?: string | null }>();

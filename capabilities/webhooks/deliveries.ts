@@ -1,6 +1,6 @@
 import { FINAL_STATES, type TaskDocument } from '../../domain/media/task';
 import type { MongoConn } from '../../platform/mongo';
-import { eventIdOf, webhookModels, type WebhookAttemptDoc, type WebhookEventDoc } from './models';
+import { eventIdOf, webhookModels, type WebhookAttemptDoc, type WebhookEventDoc } from './store';
 
 const unix = (d: Date | null | undefined) => (d ? Math.floor(new Date(d).getTime() / 1000) : null);
 
@@ -32,7 +32,7 @@ export interface DeliveryLog {
  * short (its worker died): it shows as `interrupted`.
  */
 export async function deliveryLog(db: MongoConn, task: TaskDocument & { callback_url?: string | null }): Promise<DeliveryLog> {
-  const m = webhookModels(db);
+  const m = webhookModels(db.conn);
   const base = { object: 'list' as const, task_id: task._id, callback_url: task.callback_url ?? null };
   if (!task.callback_url) return { ...base, status: 'none', event: null, data: [] };
   const eventId = eventIdOf(task._id);

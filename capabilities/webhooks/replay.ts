@@ -7,7 +7,7 @@ import type { MediaModels } from '../media/store';
 import type { taskWebhookWorkflow } from '../../workflows/task-webhook';
 import { TASK_WEBHOOK_WORKFLOW, taskWebhookWorkflowId } from '../../domain/workflow-ids';
 import { taskQueueFor } from '../../domain/task-queues';
-import { eventIdOf, webhookModels, type WebhookEventDoc } from './models';
+import { eventIdOf, webhookModels, type WebhookEventDoc } from './store';
 
 const busy = (taskId: string) =>
   new GatewayError('invalid_request', `a delivery of task ${taskId} is under way; replay it once it has ended`, { status: 409 });
@@ -26,7 +26,7 @@ export async function replayTaskWebhook(
   if (!task || task.account_id !== accountId) throw errors.notFound(`no task ${taskId}`);
   if (!task.callback_url) throw errors.invalidRequest(`task ${taskId} was submitted without a callback_url`, 'id');
   if (!FINAL_STATES.has(task.state)) throw errors.invalidRequest(`task ${taskId} has not ended yet; its webhook goes out when it does`, 'id');
-  const m = webhookModels(deps.db);
+  const m = webhookModels(deps.db.conn);
   const eventId = eventIdOf(taskId);
   const event = await m.Event.findById(eventId).lean<WebhookEventDoc>();
   if (!event || event.state === 'pending') throw busy(taskId);

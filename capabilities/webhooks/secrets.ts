@@ -4,7 +4,7 @@ import { isDuplicateKey, type MongoConn } from '../../platform/mongo';
 import { keyRing, seal, unseal } from '../../platform/secrets';
 import type { Config } from '../../platform/config';
 import { newSigningSecret } from './signature';
-import { webhookModels, type SigningKey, type WebhookSecretDoc } from './models';
+import { webhookModels, type SigningKey, type WebhookSecretDoc } from './store';
 
 /** After a rotation the previous secret keeps signing (a second signature) this long, so receivers can switch over. */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -32,7 +32,7 @@ export class WebhookSecrets {
   private readonly m;
 
   constructor(private readonly deps: { db: MongoConn; config: Pick<Config, 'KEY_ENCRYPTION_KEY'> & Partial<Pick<Config, 'KEY_ENCRYPTION_KEYS_PREVIOUS'>> }) {
-    this.m = webhookModels(deps.db);
+    this.m = webhookModels(deps.db.conn);
   }
 
   private newKey(): { key: SigningKey; plaintext: string } {

@@ -15,8 +15,8 @@ import { Pool } from 'undici';
 import { freePort, stopAll } from '../scripts/lib/proc';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { connectStore } from '../../capabilities/store';
-import type { PageDoc } from '../../capabilities/knowledge/store';
-import { connectRedis, rkeys } from '../../platform/redis';
+import { type PageDoc, knowledgeRedisKeys } from '../../capabilities/knowledge/store';
+import { connectRedis } from '../../platform/redis';
 import { loadConfig } from '../../platform/config';
 import { createLogger } from '../../platform/logger';
 import { sha256Hex } from '../../platform/secrets';
@@ -93,7 +93,7 @@ await db.KbDocument.create({
   r2_key: `kb/${documentId}`, size: 1, live_build_id: buildId, deleted_at: null, created_at: now, updated_at: now,
 });
 const redis = connectRedis(env.REDIS_URL, 'mg:');
-await redis.incr(rkeys.kbVersion(enterprise.id, kbId));
+await redis.incr(knowledgeRedisKeys.kbVersion(enterprise.id, kbId));
 redis.disconnect();
 await db.conn.close();
 

@@ -236,7 +236,7 @@ async function gatewaySwap(graceMs: number, tokenDelayMs: number, label: string)
   const simCtl = async (p: string, body: unknown) => fetch(`${simUrlOf(sharedSim)}/_control${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const config = testConfig({ SIMULATOR_URL: simUrlOf(sharedSim) });
   const { connectStore } = await import('../../capabilities/store');
-  const { readCatalogueFile, seedCatalogue } = await import('../../capabilities/catalogue/catalogue-store');
+  const { readCatalogueFile, seedCatalogue } = await import('../../capabilities/catalogue/records');
   const db = await connectStore(config.MONGO_URL);
   await seedCatalogue(db, readCatalogueFile(config.CATALOGUE_FILE));
   // The simulator answers 24 tokens: 150 ms a token is a 3.6 s stream, 400 ms a 9.6 s one.

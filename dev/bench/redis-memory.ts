@@ -14,11 +14,12 @@
 // the drain).
 //   OPS (default 1000000), CONCURRENCY (64)
 import fs from 'node:fs';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, spawnManaged, stopAll } from '../scripts/lib/proc';
 import { ensureTools } from '../scripts/lib/tools';
-import { connectRedis, rkeys } from '../../platform/redis';
+import { connectRedis } from '../../platform/redis';
 import { Wallet } from '../../capabilities/accounts/wallet';
 import type { Db } from '../../capabilities/store';
 import type { UsageDoc } from '../../capabilities/usage/store';
@@ -55,9 +56,9 @@ for (let i = 0; ; i++) {
 const noMongo = new Proxy({}, { get: (_t, p) => { throw new Error(`the chat op path touched Mongo (${String(p)})`); } }) as Db;
 const wallet = new Wallet(noMongo, redis);
 wallet.journal.kick = () => undefined; // this bench trims the journal itself (see above)
-await redis.set(rkeys.balance(ACCOUNT), String(1_000_000_000_000_000)); // a loaded projection: 1e9 credits
+await redis.set(accountRedisKeys.balance(ACCOUNT), String(1_000_000_000_000_000)); // a loaded projection: 1e9 credits
 
-const journal = rkeys.journalOf(ACCOUNT);
+const journal = accountRedisKeys.journalOf(ACCOUNT);
 const started = new Date();
 let done = 0;
 
@@ -109,9 +110,9 @@ await drive(OPS);
 const afterAll = await memory();
 const keysAll = await redis.dbsize();
 const seconds = (Date.now() - t0) / 1000;
-const balance = Number(await redis.get(rkeys.balance(ACCOUNT)));
-const spend = Number(await redis.get(rkeys.keySpend(ACCOUNT, KEY)));
-const window = await redis.hlen(rkeys.chatSeq(ACCOUNT, wallet.writer));
+const balance = Number(await redis.get(accountRedisKeys.balance(ACCOUNT)));
+const spend = Number(await redis.get(accountRedisKeys.keySpend(ACCOUNT, KEY)));
+const window = await redis.hlen(accountRedisKeys.chatSeq(ACCOUNT, wallet.writer));
 
 console.log(`bench:redis-memory: ${OPS.toLocaleString('en')} chat charges on one account, ${CONCURRENCY} in flight, ${seconds.toFixed(1)} s (${Math.round(OPS / seconds)} ops/s)`);
 console.log(`  used_memory after ${FIRST.toLocaleString('en')} ops: ${mb(afterFirst)} (${keysFirst} keys)`);

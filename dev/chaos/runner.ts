@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnManaged, freePort, waitForPort, type Managed } from '../scripts/lib/proc';
 import { gatewayNodeFlags } from '../scripts/build';
 import { loadConfig } from '../../platform/config';
 import { connectStore, type Db } from '../../capabilities/store';
-import { connectRedis, rkeys } from '../../platform/redis';
+import { connectRedis } from '../../platform/redis';
 import { createLogger } from '../../platform/logger';
 import { Wallet } from '../../capabilities/accounts/wallet';
-import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
+import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/records';
 import { FINAL_STATES } from '../../domain/media/task';
 import { mulberry32, pick } from './random';
 
@@ -567,7 +568,7 @@ async function check(s: {
       const rows = await db.Ledger.find({ account_id: a.id }).lean();
       const sum = (kind?: string) => rows.filter((r) => !kind || r.kind === kind).reduce((t, r) => t + r.amount_nano, 0);
       const ledger = sum();
-      const projected = Number(await redis.get(rkeys.balance(a.id)));
+      const projected = Number(await redis.get(accountRedisKeys.balance(a.id)));
       const grants = sum('grant') + sum('topup') + sum('adjust');
       const charges = -sum('charge');
       const reserves = rows.filter((r) => r.kind === 'reserve');
@@ -594,7 +595,7 @@ async function check(s: {
       }
       for (const k of a.keys) {
         const keySpend = rows.filter((r) => r.key_id === k.id).reduce((t, r) => t + r.key_spend_nano, 0);
-        const projectedSpend = Number((await redis.get(rkeys.keySpend(a.id, k.id))) ?? 0);
+        const projectedSpend = Number((await redis.get(accountRedisKeys.keySpend(a.id, k.id))) ?? 0);
         if (keySpend !== projectedSpend) figures.key_spends_not_matching++;
         if (keySpend !== projectedSpend) failures.push(`${a.id}: key ${k.id} spend in ledger ${keySpend} != projection ${projectedSpend}`);
       }

@@ -18,7 +18,7 @@ import { loadConfig } from '../../platform/config';
 import { createLogger } from '../../platform/logger';
 import { connectStore } from '../../capabilities/store';
 import { buildDeps } from '../../capabilities/bootstrap';
-import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
+import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/records';
 import { createApp } from '../../gateway/app';
 import { createSimulator } from '../simulator/app';
 import { createMediaHandler, publicBaseUrlOf } from '../simulator/media/index';

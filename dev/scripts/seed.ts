@@ -2,7 +2,7 @@
 import mongoose from 'mongoose';
 import { loadConfigOrExit } from '../../platform/config';
 import { connectStore } from '../../capabilities/store';
-import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
+import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/records';
 
 /** The store must answer within this (an unreachable one otherwise holds the seed for the processes' 90 s start-up wait). */
 const REACH_TIMEOUT_MS = 8_000;

@@ -1,6 +1,6 @@
 import { html, type Html } from './html';
 import { when } from './time';
-import type { AuditDoc } from '../../capabilities/accounts/audit';
+import type { AuditDoc } from '../../capabilities/accounts/store';
 import type { CCtx } from './context';
 import type { ConsoleServices } from './services';
 

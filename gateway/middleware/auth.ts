@@ -1,8 +1,8 @@
 import { AUTH_MESSAGES, errors, type GatewayError } from '../../domain/errors';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { KEY_PATTERN, remainingNano } from '../../domain/api-key';
 import { sha256Hex } from '../../platform/secrets';
 import { counters } from '../../platform/counters';
-import { rkeys } from '../../platform/redis';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
 import type { AuthSnapshot } from '../../capabilities/accounts/auth-lookup';
@@ -56,7 +56,7 @@ function touchLastUsed(deps: GatewayDeps, accountId: string, keyId: string): voi
   if (now - (lastUsedWritten.get(keyId) ?? 0) < LAST_USED_EVERY_MS) return;
   if (lastUsedWritten.size > 100_000) lastUsedWritten.clear();
   lastUsedWritten.set(keyId, now);
-  void deps.redis.set(rkeys.keyLastUsed(accountId, keyId), now).catch(() => undefined);
+  void deps.redis.set(accountRedisKeys.keyLastUsed(accountId, keyId), now).catch(() => undefined);
 }
 
 export function authenticate(deps: GatewayDeps, options: AuthOptions): Middleware {

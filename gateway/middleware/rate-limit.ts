@@ -1,5 +1,5 @@
 import { GatewayError } from '../../domain/errors';
-import { rkeys } from '../../platform/redis';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import type { RateDecision } from '../../capabilities/accounts/auth-lookup';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
@@ -73,7 +73,7 @@ function renewAll(): void {
  * taken, well inside LEASE_MS), not by a timer per request.
  */
 export function holdLease(deps: GatewayDeps, ctx: Ctx, accountId: string): () => void {
-  const key = rkeys.rateLeases(accountId);
+  const key = accountRedisKeys.rateLeases(accountId);
   const member = ctx.state.requestId;
   const id = `${key}\n${member}`;
   live.set(id, { redis: deps.redis, key, member });

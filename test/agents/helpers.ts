@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { readCatalogueFile } from '../../capabilities/catalogue/catalogue-store';
+import { readCatalogueFile } from '../../capabilities/catalogue/records';
 import type { PageDoc } from '../../capabilities/knowledge/store';
 
 /** A chat model whose first tier has three channels of equal priority (affinity and spreading), and no vision. */

@@ -8,7 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { bundleWorkflows } from '../../dev/scripts/bundle-workflows';
 import { parseCredits } from '../../domain/money';
-import { batchStore } from '../../capabilities/batches/store';
+import { batchModels } from '../../capabilities/batches/store';
 import { BATCH_LIMITS } from '../../capabilities/batches/limits';
 
 /**
@@ -135,7 +135,7 @@ test.serial('a 1,000-line batch with its worker SIGKILLed mid-run: every line an
   const file = await openai.files.create({ file: await toFile(Buffer.from(jsonl(1000)), 'big.jsonl'), purpose: 'batch' });
   const first = startWorker();
   const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-  const store = batchStore(gw.deps.db.conn);
+  const store = batchModels(gw.deps.db.conn);
   await until('lines to run', async () => (await store.Line.countDocuments({ batch_id: batch.id })) >= 150);
   first.kill('SIGKILL');
   await exited(first);
@@ -200,7 +200,7 @@ test.serial('anthropic SDK: messages.batches create / retrieve / results / cance
     const many = await anthropic.messages.batches.create({
       requests: Array.from({ length: 300 }, (_, i) => ({ custom_id: `c-${i}`, params: { model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user' as const, content: `cancel ${i}` }] } })),
     });
-    await until('some lines', async () => (await batchStore(gw.deps.db.conn).Line.countDocuments({ batch_id: many.id })) >= 10);
+    await until('some lines', async () => (await batchModels(gw.deps.db.conn).Line.countDocuments({ batch_id: many.id })) >= 10);
     const cancelling = await anthropic.messages.batches.cancel(many.id);
     t.true(['canceling', 'ended'].includes(cancelling.processing_status));
     const stopped = await until('the cancel', async () => {

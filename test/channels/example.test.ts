@@ -3,7 +3,7 @@
 // is listed in the env file.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { readCatalogueFile, channelRecordOfSeed } from '../../capabilities/catalogue/catalogue-store';
+import { readCatalogueFile, channelRecordOfSeed } from '../../capabilities/catalogue/records';
 import { Catalogue } from '../../domain/catalogue';
 import { channelProblems, resolveChannels } from '../../domain/channels';
 import { getTranslator } from '../../protocols';

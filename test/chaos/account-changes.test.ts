@@ -1,6 +1,6 @@
 import test from 'ava';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { rkeys } from '../../platform/redis';
 import { AuthLookup } from '../../capabilities/accounts/auth-lookup';
 import { sha256Hex } from '../../platform/secrets';
 
@@ -39,7 +39,7 @@ test.serial('a deactivation and a rate-limit change sent together both apply: th
     const now = (await gw.admin('GET', `/accounts/${a.id}`)).body;
     t.is(now.status, 'inactive', `round ${round}: the deactivation was undone by the concurrent limit change`);
     t.is(now.rate_limit.rpm, rpm, `round ${round}: the limit change was lost`);
-    const record = JSON.parse((await gw.deps.redis.get(rkeys.account(a.id)))!);
+    const record = JSON.parse((await gw.deps.redis.get(accountRedisKeys.account(a.id)))!);
     t.is(record.status, 'inactive', `round ${round}: the record requests are judged by`);
     t.is(record.rpm, rpm);
     t.is(await models(k.key), 401, `round ${round}: a request after both answers is refused`);
@@ -51,7 +51,7 @@ test.serial('an account record rebuilt from Mongo does not overwrite a change ma
   const k = await gw.newKey(a.id);
   // Redis lost the record (a restart without its data): a request rebuilds it from a Mongo read that
   // predates a deactivation landing in between.
-  await gw.deps.redis.del(rkeys.account(a.id));
+  await gw.deps.redis.del(accountRedisKeys.account(a.id));
   const stale = await gw.deps.db.Account.findById(a.id).lean();
   t.is((await gw.admin('PATCH', `/accounts/${a.id}`, { status: 'inactive' })).status, 200);
   const realFind = gw.deps.db.Account.findById.bind(gw.deps.db.Account);

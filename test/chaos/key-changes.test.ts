@@ -1,6 +1,6 @@
 import test from 'ava';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { rkeys } from '../../platform/redis';
 import { AuthLookup } from '../../capabilities/accounts/auth-lookup';
 import { sha256Hex } from '../../platform/secrets';
 
@@ -48,7 +48,7 @@ test.serial('a key record rebuilt from Mongo does not overwrite a change made me
   const owner = { keyId: k.id, accountId: a.id, walletId: a.id };
   // Redis lost the record (a restart without its data): a request rebuilds it from a Mongo read that
   // predates a disable landing in between.
-  await gw.deps.redis.del(rkeys.keyRecord(a.id, k.id));
+  await gw.deps.redis.del(accountRedisKeys.keyRecord(a.id, k.id));
   const stale = await gw.deps.db.ApiKey.findById(k.id).lean();
   t.is((await gw.admin('PATCH', `/keys/${k.id}`, { enabled: false })).status, 200);
   const realFind = gw.deps.db.ApiKey.findById.bind(gw.deps.db.ApiKey);

@@ -7,10 +7,10 @@
 // state admits the call, so a refused call made none) and `upstream` (the upstream call goes out at once;
 // a refusal stops it).
 import test, { type ExecutionContext } from 'ava';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { AUTH_MESSAGES } from '../../domain/errors';
 import { counters } from '../../platform/counters';
-import { rkeys } from '../../platform/redis';
 import { chargeEntry, freshKey, post, sseEvents, usageRow, user, type Reply } from './helpers';
 
 const MODES = ['prepare', 'upstream'] as const;
@@ -161,7 +161,7 @@ for (const mode of MODES) {
       t.is(before - (await gw.deps.wallet.balance(acc.accountId)), -entry.amount_nano);
       t.is((await usageRow(gw, r.trace))?.status, 'success');
     }
-    t.is(await gw.deps.redis.zcard(rkeys.rateLeases(acc.accountId)), 0, 'every concurrency slot freed');
+    t.is(await gw.deps.redis.zcard(accountRedisKeys.rateLeases(acc.accountId)), 0, 'every concurrency slot freed');
   });
 
   test.serial(`${mode}: a key this process has not seen yet is not optimistic: the call waits`, async (t) => {

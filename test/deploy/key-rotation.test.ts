@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { keyId, keyRing } from '../../platform/secrets';
-import { channelCredentials, storedRecord } from '../../capabilities/catalogue/catalogue-store';
+import { channelCredentials, storedRecord } from '../../capabilities/catalogue/records';
 import Stripe from 'stripe';
 import { webhookSecret } from '../../capabilities/billing/select';
 import { WebhookSecrets } from '../../capabilities/webhooks/secrets';

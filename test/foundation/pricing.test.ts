@@ -1,5 +1,5 @@
 import test from 'ava';
-import { readCatalogueFile } from '../../capabilities/catalogue/catalogue-store';
+import { readCatalogueFile } from '../../capabilities/catalogue/records';
 import { Catalogue } from '../../domain/catalogue';
 import { chatCharge, prechargeEstimate, type TokenUsage } from '../../domain/pricing';
 

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { startGateway, type TestGateway } from '../helpers/stack';
@@ -93,18 +94,17 @@ test('a crashed gateway slot expires by lease; a finished request frees its slot
   const a = await gw.newAccount();
   const k = await gw.newKey(a.id);
   await gw.admin('PATCH', `/accounts/${a.id}`, { rate_limit: { concurrency: 1 } });
-  const { rkeys } = await import('../../platform/redis');
   const get = () => fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${k.key}` } });
   // A live slot held by another (crashed) gateway blocks...
-  await gw.deps.redis.zadd(rkeys.rateLeases(a.id), Date.now() + 60_000, 'held-by-dead-gateway');
+  await gw.deps.redis.zadd(accountRedisKeys.rateLeases(a.id), Date.now() + 60_000, 'held-by-dead-gateway');
   const blocked = await get();
   t.is(blocked.status, 429);
   t.is(blocked.headers.get('x-ratelimit-limit-concurrency'), '1');
   t.is(blocked.headers.get('x-ratelimit-remaining-concurrency'), '0');
   // ...until its lease runs out.
-  await gw.deps.redis.zadd(rkeys.rateLeases(a.id), Date.now() - 1, 'held-by-dead-gateway');
+  await gw.deps.redis.zadd(accountRedisKeys.rateLeases(a.id), Date.now() - 1, 'held-by-dead-gateway');
   t.is((await get()).status, 200);
   // Finished requests free their slot: sequential requests never block each other.
   for (let i = 0; i < 5; i++) t.is((await get()).status, 200);
-  t.is(await gw.deps.redis.zcard(rkeys.rateLeases(a.id)), 0);
+  t.is(await gw.deps.redis.zcard(accountRedisKeys.rateLeases(a.id)), 0);
 });

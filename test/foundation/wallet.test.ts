@@ -1,7 +1,7 @@
 import test from 'ava';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
-import { rkeys } from '../../platform/redis';
 
 let gw: TestGateway;
 test.before(async () => {
@@ -92,7 +92,7 @@ test('the projection rebuilds from the ledger when Redis loses it, and a retried
   const a = await gw.newAccount();
   const op = { opId: `req_x:charge`, accountId: a.id, kind: 'charge' as const, amountNano: -parseCredits('1.5') };
   await gw.deps.wallet.apply(op);
-  await gw.deps.redis.del(rkeys.balance(a.id), rkeys.op(a.id, op.opId));
+  await gw.deps.redis.del(accountRedisKeys.balance(a.id), accountRedisKeys.op(a.id, op.opId));
   t.is(await gw.deps.wallet.balance(a.id), parseCredits('38.94'));
   const again = await gw.deps.wallet.apply(op);
   t.is(again.status, 'duplicate');

@@ -1,9 +1,9 @@
 import test from 'ava';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { Client, Connection } from '@temporalio/client';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { createWorker } from '../../workers/worker';
 import { auditWalletWorkflow } from '../../workflows';
-import { rkeys } from '../../platform/redis';
 
 let gw: TestGateway;
 test.before(async () => {
@@ -15,7 +15,7 @@ test('a real worker on the dev server runs a workflow whose activity writes to M
   if (!process.env.TEMPORAL_ADDRESS) return t.fail('TEMPORAL_ADDRESS not set: run with `npm test`');
   const a = await gw.newAccount();
   // Make the projection drift, as if Redis missed an op: the audit must see it and repair it.
-  await gw.deps.redis.incrby(rkeys.balance(a.id), 5);
+  await gw.deps.redis.incrby(accountRedisKeys.balance(a.id), 5);
   const { worker, connection: wc } = await createWorker(gw.config, gw.deps);
   const connection = await Connection.connect({ address: gw.config.TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: gw.config.TEMPORAL_NAMESPACE });

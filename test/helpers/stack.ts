@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../../platform/config';
 import { createLogger } from '../../platform/logger';
 import { connectStore } from '../../capabilities/store';
 import { buildDeps } from '../../capabilities/bootstrap';
-import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
+import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/records';
 import { createApp } from '../../gateway/app';
 import { answerClientErrors } from '../../gateway/client-errors';
 import { createSimulator, type Simulator } from '../../dev/simulator/app';

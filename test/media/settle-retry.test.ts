@@ -1,7 +1,7 @@
 import test from 'ava';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
-import { rkeys } from '../../platform/redis';
 import { MARKER_AFTER_ROW_S } from '../../capabilities/accounts/ledger-journal';
 import { Wallet } from '../../capabilities/accounts/wallet';
 import { createMediaActivities, factsOf, settleAbsentAt, type SettleInput } from '../../activities/media';
@@ -88,12 +88,12 @@ test.serial('a settlement retried on a second worker, before and after its row i
   // Minutes later (the row is written, the marker cut to its last 10 minutes): a young task's settlement
   // skips the ledger read (settleAbsentAt) and the marker alone answers.
   await drainAll();
-  t.true((await gw.deps.redis.ttl(rkeys.op(accountId, `${task._id}:settle`))) <= MARKER_AFTER_ROW_S, 'the drain cut the marker once the row was written');
+  t.true((await gw.deps.redis.ttl(accountRedisKeys.op(accountId, `${task._id}:settle`))) <= MARKER_AFTER_ROW_S, 'the drain cut the marker once the row was written');
   await otherWorker().acts.settleMediaTask(input);
   t.is(await gw.deps.wallet.balance(accountId), GRANT);
 
   // Much later (every worker down for a day): the row is written and the marker is gone; the ledger answers.
-  await gw.deps.redis.del(rkeys.op(accountId, `${task._id}:settle`), rkeys.op(accountId, `${task._id}:reserve`));
+  await gw.deps.redis.del(accountRedisKeys.op(accountId, `${task._id}:settle`), accountRedisKeys.op(accountId, `${task._id}:reserve`));
   await gw.deps.db.Task.updateOne({ _id: task._id }, { $set: { created_at: new Date(Date.now() - 24 * 3600_000) } });
   const third = otherWorker();
   await third.acts.settleMediaTask({ taskId: task._id, outcome: input.outcome }); // an older history: no facts, the task is read

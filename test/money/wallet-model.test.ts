@@ -1,9 +1,9 @@
 import test from 'ava';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import type { ApplyResult, ChargeTicket, LedgerOp } from '../../capabilities/accounts/wallet';
-import { rkeys } from '../../platform/redis';
 
 /**
  * The money model test (issue 14 section 3): random sequences of wallet ops
@@ -147,7 +147,7 @@ async function sequence(actions: Action[]): Promise<void> {
   stats.sequences++;
   const m = new Model(`acct_m${randomBytes(5).toString('hex')}`);
   // A new account's projection, as a load from its (empty) ledger leaves it: saves that read on every sequence.
-  await gw.deps.redis.set(rkeys.balance(m.acct), '0');
+  await gw.deps.redis.set(accountRedisKeys.balance(m.acct), '0');
   const fail = (msg: string) => {
     throw new Error(`${msg}\nmodel: balance ${m.balance}, spend ${JSON.stringify([...m.spend])}`);
   };

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { freePort } from '../../dev/scripts/lib/proc';
 import { testConfig } from '../helpers/stack';
 import { connectStore } from '../../capabilities/store';
-import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
+import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/records';
 import { createSimulator, type Simulator } from '../../dev/simulator/app';
 import { parseProm, valueOf } from './prom-text';
 

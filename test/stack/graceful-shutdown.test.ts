@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../../dev/scripts/lib/proc';
 import { startGateway, testConfig, type TestGateway } from '../helpers/stack';
 import { connectStore, type Db } from '../../capabilities/store';
-import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/catalogue-store';
+import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/records';
 import { createSimulator, type Simulator } from '../../dev/simulator/app';
 import type { Config } from '../../platform/config';
 

@@ -1,6 +1,6 @@
 import test from 'ava';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { rkeys } from '../../platform/redis';
 import { MARKER_AFTER_ROW_S } from '../../capabilities/accounts/ledger-journal';
 import type { LedgerOp } from '../../capabilities/accounts/wallet';
 import type { UsageDoc } from '../../capabilities/usage/store';
@@ -40,11 +40,11 @@ test.serial('a chat charge retried with its ticket applies once; 1,000 charges l
     tk.close();
   }
   t.is(await gw.deps.wallet.balance(a.id), start - 5_000 - 1_000 * 1_000);
-  const window = rkeys.chatSeq(a.id, gw.deps.wallet.writer);
+  const window = accountRedisKeys.chatSeq(a.id, gw.deps.wallet.writer);
   t.true((await gw.deps.redis.hlen(window)) <= 2, 'the window holds the floor and at most the last number');
   const ttl = await gw.deps.redis.pttl(window);
   t.true(ttl > 0 && ttl <= 15 * 60_000, 'and expires once the writer is gone');
-  t.is(await gw.deps.redis.exists(rkeys.op(a.id, op.opId)), 0, 'no per-op marker for chat charges');
+  t.is(await gw.deps.redis.exists(accountRedisKeys.op(a.id, op.opId)), 0, 'no per-op marker for chat charges');
   await gw.deps.wallet.journal.flush();
   t.is((await gw.deps.wallet.ledgerTotals(a.id)).balanceNano, start - 5_000 - 1_000 * 1_000);
 });
@@ -68,7 +68,7 @@ test.serial('concurrent charges of one writer keep the window small and each app
   const last = gw.deps.wallet.ticket();
   await gw.deps.wallet.applyAhead(charge(a.id, k.id, 'last'), undefined, last);
   last.close();
-  t.true((await gw.deps.redis.hlen(rkeys.chatSeq(a.id, gw.deps.wallet.writer))) <= 2, 'once nothing is in flight the window collapses');
+  t.true((await gw.deps.redis.hlen(accountRedisKeys.chatSeq(a.id, gw.deps.wallet.writer))) <= 2, 'once nothing is in flight the window collapses');
 });
 
 test.serial('the Redis-outage fallback: a charge written straight to the ledger, the projection rebuilt meanwhile, then projected with its ticket: counted once', async (t) => {
@@ -93,12 +93,12 @@ test.serial('other ops: the marker outlives the ledger row by the margin only, a
   const a = await gw.newAccount();
   const op: LedgerOp = { opId: `task_${a.id}:reserve`, accountId: a.id, kind: 'reserve', amountNano: -3_000 };
   t.is((await gw.deps.wallet.apply(op, { capNano: null })).status, 'applied');
-  const ttl = await gw.deps.redis.ttl(rkeys.op(a.id, op.opId));
+  const ttl = await gw.deps.redis.ttl(accountRedisKeys.op(a.id, op.opId));
   t.true(ttl > 0 && ttl <= MARKER_AFTER_ROW_S, `marker ttl ${ttl}`);
-  const left = (await gw.deps.redis.xrange(rkeys.journalOf(a.id), '-', '+')).filter(([, f]) => f.some((v) => v.includes(op.opId)));
+  const left = (await gw.deps.redis.xrange(accountRedisKeys.journalOf(a.id), '-', '+')).filter(([, f]) => f.some((v) => v.includes(op.opId)));
   t.is(left.length, 0, 'the row is written, so its journal entry is gone');
   // The marker expired (an activity retried an hour later): the ledger answers.
-  await gw.deps.redis.del(rkeys.op(a.id, op.opId));
+  await gw.deps.redis.del(accountRedisKeys.op(a.id, op.opId));
   const retry = await gw.deps.wallet.apply(op, { capNano: null });
   t.is(retry.status, 'duplicate');
   t.is(retry.balanceNano, 40_440_000_000 - 3_000);
@@ -111,11 +111,11 @@ test.serial('an op whose row is not written yet (its caller died after the scrip
   // The caller's script ran (projection moved, entry written ahead) and the process died before its insert.
   const entry = gw.deps.wallet.journal.entry({ l: { _id: op.opId, account_id: a.id, key_id: null, kind: 'settle', amount_nano: 2_000, key_spend_nano: 0, ref: null, created_at: new Date() } });
   const [status] = await gw.deps.redis.walletApply(
-    rkeys.balance(a.id), rkeys.keySpend(a.id, '-'), rkeys.op(a.id, op.opId), rkeys.journalOf(a.id), rkeys.none(a.id),
+    accountRedisKeys.balance(a.id), accountRedisKeys.keySpend(a.id, '-'), accountRedisKeys.op(a.id, op.opId), accountRedisKeys.journalOf(a.id), accountRedisKeys.none(a.id),
     2_000, 0, 0, -1, 'm', 24 * 3600, 0, 1, entry, '1', '',
   );
   t.is(status, 1);
-  t.true((await gw.deps.redis.ttl(rkeys.op(a.id, op.opId))) > MARKER_AFTER_ROW_S, 'the marker holds while the row is missing');
+  t.true((await gw.deps.redis.ttl(accountRedisKeys.op(a.id, op.opId))) > MARKER_AFTER_ROW_S, 'the marker holds while the row is missing');
   // The activity retries: no row yet, the marker answers.
   const retry = await gw.deps.wallet.apply(op);
   t.is(retry.status, 'duplicate');
@@ -123,7 +123,7 @@ test.serial('an op whose row is not written yet (its caller died after the scrip
   t.truthy(await gw.deps.db.Ledger.exists({ _id: op.opId }), 'the drain wrote the row');
   t.is(await gw.deps.wallet.balance(a.id), 40_440_000_000 + 2_000);
   t.is((await gw.deps.wallet.ledgerTotals(a.id)).balanceNano, 40_440_000_000 + 2_000);
-  const ttl = await gw.deps.redis.ttl(rkeys.op(a.id, op.opId));
+  const ttl = await gw.deps.redis.ttl(accountRedisKeys.op(a.id, op.opId));
   t.true(ttl > 0 && ttl <= MARKER_AFTER_ROW_S, 'the drain shortened the marker once the row was written');
 });
 
@@ -131,8 +131,8 @@ test.serial('every key a wallet script touches shares one hash slot', async (t) 
   const { default: slot } = await import('cluster-key-slot');
   const prefix = gw.config.REDIS_PREFIX;
   for (const acct of ['acct_a', 'acct_b1', 'acct_zz9']) {
-    const keys = [rkeys.balance(acct), rkeys.keySpend(acct, 'key_1'), rkeys.op(acct, 'x:charge'), rkeys.chatSeq(acct, 'w1'), rkeys.journalOf(acct),
-      rkeys.account(acct), rkeys.keyRecord(acct, 'key_1'), rkeys.rateWindow(acct), rkeys.rateLeases(acct), rkeys.none(acct)];
+    const keys = [accountRedisKeys.balance(acct), accountRedisKeys.keySpend(acct, 'key_1'), accountRedisKeys.op(acct, 'x:charge'), accountRedisKeys.chatSeq(acct, 'w1'), accountRedisKeys.journalOf(acct),
+      accountRedisKeys.account(acct), accountRedisKeys.keyRecord(acct, 'key_1'), accountRedisKeys.rateWindow(acct), accountRedisKeys.rateLeases(acct), accountRedisKeys.none(acct)];
     const slots = new Set(keys.map((k) => slot(prefix + k)));
     t.is(slots.size, 1, `${acct}: ${keys.join(' ')}`);
   }

@@ -1,5 +1,5 @@
-import { Schema, type Model } from 'mongoose';
-import type { MongoConn } from '../../platform/mongo';
+import { Schema, type Connection, type Model } from 'mongoose';
+import { docOptions, modelOn } from '../../platform/mongo';
 
 /**
  * The gateway's own record of a top-up: the source of truth for what was
@@ -45,23 +45,23 @@ const TopUpSchema = new Schema<TopUpDoc>(
     created_at: Date, paid_at: { type: Date, default: null }, payment_intent: { type: String, default: null, index: true },
     refunded_cents: { type: Number, default: 0 }, disputes: { type: Schema.Types.Mixed, default: {} },
   },
-  { versionKey: false, _id: false, minimize: false },
+  { ...docOptions, minimize: false },
 );
 
 const PaymentEventSchema = new Schema<PaymentEventDoc>(
   { _id: String, type: String, topup_id: { type: String, default: null }, outcome: String, received_at: Date },
-  { versionKey: false, _id: false },
+  docOptions,
 );
 
-export interface PaymentStore {
+export interface BillingModels {
   TopUp: Model<TopUpDoc>;
   PaymentEvent: Model<PaymentEventDoc>;
 }
 
-export function paymentStore(db: MongoConn): PaymentStore {
-  const models = db.conn.models;
+/** The billing collections on a connection (registered on first use). */
+export function billingModels(conn: Connection): BillingModels {
   return {
-    TopUp: (models.TopUp as Model<TopUpDoc> | undefined) ?? db.conn.model<TopUpDoc>('TopUp', TopUpSchema, 'topups'),
-    PaymentEvent: (models.PaymentEvent as Model<PaymentEventDoc> | undefined) ?? db.conn.model<PaymentEventDoc>('PaymentEvent', PaymentEventSchema, 'payment_events'),
+    TopUp: modelOn(conn, 'TopUp', TopUpSchema, 'topups'),
+    PaymentEvent: modelOn(conn, 'PaymentEvent', PaymentEventSchema, 'payment_events'),
   };
 }

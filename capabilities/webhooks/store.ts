@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { Sealed } from '../../platform/secrets';
-import type { MongoConn } from '../../platform/mongo';
+import { docOptions, modelOn } from '../../platform/mongo';
 
 /** An account's webhook signing secret (sealed with KEY_ENCRYPTION_KEY, as stored API keys are). */
 export interface SigningKey {
@@ -66,20 +66,19 @@ export interface WebhookAttemptDoc {
   duration_ms: number | null;
 }
 
-const opts = { versionKey: false as const, _id: false };
 
 const SecretSchema = new Schema<WebhookSecretDoc>(
   { _id: String, current: Schema.Types.Mixed, previous: { type: Schema.Types.Mixed, default: null }, updated_at: Date },
-  opts,
+  docOptions,
 );
-const RevealSchema = new Schema<WebhookRevealDoc>({ _id: String, created_at: Date }, opts);
+const RevealSchema = new Schema<WebhookRevealDoc>({ _id: String, created_at: Date }, docOptions);
 const EventSchema = new Schema<WebhookEventDoc>(
   {
     _id: String, task_id: { type: String, index: true }, account_id: String, url: String, type: String, poll_status: Number,
     body: { type: String, default: null }, state: String, attempts: { type: Number, default: 0 }, last_error: { type: String, default: null },
     created_at: Date, delivered_at: { type: Date, default: null }, updated_at: Date,
   },
-  { ...opts, minimize: false },
+  { ...docOptions, minimize: false },
 );
 const AttemptSchema = new Schema<WebhookAttemptDoc>(
   {
@@ -87,7 +86,7 @@ const AttemptSchema = new Schema<WebhookAttemptDoc>(
     status_code: { type: Number, default: null }, error: { type: String, default: null }, started_at: Date,
     completed_at: { type: Date, default: null }, duration_ms: { type: Number, default: null },
   },
-  opts,
+  docOptions,
 );
 
 export interface WebhookModels {
@@ -100,18 +99,16 @@ export interface WebhookModels {
 const cache = new WeakMap<Connection, WebhookModels>();
 
 /** The webhook collections on this connection (models registered once per connection). */
-export function webhookModels(db: Pick<MongoConn, 'conn'>): WebhookModels {
-  let m = cache.get(db.conn);
+export function webhookModels(conn: Connection): WebhookModels {
+  let m = cache.get(conn);
   if (!m) {
-    const model = <T>(name: string, schema: Schema<T>, collection: string): Model<T> =>
-      (db.conn.models[name] as Model<T> | undefined) ?? db.conn.model<T>(name, schema, collection);
     m = {
-      Secret: model('WebhookSecret', SecretSchema, 'webhook_secrets'),
-      Reveal: model('WebhookReveal', RevealSchema, 'webhook_reveals'),
-      Event: model('WebhookEvent', EventSchema, 'webhook_events'),
-      Attempt: model('WebhookAttempt', AttemptSchema, 'webhook_attempts'),
+      Secret: modelOn(conn, 'WebhookSecret', SecretSchema, 'webhook_secrets'),
+      Reveal: modelOn(conn, 'WebhookReveal', RevealSchema, 'webhook_reveals'),
+      Event: modelOn(conn, 'WebhookEvent', EventSchema, 'webhook_events'),
+      Attempt: modelOn(conn, 'WebhookAttempt', AttemptSchema, 'webhook_attempts'),
     };
-    cache.set(db.conn, m);
+    cache.set(conn, m);
   }
   return m;
 }
