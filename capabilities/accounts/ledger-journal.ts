@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { type AccountModels, type LedgerDoc, accountRedisKeys } from './store';
-import type { UsageModels, UsageDoc } from '../usage/store';
+import type { UsageModels, StoredUsage } from '../usage/store';
 import type { Logger } from '../../platform/logger';
 import { shardOf, WALLET_SHARDS, type RedisClient } from '../../platform/redis';
 import { insertIgnoringDuplicates } from '../../platform/batch-insert';
@@ -45,7 +45,7 @@ export interface JournalEntry {
   /** A ledger op whose projection already moved (the same script appended this entry). */
   l?: LedgerDoc;
   /** The usage row of the call that op belongs to. */
-  u?: UsageDoc;
+  u?: StoredUsage;
 }
 
 type StreamEntry = [id: string, fields: string[] | null];
@@ -327,7 +327,7 @@ export class LedgerJournal {
   private async write(byShard: Array<readonly [number, StreamEntry[]]>): Promise<number> {
     if (byShard.length === 0) return 0;
     const ledger: LedgerDoc[] = [];
-    const usage: UsageDoc[] = [];
+    const usage: StoredUsage[] = [];
     const marked: LedgerDoc[] = [];
     const recordedAt = new Date();
     let count = 0;
@@ -344,7 +344,7 @@ export class LedgerJournal {
             ledger.push(l);
             if (fields.includes('m')) marked.push(l);
           }
-          if (e.u) usage.push(revive(e.u as unknown as Record<string, unknown>) as unknown as UsageDoc);
+          if (e.u) usage.push(revive(e.u as unknown as Record<string, unknown>) as unknown as StoredUsage);
         } catch (err) {
           this.log?.error('ledger journal entry unreadable; dropped', { id, raw, err });
         }

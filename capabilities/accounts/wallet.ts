@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { type AccountModels, type LedgerDoc, type LedgerKind, type WalletCheckpointDoc, accountRedisKeys } from './store';
-import type { UsageModels, UsageDoc } from '../usage/store';
+import type { UsageModels, StoredUsage } from '../usage/store';
 import type { Logger } from '../../platform/logger';
 import { BatchInserter, insertIgnoringDuplicates } from '../../platform/batch-insert';
 import { BatchExists } from '../../platform/batch-exists';
@@ -139,7 +139,7 @@ export class Wallet {
    * the same ticket changes nothing and appends nothing. `lease` frees the
    * call's concurrency slot in the same round trip.
    */
-  async applyAhead(op: LedgerOp, usage?: UsageDoc, ticket?: ChargeTicket, lease?: LeaseRelease): Promise<ApplyResult> {
+  async applyAhead(op: LedgerOp, usage?: StoredUsage, ticket?: ChargeTicket, lease?: LeaseRelease): Promise<ApplyResult> {
     const own = ticket ?? this.ticket();
     try {
       const entry = this.journal.entry({ l: ledgerDoc(op), u: usage });
@@ -194,7 +194,7 @@ export class Wallet {
    * FRESH_OP_MS of it the ledger read is skipped: as for `apply`'s own read,
    * the marker covers everything applied since (docs/wallet.md).
    */
-  async applyMarkedAhead(op: LedgerOp, opts: { gate?: { capNano: number | null }; usage?: UsageDoc; absentAt?: number } = {}): Promise<ApplyResult> {
+  async applyMarkedAhead(op: LedgerOp, opts: { gate?: { capNano: number | null }; usage?: StoredUsage; absentAt?: number } = {}): Promise<ApplyResult> {
     const fresh = opts.absentAt !== undefined && performance.now() - opts.absentAt < FRESH_OP_MS;
     if (!fresh && (await this.ledgerHas.has(op.opId))) return { status: 'duplicate', ...(await this.read(op)) };
     const entry = this.journal.entry({ l: ledgerDoc(op), u: opts.usage });
@@ -210,7 +210,7 @@ export class Wallet {
    * Redis is back. The row carries the ticket, so a projection rebuilt from
    * the ledger meanwhile knows the charge is counted.
    */
-  async recordDirect(op: LedgerOp, usage: UsageDoc, ticket?: ChargeTicket): Promise<void> {
+  async recordDirect(op: LedgerOp, usage: StoredUsage, ticket?: ChargeTicket): Promise<void> {
     const doc = { ...ledgerDoc(op), recorded_at: new Date(), ...(ticket ? { writer: ticket.writer, seq: ticket.seq } : {}) };
     if (await this.ledger.insert(doc)) this.countRows([doc]);
     await insertIgnoringDuplicates(this.db.Usage.collection as never, [usage]);

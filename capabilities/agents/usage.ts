@@ -1,4 +1,4 @@
-import type { UsageModels, UsageDoc } from '../usage/store';
+import { withUsageDefaults, type UsageModels, type UsageDoc } from '../usage/store';
 import type { UsageRecorder } from '../usage/usage';
 
 export interface AgentUsageDay {
@@ -34,7 +34,8 @@ export class AgentUsageReport {
       .cursor();
     const byDate = new Map<string, AgentUsageDay>();
     const totals = { requests: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_nano: 0 };
-    for await (const r of rows as AsyncIterable<Pick<UsageDoc, 'input_tokens' | 'output_tokens' | 'cached_tokens' | 'cost_nano' | 'created_at'>>) {
+    for await (const raw of rows as AsyncIterable<Pick<UsageDoc, 'input_tokens' | 'output_tokens' | 'cached_tokens' | 'cost_nano' | 'created_at'>>) {
+      const r = withUsageDefaults(raw);
       const date = r.created_at.toISOString().slice(0, 10);
       let day = byDate.get(date);
       if (!day) byDate.set(date, (day = { date, requests: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_nano: 0 }));

@@ -82,6 +82,39 @@ UsageSchema.index({ account_id: 1, created_at: -1 });
 UsageSchema.index({ agent_id: 1, created_at: -1 });
 UsageSchema.index({ key_id: 1, created_at: -1 });
 
+/**
+ * What a row holds when its writer left a field out. Rows are written without
+ * the fields at these values (a chat call's row carries about half of its
+ * fields; the store's work per row grows with its fields, and the row also
+ * travels through the ledger journal), and every read fills them back in:
+ * `find`/`findOne` results here, cursors through `withUsageDefaults`. A query
+ * for a default (`{ task_id: null }`) matches a missing field in MongoDB and
+ * FerretDB alike.
+ */
+export const USAGE_DEFAULTS: Readonly<Omit<UsageDoc, '_id' | 'account_id' | 'endpoint' | 'status' | 'request_id' | 'created_at' | 'attempts' | 'kb_page_ids'>> = {
+  key_id: null, key_name: null, key_prefix: null, model: null, error_code: null, error_message: null,
+  input_tokens: 0, output_tokens: 0, cached_tokens: 0, server_tool_calls: 0, unit_count: 0, unit_type: null,
+  cost_nano: 0, reserved_nano: 0, latency_ms: 0, task_id: null, submitted_at: null, attempts_count: 1,
+  result_urls: [], result_expires_at: null, usage_estimated: false, agent_id: null,
+};
+
+/** A row as written: what its writer set, without the fields at their defaults, and its time. */
+export type StoredUsage = Partial<UsageDoc> & Pick<UsageDoc, '_id' | 'account_id' | 'endpoint' | 'status' | 'request_id' | 'created_at'>;
+
+/** A row as read: the fields its writer left out at their defaults. */
+export function withUsageDefaults<T extends object>(doc: T): T {
+  for (const [k, v] of Object.entries(USAGE_DEFAULTS)) {
+    if ((doc as Record<string, unknown>)[k] === undefined) (doc as Record<string, unknown>)[k] = Array.isArray(v) ? [] : v;
+  }
+  return doc;
+}
+
+// Lean reads get the defaults too (hydrated documents have them from the schema).
+UsageSchema.post(['find', 'findOne'], function (res: unknown) {
+  if (Array.isArray(res)) for (const d of res) withUsageDefaults(d as object);
+  else if (res && typeof res === 'object') withUsageDefaults(res);
+});
+
 export interface UsageModels {
   Usage: Model<UsageDoc>;
 }

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { UsageModels, UsageDoc } from './store';
+import { withUsageDefaults, type UsageModels, type UsageDoc } from './store';
 import type { UsageRecorder } from './usage';
 
 export interface UsageFilter {
@@ -57,7 +57,7 @@ export class UsageQuery {
   /** The filtered rows, newest first, as a cursor (exports stream it); `transform` maps each row. */
   async cursor<T>(accountId: string, f: UsageFilter, limit: number, transform: (r: UsageDoc) => T): Promise<Readable> {
     await this.usage.flush();
-    return this.db.Usage.find(this.filter(accountId, f)).sort({ created_at: -1 }).limit(limit).lean<UsageDoc[]>().cursor({ transform });
+    return this.db.Usage.find(this.filter(accountId, f)).sort({ created_at: -1 }).limit(limit).lean<UsageDoc[]>().cursor({ transform: (r: UsageDoc) => transform(withUsageDefaults(r)) });
   }
 
   /** How many rows match, counting no further than `cap`. */

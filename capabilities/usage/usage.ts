@@ -1,20 +1,27 @@
-import type { UsageModels, UsageDoc } from './store';
+import { USAGE_DEFAULTS, type StoredUsage, type UsageModels, type UsageDoc } from './store';
+
+export type { StoredUsage };
 import type { Logger } from '../../platform/logger';
 import { duplicatesOf } from '../../platform/batch-insert';
 import { upsertRacing } from '../../platform/upsert';
 
 export type UsageRow = Partial<UsageDoc> & Pick<UsageDoc, '_id' | 'account_id' | 'endpoint' | 'status' | 'request_id'>;
 
-const DEFAULTS: Omit<UsageDoc, '_id' | 'account_id' | 'endpoint' | 'status' | 'request_id' | 'created_at'> = {
-  key_id: null, key_name: null, key_prefix: null, model: null, error_code: null, error_message: null,
-  input_tokens: 0, output_tokens: 0, cached_tokens: 0, server_tool_calls: 0, unit_count: 0, unit_type: null,
-  cost_nano: 0, reserved_nano: 0, latency_ms: 0, task_id: null, submitted_at: null, attempts_count: 1,
-  result_urls: [], result_expires_at: null, usage_estimated: false,
-};
+/** The row to write: the time added (unless set), the fields at their defaults left out (reads fill them in). */
+export function usageDoc(row: UsageRow): StoredUsage {
+  const doc: Record<string, unknown> = { created_at: new Date() };
+  for (const k in row) {
+    const v = (row as Record<string, unknown>)[k];
+    if (v === undefined || isDefault(k, v)) continue;
+    doc[k] = v;
+  }
+  return doc as StoredUsage;
+}
 
-/** A complete row (defaults for what the caller left out). */
-export function usageDoc(row: UsageRow): UsageDoc {
-  return { ...DEFAULTS, created_at: new Date(), ...row } as UsageDoc;
+function isDefault(k: string, v: unknown): boolean {
+  const d = (USAGE_DEFAULTS as Record<string, unknown>)[k];
+  if (d === undefined) return false;
+  return Array.isArray(d) ? Array.isArray(v) && v.length === 0 : v === d;
 }
 
 /** Rows kept for a retry while the store is down; past this the oldest are logged and dropped. */
@@ -31,7 +38,7 @@ const RETRY_MAX_MS = 10_000;
  * throws (an unhandled rejection would take the process down).
  */
 export class UsageRecorder {
-  private buffer: UsageDoc[] = [];
+  private buffer: StoredUsage[] = [];
   private timer: NodeJS.Timeout | null = null;
   private inflight: Promise<void> = Promise.resolve();
   private retryMs = 0;
@@ -67,7 +74,7 @@ export class UsageRecorder {
    * (the loser of the insert race runs again and replaces; platform/upsert.ts).
    */
   async replace(row: UsageRow): Promise<void> {
-    const doc = { ...DEFAULTS, created_at: new Date(), ...row };
+    const doc = usageDoc(row);
     await upsertRacing(() => this.db.Usage.replaceOne({ _id: row._id }, doc, { upsert: true }));
   }
 
@@ -76,7 +83,7 @@ export class UsageRecorder {
    * an outage). After a duplicate, rows the store did not report as written
    * or existing are written one by one (`duplicatesOf`).
    */
-  private async insertAll(rows: UsageDoc[]): Promise<UsageDoc[]> {
+  private async insertAll(rows: StoredUsage[]): Promise<StoredUsage[]> {
     try {
       await this.db.Usage.collection.insertMany(rows as never, { ordered: false });
       return [];
@@ -84,7 +91,7 @@ export class UsageRecorder {
       if ((err as { code?: number }).code !== 11000) return rows;
       if (duplicatesOf(err, rows.length).accounted) return [];
     }
-    const left: UsageDoc[] = [];
+    const left: StoredUsage[] = [];
     for (const row of rows) {
       await this.db.Usage.collection.insertOne(row as never).catch((err: unknown) => {
         if ((err as { code?: number }).code !== 11000) left.push(row);

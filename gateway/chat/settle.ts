@@ -5,7 +5,7 @@ import type { ChargeTicket, LedgerOp } from '../../capabilities/accounts/wallet'
 import { sameShard } from '../../platform/redis';
 import type { HeldLease } from '../middleware/rate-limit';
 import { usageDoc } from '../../capabilities/usage/usage';
-import type { UsageDoc } from '../../capabilities/usage/store';
+import type { StoredUsage } from '../../capabilities/usage/store';
 import type { GatewayDeps } from '../deps';
 import type { Ctx } from '../context';
 import { outcomeRow } from '../middleware/usage-capture';
@@ -124,7 +124,7 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
  * a script that did run, its reply lost, is a no-op, without any per-call
  * marker in Redis.
  */
-async function writeCharge(deps: GatewayDeps, op: LedgerOp, row: UsageDoc, ticket: ChargeTicket, lease?: HeldLease): Promise<void> {
+async function writeCharge(deps: GatewayDeps, op: LedgerOp, row: StoredUsage, ticket: ChargeTicket, lease?: HeldLease): Promise<void> {
   try {
     // The first try outside p-retry: its machinery costs more than the script on the normal path.
     const ahead = () => deps.wallet.applyAhead(op, row, ticket, lease);

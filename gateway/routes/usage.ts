@@ -6,7 +6,7 @@ import { InstantString } from '../../domain/instant';
 import { first } from '../../capabilities/media/list-query';
 import { validQuery } from '../middleware/validate';
 import { formatCredits } from '../../domain/money';
-import type { UsageDoc } from '../../capabilities/usage/store';
+import { withUsageDefaults, type UsageDoc } from '../../capabilities/usage/store';
 import type { GatewayDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
@@ -78,7 +78,7 @@ export function usageRoutes(deps: GatewayDeps): Router<GatewayState> {
     const filter = { account_id: ctx.state.auth!.account.id, created_at: { $gte: from, $lt: to } };
     if ((await deps.db.Usage.countDocuments(filter).limit(EXPORT_CAP + 1)) > EXPORT_CAP) ctx.set('x-truncated', 'true');
     // Streamed from a cursor: the export never holds its rows in memory.
-    const rows = deps.db.Usage.find(filter).sort({ created_at: -1 }).limit(EXPORT_CAP).lean<UsageDoc[]>().cursor({ transform: rowView });
+    const rows = deps.db.Usage.find(filter).sort({ created_at: -1 }).limit(EXPORT_CAP).lean<UsageDoc[]>().cursor({ transform: (r: UsageDoc) => rowView(withUsageDefaults(r)) });
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('content-disposition', 'attachment; filename="usage.csv"');
     ctx.body = usageCsvStream(rows);

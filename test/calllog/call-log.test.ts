@@ -115,3 +115,24 @@ test.serial('an image task after a failover: the row, the attempts, the state hi
   t.is((await logOf(id, other.key)).status, 404);
   t.is((await logOf(requestId, other.key)).status, 404);
 });
+
+test.serial('a usage row is stored without its default fields and read with them (the call log, lean reads, queries for a default)', async (t) => {
+  const me = await account();
+  const r = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${me.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-5.1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 }),
+  });
+  t.is(r.status, 200);
+  const trace = r.headers.get('x-gateway-trace')!;
+  await r.text();
+  const log = await logOf(trace, me.key); // reads flush the journal first
+  t.is(log.status, 200, log.text);
+  const stored = (await gw.deps.db.Usage.collection.findOne({ _id: trace } as never)) as Record<string, unknown> | null;
+  t.truthy(stored);
+  for (const f of ['error_code', 'error_message', 'task_id', 'submitted_at', 'result_urls', 'result_expires_at', 'reserved_nano']) t.false(f in stored!, `${f} is not stored`);
+  t.like(stored, { _id: trace, status: 'success', model: 'gpt-5.1' });
+  t.like(log.body.usage, { error_code: null, error_message: null, task_id: null, submitted_at: null });
+  const lean = await gw.deps.db.Usage.findById(trace).lean();
+  t.like(lean, { error_code: null, task_id: null, result_urls: [], cached_tokens: 0, usage_estimated: false, attempts_count: 1 });
+  t.is((await gw.deps.db.Usage.find({ _id: trace, task_id: null }).lean()).length, 1, 'a query for a default matches a row without the field');
+});
