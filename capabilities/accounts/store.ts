@@ -170,7 +170,8 @@ const ApiKeySchema = new Schema<ApiKeyDoc>(
 const LedgerSchema = new Schema<LedgerDoc>(
   {
     _id: String,
-    account_id: { type: String, index: true },
+    // account_id alone needs no index of its own: (account_id, created_at) serves it.
+    account_id: String,
     key_id: { type: String, default: null },
     kind: String,
     amount_nano: Number,

@@ -46,7 +46,8 @@ export interface UsageDoc {
 const UsageSchema = new Schema<UsageDoc>(
   {
     _id: String,
-    account_id: { type: String, index: true },
+    // account_id alone needs no index of its own: (account_id, created_at) serves it.
+    account_id: String,
     key_id: { type: String, default: null },
     key_name: { type: String, default: null },
     key_prefix: { type: String, default: null },

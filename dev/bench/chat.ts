@@ -13,7 +13,6 @@
  * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/),
  * BENCH_NODE_FLAGS (extra node flags for the gateway).
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +20,7 @@ import { Agent, request } from 'undici';
 import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../scripts/lib/proc';
 import { buildAll, gatewayNodeFlags } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
+import { pidOfPort } from './lib/cpu';
 import { fmt, runLoad, type LoadResult } from './lib/load';
 import type { Phase } from './lib/profile-summary';
 
@@ -86,15 +86,6 @@ function status(pid: number): Record<string, string> {
 const mb = (kb: string) => `${(parseInt(kb, 10) / 1024).toFixed(1)} MB`;
 const pid = gateway.child.pid!;
 /** The process listening on a local port (the stores: their CPU per request is part of the call's cost). */
-function pidOfPort(url: string): number | undefined {
-  try {
-    const out = execFileSync('ss', ['-ltnpH', `sport = :${new URL(url).port}`], { encoding: 'utf8' });
-    const m = /pid=(\d+)/.exec(out);
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 const stores = { redis: pidOfPort(services.env.REDIS_URL), ferretdb: pidOfPort(services.env.MONGO_URL) };
 
 // ---------------------------------------------------------------- warm-up

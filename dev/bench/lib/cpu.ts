@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 
 /**
  * CPU time of named processes, read from /proc (Linux): how a benchmark shows
@@ -65,4 +66,15 @@ export function perUnit(before: Record<string, number>, after: Record<string, nu
   }
   out.total = total;
   return out;
+}
+
+/** The process listening on the port of `url` (a store the benchmark's services started). */
+export function pidOfPort(url: string): number | undefined {
+  try {
+    const out = execFileSync('ss', ['-ltnpH', `sport = :${new URL(url).port}`], { encoding: 'utf8' });
+    const m = /pid=(\d+)/.exec(out);
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
