@@ -13,17 +13,33 @@ import type { CompileInput, CompiledPage, CompileResult } from './compiler/types
  */
 export type ThreadTask =
   | { kind: 'compile'; format: DocFormat; data: Uint8Array; input: Omit<CompileInput, 'doc'> }
-  | { kind: 'links'; baseKey: string; targets: LinkTarget[]; pages: Array<Pick<CompiledPage, 'page_id' | 'body' | 'link_requests'>> };
+  | { kind: 'links'; baseKey: string; targets: LinkTarget[]; pages: Array<Pick<CompiledPage, 'page_id' | 'body' | 'link_requests'>> }
+  /** A link pass's batch: `pass` names the pass (its targets are the same for every batch of it), `current` the links stored now. */
+  | { kind: 'relink'; baseKey: string; pass: string; targets: LinkTarget[]; pages: Array<Pick<CompiledPage, 'page_id' | 'body' | 'link_requests'> & { current: OutgoingLink[] }> };
 
 export type ThreadResult =
   | { kind: 'compiled'; result: CompileResult }
   | { kind: 'unreadable'; message: string }
-  | { kind: 'links'; outgoing: OutgoingLink[][] };
+  | { kind: 'links'; outgoing: OutgoingLink[][] }
+  /** The pages of the batch whose links differ from those stored: their place in the batch and their links. */
+  | { kind: 'relinked'; changed: Array<[number, OutgoingLink[]]> };
+
+/** The link index of the latest pass this thread served: a pass's batches share it instead of building it again. */
+let passIndex: { pass: string; index: LinkIndex } | null = null;
 
 export async function runTask(task: ThreadTask): Promise<ThreadResult> {
   if (task.kind === 'links') {
     const index = new LinkIndex(task.targets);
     return { kind: 'links', outgoing: task.pages.map((p) => resolveLinks(task.baseKey, p, index)) };
+  }
+  if (task.kind === 'relink') {
+    if (passIndex?.pass !== task.pass) passIndex = { pass: task.pass, index: new LinkIndex(task.targets) };
+    const changed: Array<[number, OutgoingLink[]]> = [];
+    task.pages.forEach((p, i) => {
+      const outgoing = resolveLinks(task.baseKey, p, passIndex!.index);
+      if (!sameLinks(outgoing, p.current)) changed.push([i, outgoing]);
+    });
+    return { kind: 'relinked', changed };
   }
   let doc;
   try {
@@ -37,3 +53,8 @@ export async function runTask(task: ThreadTask): Promise<ThreadResult> {
 }
 
 export default runTask;
+
+function sameLinks(a: OutgoingLink[], b: OutgoingLink[] | undefined): boolean {
+  if (!b || a.length !== b.length) return false;
+  return a.every((l, i) => l.id === b[i].id && l.resolved === b[i].resolved && l.title === b[i].title);
+}

@@ -9,6 +9,7 @@ import { withLock } from './lock';
 import { resolvedIds, type LinkTarget } from './compiler/links';
 import type { CompiledPage, Compiler } from './compiler/types';
 import { inlineCompute, type Compute } from './compute';
+import { randomUUID } from 'node:crypto';
 
 /**
  * The steps of one build, run by the build workflow's activities. Each is
@@ -102,6 +103,7 @@ export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor
   const firstId = `${buildId}:${compiled.pages[0].page_id}`;
   if (await deps.db.Page.exists({ _id: firstId })) await deps.db.Page.deleteMany({ document_id: build.document_id, build_id: buildId });
   let written = 0;
+  const all: PageDoc[] = [];
   await step(deps, 'page writes (batched)', async () => {
     for (let i = 0; i < compiled.pages.length; i += PAGE_WRITE_BATCH) {
       const docs: PageDoc[] = compiled.pages.slice(i, i + PAGE_WRITE_BATCH).map((p, j) => {
@@ -114,11 +116,14 @@ export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor
         };
       });
       await deps.db.Page.insertMany(docs, { ordered: false, lean: true });
+      for (const d of docs) all.push(d);
       written += docs.length;
       if (i === 0) failpoint('kb.build.mid-pages');
       await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_done: written, updated_at: new Date() } });
     }
   });
+  // The same pages in a few records read by _id (build-parts.ts): link passes and gateways read those, not kb_pages.
+  await step(deps, 'build parts write', () => deps.pages.parts.write(all));
   await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_made: written, warnings: compiled.warnings.slice(0, 50), updated_at: new Date() } });
   return { pages: written, done: false };
 }
@@ -180,9 +185,23 @@ export async function cleanupDocument(deps: BuildDeps, documentId: string, endin
   const builds = await deps.db.KbBuild.find({ document_id: documentId }).select({ _id: 1, seq: 1, state: 1, r2_key: 1 }).lean<KbBuildDoc[]>();
   const live = doc.deleted_at ? null : doc.live_build_id;
   const dead = builds.filter((b) => b._id !== live && (b.state === 'succeeded' || b.state === 'failed' || b._id === ending));
-  if (dead.length) await deps.db.Page.deleteMany({ document_id: documentId, build_id: { $in: dead.map((b) => b._id) } });
+  for (const b of dead) await removeBuildPages(deps, documentId, b._id);
   const keep = new Set(builds.filter((b) => !dead.includes(b)).map((b) => b.r2_key));
   for (const key of new Set(dead.map((b) => b.r2_key))) if (!keep.has(key)) await deps.kbFiles.delete(key);
+}
+
+/** A build's pages and parts, each by _id when its parts list the pages (any other filter scans kb_pages). */
+async function removeBuildPages(deps: BuildDeps, documentId: string, buildId: string): Promise<void> {
+  if (await deps.pages.parts.removed(buildId)) return;
+  const ids = await deps.pages.parts.pageIds(buildId);
+  if (ids === null) {
+    await deps.db.Page.deleteMany({ document_id: documentId, build_id: buildId });
+  } else if (ids.length) {
+    for (let i = 0; i < ids.length; i += PAGE_WRITE_BATCH) {
+      await deps.db.Page.bulkWrite(ids.slice(i, i + PAGE_WRITE_BATCH).map((id) => ({ deleteOne: { filter: { _id: `${buildId}:${id}` } } })), { ordered: false });
+    }
+  }
+  await deps.pages.parts.remove(buildId);
 }
 
 /**
@@ -211,76 +230,58 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
     const live = await deps.pages.liveBuilds(ref);
     let changed = 0;
     if (live.size > 0) {
-      const pages = await step(deps, 'relink: read pages', () => relinkPages(deps, ref, live, done));
+      const { pages, layout } = await step(deps, 'relink: read pages', () => relinkPages(deps, ref, live));
       const targets = pages.map(targetOf);
       const compute = deps.compute ?? inlineCompute();
-      await step(deps, 'relink: resolve (thread) and write', async () => {
-        for (let i = 0; i < pages.length; i += RELINK_BATCH) {
-          const batch = pages.slice(i, i + RELINK_BATCH).filter((p) => p.link_requests);
-          if (batch.length === 0) continue;
-          const r = await compute.run({ kind: 'links', baseKey: baseKey(ref), targets, pages: batch.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests! })) });
-          if (r.kind !== 'links') throw new Error('the link thread answered out of turn');
-          const writes = batch.flatMap((p, j) => {
-            const outgoing = r.outgoing[j];
-            if (JSON.stringify(outgoing) === JSON.stringify(p.outgoing_links)) return [];
-            // The process's copy follows the store (relinkPages keeps it only while no other process relinked).
-            p.outgoing_links = outgoing;
-            p.links = resolvedIds(outgoing);
-            return [{ updateOne: { filter: { _id: p._id }, update: { $set: { outgoing_links: outgoing, links: p.links } } } }];
+      const pass = `${baseKey(ref)}@${passVersion}:${randomUUID()}`;
+      for (let i = 0; i < pages.length; i += RELINK_BATCH) {
+        const batch = pages.slice(i, i + RELINK_BATCH).filter((p) => p.link_requests);
+        if (batch.length === 0) continue;
+        const r = await step(deps, 'relink: resolve (thread)', () => compute.run({
+          kind: 'relink', baseKey: baseKey(ref), pass, targets,
+          pages: batch.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests!, current: p.outgoing_links })),
+        }));
+        if (r.kind !== 'relinked') throw new Error('the link thread answered out of turn');
+        if (r.changed.length === 0) continue;
+        await step(deps, 'relink: write changed pages', async () => {
+          const byBuild = new Map<string, Array<{ index: number; outgoing: PageDoc['outgoing_links'] }>>();
+          const writes = r.changed.map(([j, outgoing]) => {
+            const p = batch[j];
+            const list = byBuild.get(p.build_id) ?? [];
+            list.push({ index: p.ordinal ?? 0, outgoing });
+            byBuild.set(p.build_id, list);
+            return { updateOne: { filter: { _id: p._id }, update: { $set: { outgoing_links: outgoing, links: resolvedIds(outgoing) } } } };
           });
-          if (writes.length) await deps.db.Page.bulkWrite(writes, { ordered: false });
+          // The pages first, then their builds' parts: a pass retried after a crash finds the parts stale and writes both again.
+          for (let w = 0; w < writes.length; w += PAGE_WRITE_BATCH) await deps.db.Page.bulkWrite(writes.slice(w, w + PAGE_WRITE_BATCH), { ordered: false });
+          for (const [build, list] of byBuild) {
+            const chunks = layout.get(build);
+            if (chunks) await deps.pages.parts.setLinks(chunks, list);
+          }
           changed += writes.length;
-        }
-      });
+        });
+      }
     }
     if (changed) await deps.pages.bumpVersion(ref);
     await deps.redis.set(doneKey, String(passVersion));
-    const cached = relinkCache.get(baseKey(ref));
-    if (cached) cached.done = String(passVersion);
     return changed;
   }, { waitMs: 10 * 60_000 });
 }
 
-/** Pages per thread task of a link pass (each task also carries every target of the base). */
-const RELINK_BATCH = 1000;
+/** Pages per thread task of a link pass (the pass's targets go with each task; the thread builds their index once per pass). */
+const RELINK_BATCH = 2000;
 
-/**
- * This process's copy of the pages of the bases it relinked lately, by build
- * (a build's pages never change but for their links, which only link passes
- * write). A pass reads from the store only the pages of builds it has not
- * seen; the copy is dropped whenever another process made the last pass
- * (`kbrelinked:` holds another value than the one this process wrote), so
- * links written elsewhere are never compared against stale ones. Bounded:
- * the most recently relinked bases up to RELINK_CACHE_PAGES pages in all.
- */
-const RELINK_CACHE_PAGES = 50_000;
-const relinkCache = new Map<string, { done: string | null; builds: Map<string, PageDoc[]> }>();
-
-async function relinkPages(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, done: string | null): Promise<PageDoc[]> {
-  const key = baseKey(ref);
-  let entry = relinkCache.get(key);
-  if (!entry || entry.done !== done) entry = { done, builds: new Map() };
-  relinkCache.delete(key);
-  relinkCache.set(key, entry);
-  const wanted = new Set(live.values());
-  for (const b of [...entry.builds.keys()]) if (!wanted.has(b)) entry.builds.delete(b);
-  const missing = [...wanted].filter((b) => !entry!.builds.has(b));
+/** The visible pages of a base for a link pass: from the live builds' parts (by _id), else (builds without parts) from kb_pages. */
+async function relinkPages(deps: BuildDeps, ref: BaseRef, live: Map<string, string>): Promise<{ pages: PageDoc[]; layout: Map<string, Array<{ id: string; first: number; count: number }>> }> {
+  const { pages, missing, chunks } = await deps.pages.parts.pages([...new Set(live.values())]);
   if (missing.length) {
-    for (const b of missing) entry.builds.set(b, []);
     const scope = { account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: missing } };
     // A cursor in batches: no one long decode on the event loop.
     for await (const p of deps.db.Page.find(scope).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
-      if (live.get(p.document_id) === p.build_id) entry.builds.get(p.build_id)!.push(p);
+      if (live.get(p.document_id) === p.build_id) pages.push(p);
     }
   }
-  const pages = [...entry.builds.values()].flat();
-  let total = 0;
-  for (const [k, e] of [...relinkCache].reverse()) {
-    const n = [...e.builds.values()].reduce((s, list) => s + list.length, 0);
-    if (total + n > RELINK_CACHE_PAGES && k !== key) relinkCache.delete(k);
-    else total += n;
-  }
-  return pages;
+  return { pages, layout: chunks };
 }
 
 type LinkTargetFields = Pick<PageDoc, 'page_id' | 'document_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>;
@@ -319,6 +320,7 @@ export async function sweepDeletedBase(deps: BuildDeps, ref: BaseRef): Promise<{
   await deps.pages.bumpVersion(ref);
   const { deletedCount } = await deps.db.Page.deleteMany({ account_id: ref.account_id, kb_id: ref.kb_id });
   const builds = await deps.db.KbBuild.find({ account_id: ref.account_id, kb_id: ref.kb_id }).select({ r2_key: 1 }).lean<KbBuildDoc[]>();
+  for (const b of builds) await deps.pages.parts.remove(b._id);
   const keys = new Set([...builds.map((b) => b.r2_key), ...docs.map((d) => d.r2_key)].filter(Boolean));
   for (const key of keys) await deps.kbFiles.delete(key);
   return { pages: deletedCount ?? 0, files: keys.size };
