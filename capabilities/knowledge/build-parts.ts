@@ -60,6 +60,34 @@ interface ChunkRecord {
   links: string[];
 }
 
+/** A chunk record as a link pass handles it (capabilities/knowledge/compile-thread.ts parses it). */
+export interface RawChunk {
+  id: string;
+  build_id: string;
+  first: number;
+  count: number;
+  data: string;
+  links: string[];
+}
+
+/** A chunk's pages. */
+export function pagesOfChunk(c: Pick<RawChunk, 'data' | 'links'>): PageDoc[] {
+  const data = JSON.parse(c.data) as Array<Omit<PageDoc, 'outgoing_links' | 'links'>>;
+  return data.map((p, i) => {
+    const outgoing = JSON.parse(c.links[i]) as PageDoc['outgoing_links'];
+    return { ...p, created_at: new Date(p.created_at), outgoing_links: outgoing, links: resolvedIds(outgoing) };
+  });
+}
+
+/** Pages as a chunk (for builds without parts: a link pass handles every page the same way). */
+export function chunkOfPages(buildId: string, pages: PageDoc[]): RawChunk {
+  return {
+    id: '', build_id: buildId, first: 0, count: pages.length,
+    data: JSON.stringify(pages.map(({ outgoing_links: _o, links: _l, ...rest }) => rest)),
+    links: pages.map((p) => JSON.stringify(p.outgoing_links)),
+  };
+}
+
 /** Pages per chunk record are cut at about this many characters of page text (BSON records stop at 16 MB). */
 const CHUNK_CHARS = 2_000_000;
 /** Meta records kept in this process (immutable once written), by build id. */
@@ -104,8 +132,7 @@ export class BuildParts {
     let at = 0;
     // One at a time: each is up to a few MB, and the store's write lock is shared with everyone.
     for (let n = 0; n < groups.length; n++) {
-      const data = JSON.stringify(groups[n].map(({ outgoing_links: _o, links: _l, ...rest }) => rest));
-      const links = groups[n].map((p) => JSON.stringify(p.outgoing_links));
+      const { data, links } = chunkOfPages(first.build_id, groups[n]);
       await this.chunks.replaceOne({ _id: chunkId(first.build_id, n) }, { build_id: first.build_id, first: at, count: groups[n].length, data, links }, { upsert: true });
       at += groups[n].length;
     }
@@ -152,49 +179,43 @@ export class BuildParts {
     return { targets, missing };
   }
 
-  /** The pages of these builds, each build's in page order; builds without parts are left out (`missing`). */
-  async pages(buildIds: string[]): Promise<{ pages: PageDoc[]; missing: string[]; chunks: Map<string, Array<{ id: string; first: number; count: number }>> }> {
+  /**
+   * The chunk records of these builds as stored (JSON strings: a link pass hands them to a compile thread
+   * unparsed), each build's in page order; builds without complete parts are left out (`missing`).
+   */
+  async rawChunks(buildIds: string[]): Promise<{ chunks: RawChunk[]; missing: string[] }> {
     const metas = await Promise.all(buildIds.map((b) => this.metaOf(b)));
     const missing = buildIds.filter((_, i) => !metas[i]);
     const present = metas.filter((m): m is MetaRecord => m !== null);
-    const pages: PageDoc[] = [];
-    const chunks = new Map<string, Array<{ id: string; first: number; count: number }>>();
-    // A few reads at once: each is a point read of a few MB.
     const ids = present.flatMap((m) => Array.from({ length: m.chunks }, (_, n) => chunkId(m.build_id, n)));
     const read = new Map<string, ChunkRecord | null>();
+    // A few reads at once: each is a point read of up to a few MB.
     for (let i = 0; i < ids.length; i += 4) {
       const batch = ids.slice(i, i + 4);
       const got = await Promise.all(batch.map((id) => this.chunks.findOne({ _id: id })));
       batch.forEach((id, j) => read.set(id, got[j]));
     }
+    const chunks: RawChunk[] = [];
     for (const m of present) {
-      const list: Array<{ id: string; first: number; count: number }> = [];
-      for (let n = 0; n < m.chunks; n++) {
-        const c = read.get(chunkId(m.build_id, n));
-        if (!c) {
-          // Removed under us (the build stopped being live meanwhile): read it like a build without parts.
-          missing.push(m.build_id);
-          pages.splice(pages.length - list.reduce((s, x) => s + x.count, 0));
-          list.length = 0;
-          break;
-        }
-        list.push({ id: c._id, first: c.first, count: c.count });
-        const data = JSON.parse(c.data) as Array<Omit<PageDoc, 'outgoing_links' | 'links'>>;
-        data.forEach((p, i) => {
-          const outgoing = JSON.parse(c.links[i]) as PageDoc['outgoing_links'];
-          pages.push({ ...p, created_at: new Date(p.created_at), outgoing_links: outgoing, links: resolvedIds(outgoing) });
-        });
-      }
-      if (list.length) chunks.set(m.build_id, list);
+      const mine = Array.from({ length: m.chunks }, (_, n) => read.get(chunkId(m.build_id, n)) ?? null);
+      // A chunk removed under us (the build stopped being live meanwhile): the build is read like one without parts.
+      if (mine.some((c) => c === null)) missing.push(m.build_id);
+      else for (const c of mine as ChunkRecord[]) chunks.push({ id: c._id, build_id: m.build_id, first: c.first, count: c.count, data: c.data, links: c.links });
     }
-    return { pages, missing, chunks };
+    return { chunks, missing };
+  }
+
+  /** The pages of these builds, each build's in page order; builds without complete parts are left out (`missing`). */
+  async pages(buildIds: string[]): Promise<{ pages: PageDoc[]; missing: string[] }> {
+    const { chunks, missing } = await this.rawChunks(buildIds);
+    return { pages: chunks.flatMap(pagesOfChunk), missing };
   }
 
   /**
    * Record new links of some pages of a build in its chunks (after the pages themselves were written).
    * `changes`: the page's index in the build and its new links.
    */
-  async setLinks(layout: Array<{ id: string; first: number; count: number }>, changes: Array<{ index: number; outgoing: PageDoc['outgoing_links'] }>): Promise<void> {
+  async setLinks(layout: ReadonlyArray<Pick<RawChunk, 'id' | 'first' | 'count'>>, changes: Array<{ index: number; outgoing: PageDoc['outgoing_links'] }>): Promise<void> {
     const byChunk = new Map<string, Record<string, unknown>>();
     for (const c of changes) {
       const chunk = layout.find((l) => c.index >= l.first && c.index < l.first + l.count);

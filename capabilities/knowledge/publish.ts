@@ -9,6 +9,7 @@ import { withLock } from './lock';
 import { resolvedIds, type LinkTarget } from './compiler/links';
 import type { CompiledPage, Compiler } from './compiler/types';
 import { inlineCompute, type Compute } from './compute';
+import { chunkOfPages, type RawChunk } from './build-parts';
 import { randomUUID } from 'node:crypto';
 
 /**
@@ -212,9 +213,12 @@ async function removeBuildPages(deps: BuildDeps, documentId: string, buildId: st
  * One pass re-resolves every visible page of the base against all of them
  * (exact, no guessing which pages a change can touch) and writes only the
  * pages whose links changed, in batches. The work is sized for real uploads:
- * the pages are read once with a cursor in batches (never one long decode on
- * the event loop), resolved in the compile threads (capabilities/knowledge/compute.ts) in
- * batches of PAGE_WRITE_BATCH, and passes coalesce: serialised per base, a
+ * the targets come from the live builds' meta records and the pages from
+ * their chunk records (capabilities/knowledge/build-parts.ts: reads by _id, no
+ * scan of kb_pages), handed as stored (JSON strings) to a compile thread
+ * (capabilities/knowledge/compute.ts) a few builds at a time, which parses,
+ * resolves and compares them, so this event loop never decodes or holds the
+ * base's pages; and passes coalesce: serialised per base, a
  * pass is skipped when another one already started after this document's
  * change was visible (`kbrelinked:` holds the base version the last pass
  * read), so ten documents published together cost one or two passes, not ten.
@@ -230,33 +234,33 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
     const live = await deps.pages.liveBuilds(ref);
     let changed = 0;
     if (live.size > 0) {
-      const { pages, layout } = await step(deps, 'relink: read pages', () => relinkPages(deps, ref, live));
-      const targets = pages.map(targetOf);
+      // The pass's targets (meta records, no bodies) and the pages as stored chunks, parsed and resolved in the thread:
+      // this event loop never holds the base's pages as objects.
+      const builds = [...new Set(live.values())];
+      const targets = (await step(deps, 'relink: read targets', () => deps.pages.liveTargets(ref, live))).map(targetOf);
       const compute = deps.compute ?? inlineCompute();
       const pass = `${baseKey(ref)}@${passVersion}:${randomUUID()}`;
-      for (let i = 0; i < pages.length; i += RELINK_BATCH) {
-        const batch = pages.slice(i, i + RELINK_BATCH).filter((p) => p.link_requests);
-        if (batch.length === 0) continue;
+      for (let b = 0; b < builds.length; b += RELINK_BUILDS) {
+        const { chunks, layout } = await step(deps, 'relink: read pages', () => relinkChunks(deps, ref, live, builds.slice(b, b + RELINK_BUILDS)));
+        if (chunks.length === 0) continue;
         const r = await step(deps, 'relink: resolve (thread)', () => compute.run({
-          kind: 'relink', baseKey: baseKey(ref), pass, targets,
-          pages: batch.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests!, current: p.outgoing_links })),
+          kind: 'relink', baseKey: baseKey(ref), pass, targets, chunks: chunks.map(({ build_id, first, data, links }) => ({ build_id, first, data, links })),
         }));
         if (r.kind !== 'relinked') throw new Error('the link thread answered out of turn');
         if (r.changed.length === 0) continue;
         await step(deps, 'relink: write changed pages', async () => {
           const byBuild = new Map<string, Array<{ index: number; outgoing: PageDoc['outgoing_links'] }>>();
-          const writes = r.changed.map(([j, outgoing]) => {
-            const p = batch[j];
-            const list = byBuild.get(p.build_id) ?? [];
-            list.push({ index: p.ordinal ?? 0, outgoing });
-            byBuild.set(p.build_id, list);
-            return { updateOne: { filter: { _id: p._id }, update: { $set: { outgoing_links: outgoing, links: resolvedIds(outgoing) } } } };
+          const writes = r.changed.map((c) => {
+            const list = byBuild.get(c.build_id) ?? [];
+            list.push({ index: c.index, outgoing: c.outgoing });
+            byBuild.set(c.build_id, list);
+            return { updateOne: { filter: { _id: `${c.build_id}:${c.page_id}` }, update: { $set: { outgoing_links: c.outgoing, links: resolvedIds(c.outgoing) } } } };
           });
           // The pages first, then their builds' parts: a pass retried after a crash finds the parts stale and writes both again.
           for (let w = 0; w < writes.length; w += PAGE_WRITE_BATCH) await deps.db.Page.bulkWrite(writes.slice(w, w + PAGE_WRITE_BATCH), { ordered: false });
           for (const [build, list] of byBuild) {
-            const chunks = layout.get(build);
-            if (chunks) await deps.pages.parts.setLinks(chunks, list);
+            const mine = layout.filter((c) => c.build_id === build && c.id);
+            if (mine.length) await deps.pages.parts.setLinks(mine, list);
           }
           changed += writes.length;
         });
@@ -268,20 +272,21 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
   }, { waitMs: 10 * 60_000 });
 }
 
-/** Pages per thread task of a link pass (the pass's targets go with each task; the thread builds their index once per pass). */
-const RELINK_BATCH = 2000;
+/** Builds per thread task of a link pass (each task also carries every target of the base; the thread indexes them once per pass). */
+const RELINK_BUILDS = 4;
 
-/** The visible pages of a base for a link pass: from the live builds' parts (by _id), else (builds without parts) from kb_pages. */
-async function relinkPages(deps: BuildDeps, ref: BaseRef, live: Map<string, string>): Promise<{ pages: PageDoc[]; layout: Map<string, Array<{ id: string; first: number; count: number }>> }> {
-  const { pages, missing, chunks } = await deps.pages.parts.pages([...new Set(live.values())]);
-  if (missing.length) {
-    const scope = { account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: missing } };
+/** Some live builds' pages for a link pass: their stored chunks (by _id), else (builds without parts) the pages from kb_pages as chunks. */
+async function relinkChunks(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, builds: string[]): Promise<{ chunks: RawChunk[]; layout: RawChunk[] }> {
+  const { chunks, missing } = await deps.pages.parts.rawChunks(builds);
+  for (const build of missing) {
+    const pages: PageDoc[] = [];
     // A cursor in batches: no one long decode on the event loop.
-    for await (const p of deps.db.Page.find(scope).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
+    for await (const p of deps.db.Page.find({ account_id: ref.account_id, kb_id: ref.kb_id, build_id: build }).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
       if (live.get(p.document_id) === p.build_id) pages.push(p);
     }
+    if (pages.length) chunks.push(chunkOfPages(build, pages));
   }
-  return { pages, layout: chunks };
+  return { chunks, layout: chunks };
 }
 
 type LinkTargetFields = Pick<PageDoc, 'page_id' | 'document_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>;
