@@ -47,6 +47,8 @@ export function createKnowledgeActivities(input: KnowledgeActivityDeps) {
   let pool: Compute | undefined = input.compute;
   const deps = {
     ...input,
+    // Each build step's wall time, at debug level (LOG_LEVEL=debug on the knowledge worker: where a build's time goes).
+    timings: (phase: string, ms: number) => input.log.debug('kb build step', { phase, ms: Math.round(ms) }),
     get compute(): Compute {
       return (pool ??= threadCompute({ threads: input.config.KB_COMPILE_THREADS, heapMb: input.config.KB_COMPILE_THREAD_MB }));
     },

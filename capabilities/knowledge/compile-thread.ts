@@ -4,6 +4,7 @@ import { compileRules } from './compiler/rules';
 import { LinkIndex, resolveLinks, type LinkTarget } from './compiler/links';
 import type { OutgoingLink } from '../../domain/knowledge/page';
 import type { CompileInput, CompiledPage, CompileResult } from './compiler/types';
+import type { RawChunk } from './build-parts';
 
 /**
  * The CPU-heavy steps of a build, run in a worker thread (capabilities/knowledge/compute.ts
@@ -13,17 +14,43 @@ import type { CompileInput, CompiledPage, CompileResult } from './compiler/types
  */
 export type ThreadTask =
   | { kind: 'compile'; format: DocFormat; data: Uint8Array; input: Omit<CompileInput, 'doc'> }
-  | { kind: 'links'; baseKey: string; targets: LinkTarget[]; pages: Array<Pick<CompiledPage, 'page_id' | 'body' | 'link_requests'>> };
+  | { kind: 'links'; baseKey: string; targets: LinkTarget[]; pages: Array<Pick<CompiledPage, 'page_id' | 'body' | 'link_requests'>> }
+  /**
+   * A link pass's batch: chunks of the base's pages as stored (capabilities/knowledge/build-parts.ts), parsed
+   * here, not on the worker's event loop; `pass` names the pass (its targets are the same for every batch
+   * of it, and the thread builds their index once).
+   */
+  | { kind: 'relink'; baseKey: string; pass: string; targets: LinkTarget[]; chunks: Array<Pick<RawChunk, 'build_id' | 'first' | 'data' | 'links'>> };
 
 export type ThreadResult =
   | { kind: 'compiled'; result: CompileResult }
   | { kind: 'unreadable'; message: string }
-  | { kind: 'links'; outgoing: OutgoingLink[][] };
+  | { kind: 'links'; outgoing: OutgoingLink[][] }
+  /** The pages of the batch whose links differ from those stored: their place in the batch and their links. */
+  | { kind: 'relinked'; changed: Array<{ build_id: string; index: number; page_id: string; outgoing: OutgoingLink[] }>; pages: number };
+
+/** The link index of the latest pass this thread served: a pass's batches share it instead of building it again. */
+let passIndex: { pass: string; index: LinkIndex } | null = null;
 
 export async function runTask(task: ThreadTask): Promise<ThreadResult> {
   if (task.kind === 'links') {
     const index = new LinkIndex(task.targets);
     return { kind: 'links', outgoing: task.pages.map((p) => resolveLinks(task.baseKey, p, index)) };
+  }
+  if (task.kind === 'relink') {
+    if (passIndex?.pass !== task.pass) passIndex = { pass: task.pass, index: new LinkIndex(task.targets) };
+    const changed: Array<{ build_id: string; index: number; page_id: string; outgoing: OutgoingLink[] }> = [];
+    let pages = 0;
+    for (const c of task.chunks) {
+      const data = JSON.parse(c.data) as Array<Pick<CompiledPage, 'page_id' | 'body'> & { link_requests?: CompiledPage['link_requests'] }>;
+      pages += data.length;
+      data.forEach((p, i) => {
+        if (!p.link_requests) return;
+        const outgoing = resolveLinks(task.baseKey, { page_id: p.page_id, body: p.body, link_requests: p.link_requests }, passIndex!.index);
+        if (!sameLinks(outgoing, JSON.parse(c.links[i]) as OutgoingLink[])) changed.push({ build_id: c.build_id, index: c.first + i, page_id: p.page_id, outgoing });
+      });
+    }
+    return { kind: 'relinked', changed, pages };
   }
   let doc;
   try {
@@ -37,3 +64,8 @@ export async function runTask(task: ThreadTask): Promise<ThreadResult> {
 }
 
 export default runTask;
+
+function sameLinks(a: OutgoingLink[], b: OutgoingLink[] | undefined): boolean {
+  if (!b || a.length !== b.length) return false;
+  return a.every((l, i) => l.id === b[i].id && l.resolved === b[i].resolved && l.title === b[i].title);
+}

@@ -179,7 +179,10 @@ export class KbIngestion {
       const latest = await this.latestBuild(d._id);
       const pending = latest && latest.seq > d.deleted_seq && (latest.state === 'queued' || latest.state === 'running');
       if (d.deleted_at && !pending) continue;
-      const pageCount = d.live_build_id && !d.deleted_at ? await this.deps.db.Page.countDocuments({ document_id: d._id, build_id: d.live_build_id }) : 0;
+      // The live build's own count (a build's pages never change but for their links): counting kb_pages would scan it.
+      const liveBuild = !d.live_build_id || d.deleted_at ? null
+        : latest?._id === d.live_build_id ? latest : await this.deps.db.KbBuild.findById(d.live_build_id).select({ pages_made: 1 }).lean<Pick<KbBuildDoc, 'pages_made'>>();
+      const pageCount = liveBuild?.pages_made ?? 0;
       out.push({
         id: d._id, object: 'kb.document', kb_id: d.kb_id, filename: d.filename, content_type: d.content_type, size: d.size,
         content_hash: d.content_hash, live_build_id: d.deleted_at ? null : d.live_build_id, page_count: pageCount,

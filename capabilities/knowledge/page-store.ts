@@ -1,6 +1,8 @@
 import { type KnowledgeModels, type KbDoc, type KbDocumentDoc, type PageDoc, knowledgeRedisKeys } from './store';
 import { type RedisClient } from '../../platform/redis';
+import type { MongoConn } from '../../platform/mongo';
 import { DEFAULT_KB_ID, type Page } from '../../domain/knowledge/page';
+import { BuildParts, type TargetFields } from './build-parts';
 
 /** A base as `{account_id, kb_id}`; `kb_id` is `default` for the personal base. */
 export interface BaseRef {
@@ -19,7 +21,12 @@ export const baseKey = (b: BaseRef) => `${b.account_id}/${b.kb_id}`;
  * rebuild on one gateway instance is seen by the next search on any other.
  */
 export class PageStore {
-  constructor(private readonly db: KnowledgeModels, private readonly redis: RedisClient) {}
+  /** Each build's pages in a few records read by `_id` (capabilities/knowledge/build-parts.ts): no scan of `kb_pages`. */
+  readonly parts: BuildParts;
+
+  constructor(private readonly db: KnowledgeModels & MongoConn, private readonly redis: RedisClient) {
+    this.parts = new BuildParts(db);
+  }
 
   /** The base record; the personal base `default` exists for every account even before its first upload. */
   async base(ref: BaseRef): Promise<KbDoc | null> {
@@ -40,23 +47,28 @@ export class PageStore {
     return new Map(docs.map((d) => [d._id, d.live_build_id!]));
   }
 
-  /** Every visible page of a base. */
+  /** Every visible page of a base (each live build's pages in page order, builds in document id order). */
   async livePages(ref: BaseRef): Promise<PageDoc[]> {
     const live = await this.liveBuilds(ref);
     if (live.size === 0) return [];
     const builds = [...new Set(live.values())];
-    const pages = await this.db.Page.find({ account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: builds } }).lean<PageDoc[]>();
-    return pages.filter((p) => live.get(p.document_id) === p.build_id);
+    const { pages, missing } = await this.parts.pages(builds);
+    if (missing.length === 0) return pages;
+    // Builds without parts (written before them, or seeded directly): a query of kb_pages, which scans it.
+    const rest = await this.db.Page.find({ account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: missing } }).lean<PageDoc[]>();
+    return [...pages, ...rest.filter((p) => live.get(p.document_id) === p.build_id)];
   }
 
   /** What links resolve against, for every visible page of a base: ids, titles, aliases, anchors (no bodies). */
-  async liveTargets(ref: BaseRef): Promise<Array<Pick<PageDoc, 'page_id' | 'document_id' | 'build_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>>> {
-    const live = await this.liveBuilds(ref);
+  async liveTargets(ref: BaseRef, live?: Map<string, string>): Promise<TargetFields[]> {
+    live ??= await this.liveBuilds(ref);
     if (live.size === 0) return [];
-    const pages = await this.db.Page.find({ account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: [...new Set(live.values())] } })
+    const { targets, missing } = await this.parts.targets([...new Set(live.values())]);
+    if (missing.length === 0) return targets;
+    const rest = await this.db.Page.find({ account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: missing } })
       .select({ page_id: 1, document_id: 1, build_id: 1, source: 1, title: 1, aliases: 1, anchor: 1, ordinal: 1 })
-      .lean<Array<Pick<PageDoc, 'page_id' | 'document_id' | 'build_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>>>();
-    return pages.filter((p) => live.get(p.document_id) === p.build_id);
+      .lean<TargetFields[]>();
+    return [...targets, ...rest.filter((p) => live!.get(p.document_id) === p.build_id)];
   }
 
   /** Visible pages with these public ids in one of the given bases (unknown or invisible ids are left out). */

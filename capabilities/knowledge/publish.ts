@@ -9,6 +9,8 @@ import { withLock } from './lock';
 import { resolvedIds, type LinkTarget } from './compiler/links';
 import type { CompiledPage, Compiler } from './compiler/types';
 import { inlineCompute, type Compute } from './compute';
+import { chunkOfPages, type RawChunk } from './build-parts';
+import { randomUUID } from 'node:crypto';
 
 /**
  * The steps of one build, run by the build workflow's activities. Each is
@@ -102,6 +104,7 @@ export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor
   const firstId = `${buildId}:${compiled.pages[0].page_id}`;
   if (await deps.db.Page.exists({ _id: firstId })) await deps.db.Page.deleteMany({ document_id: build.document_id, build_id: buildId });
   let written = 0;
+  const all: PageDoc[] = [];
   await step(deps, 'page writes (batched)', async () => {
     for (let i = 0; i < compiled.pages.length; i += PAGE_WRITE_BATCH) {
       const docs: PageDoc[] = compiled.pages.slice(i, i + PAGE_WRITE_BATCH).map((p, j) => {
@@ -114,11 +117,14 @@ export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor
         };
       });
       await deps.db.Page.insertMany(docs, { ordered: false, lean: true });
+      for (const d of docs) all.push(d);
       written += docs.length;
       if (i === 0) failpoint('kb.build.mid-pages');
       await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_done: written, updated_at: new Date() } });
     }
   });
+  // The same pages in a few records read by _id (build-parts.ts): link passes and gateways read those, not kb_pages.
+  await step(deps, 'build parts write', () => deps.pages.parts.write(all));
   await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_made: written, warnings: compiled.warnings.slice(0, 50), updated_at: new Date() } });
   return { pages: written, done: false };
 }
@@ -180,9 +186,23 @@ export async function cleanupDocument(deps: BuildDeps, documentId: string, endin
   const builds = await deps.db.KbBuild.find({ document_id: documentId }).select({ _id: 1, seq: 1, state: 1, r2_key: 1 }).lean<KbBuildDoc[]>();
   const live = doc.deleted_at ? null : doc.live_build_id;
   const dead = builds.filter((b) => b._id !== live && (b.state === 'succeeded' || b.state === 'failed' || b._id === ending));
-  if (dead.length) await deps.db.Page.deleteMany({ document_id: documentId, build_id: { $in: dead.map((b) => b._id) } });
+  for (const b of dead) await removeBuildPages(deps, documentId, b._id);
   const keep = new Set(builds.filter((b) => !dead.includes(b)).map((b) => b.r2_key));
   for (const key of new Set(dead.map((b) => b.r2_key))) if (!keep.has(key)) await deps.kbFiles.delete(key);
+}
+
+/** A build's pages and parts, each by _id when its parts list the pages (any other filter scans kb_pages). */
+async function removeBuildPages(deps: BuildDeps, documentId: string, buildId: string): Promise<void> {
+  if (await deps.pages.parts.removed(buildId)) return;
+  const ids = await deps.pages.parts.pageIds(buildId);
+  if (ids === null) {
+    await deps.db.Page.deleteMany({ document_id: documentId, build_id: buildId });
+  } else if (ids.length) {
+    for (let i = 0; i < ids.length; i += PAGE_WRITE_BATCH) {
+      await deps.db.Page.bulkWrite(ids.slice(i, i + PAGE_WRITE_BATCH).map((id) => ({ deleteOne: { filter: { _id: `${buildId}:${id}` } } })), { ordered: false });
+    }
+  }
+  await deps.pages.parts.remove(buildId);
 }
 
 /**
@@ -193,9 +213,12 @@ export async function cleanupDocument(deps: BuildDeps, documentId: string, endin
  * One pass re-resolves every visible page of the base against all of them
  * (exact, no guessing which pages a change can touch) and writes only the
  * pages whose links changed, in batches. The work is sized for real uploads:
- * the pages are read once with a cursor in batches (never one long decode on
- * the event loop), resolved in the compile threads (capabilities/knowledge/compute.ts) in
- * batches of PAGE_WRITE_BATCH, and passes coalesce: serialised per base, a
+ * the targets come from the live builds' meta records and the pages from
+ * their chunk records (capabilities/knowledge/build-parts.ts: reads by _id, no
+ * scan of kb_pages), handed as stored (JSON strings) to a compile thread
+ * (capabilities/knowledge/compute.ts) a few builds at a time, which parses,
+ * resolves and compares them, so this event loop never decodes or holds the
+ * base's pages; and passes coalesce: serialised per base, a
  * pass is skipped when another one already started after this document's
  * change was visible (`kbrelinked:` holds the base version the last pass
  * read), so ten documents published together cost one or two passes, not ten.
@@ -211,76 +234,59 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
     const live = await deps.pages.liveBuilds(ref);
     let changed = 0;
     if (live.size > 0) {
-      const pages = await step(deps, 'relink: read pages', () => relinkPages(deps, ref, live, done));
-      const targets = pages.map(targetOf);
+      // The pass's targets (meta records, no bodies) and the pages as stored chunks, parsed and resolved in the thread:
+      // this event loop never holds the base's pages as objects.
+      const builds = [...new Set(live.values())];
+      const targets = (await step(deps, 'relink: read targets', () => deps.pages.liveTargets(ref, live))).map(targetOf);
       const compute = deps.compute ?? inlineCompute();
-      await step(deps, 'relink: resolve (thread) and write', async () => {
-        for (let i = 0; i < pages.length; i += RELINK_BATCH) {
-          const batch = pages.slice(i, i + RELINK_BATCH).filter((p) => p.link_requests);
-          if (batch.length === 0) continue;
-          const r = await compute.run({ kind: 'links', baseKey: baseKey(ref), targets, pages: batch.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests! })) });
-          if (r.kind !== 'links') throw new Error('the link thread answered out of turn');
-          const writes = batch.flatMap((p, j) => {
-            const outgoing = r.outgoing[j];
-            if (JSON.stringify(outgoing) === JSON.stringify(p.outgoing_links)) return [];
-            // The process's copy follows the store (relinkPages keeps it only while no other process relinked).
-            p.outgoing_links = outgoing;
-            p.links = resolvedIds(outgoing);
-            return [{ updateOne: { filter: { _id: p._id }, update: { $set: { outgoing_links: outgoing, links: p.links } } } }];
+      const pass = `${baseKey(ref)}@${passVersion}:${randomUUID()}`;
+      for (let b = 0; b < builds.length; b += RELINK_BUILDS) {
+        const { chunks, layout } = await step(deps, 'relink: read pages', () => relinkChunks(deps, ref, live, builds.slice(b, b + RELINK_BUILDS)));
+        if (chunks.length === 0) continue;
+        const r = await step(deps, 'relink: resolve (thread)', () => compute.run({
+          kind: 'relink', baseKey: baseKey(ref), pass, targets, chunks: chunks.map(({ build_id, first, data, links }) => ({ build_id, first, data, links })),
+        }));
+        if (r.kind !== 'relinked') throw new Error('the link thread answered out of turn');
+        if (r.changed.length === 0) continue;
+        await step(deps, 'relink: write changed pages', async () => {
+          const byBuild = new Map<string, Array<{ index: number; outgoing: PageDoc['outgoing_links'] }>>();
+          const writes = r.changed.map((c) => {
+            const list = byBuild.get(c.build_id) ?? [];
+            list.push({ index: c.index, outgoing: c.outgoing });
+            byBuild.set(c.build_id, list);
+            return { updateOne: { filter: { _id: `${c.build_id}:${c.page_id}` }, update: { $set: { outgoing_links: c.outgoing, links: resolvedIds(c.outgoing) } } } };
           });
-          if (writes.length) await deps.db.Page.bulkWrite(writes, { ordered: false });
+          // The pages first, then their builds' parts: a pass retried after a crash finds the parts stale and writes both again.
+          for (let w = 0; w < writes.length; w += PAGE_WRITE_BATCH) await deps.db.Page.bulkWrite(writes.slice(w, w + PAGE_WRITE_BATCH), { ordered: false });
+          for (const [build, list] of byBuild) {
+            const mine = layout.filter((c) => c.build_id === build && c.id);
+            if (mine.length) await deps.pages.parts.setLinks(mine, list);
+          }
           changed += writes.length;
-        }
-      });
+        });
+      }
     }
     if (changed) await deps.pages.bumpVersion(ref);
     await deps.redis.set(doneKey, String(passVersion));
-    const cached = relinkCache.get(baseKey(ref));
-    if (cached) cached.done = String(passVersion);
     return changed;
   }, { waitMs: 10 * 60_000 });
 }
 
-/** Pages per thread task of a link pass (each task also carries every target of the base). */
-const RELINK_BATCH = 1000;
+/** Builds per thread task of a link pass (each task also carries every target of the base; the thread indexes them once per pass). */
+const RELINK_BUILDS = 4;
 
-/**
- * This process's copy of the pages of the bases it relinked lately, by build
- * (a build's pages never change but for their links, which only link passes
- * write). A pass reads from the store only the pages of builds it has not
- * seen; the copy is dropped whenever another process made the last pass
- * (`kbrelinked:` holds another value than the one this process wrote), so
- * links written elsewhere are never compared against stale ones. Bounded:
- * the most recently relinked bases up to RELINK_CACHE_PAGES pages in all.
- */
-const RELINK_CACHE_PAGES = 50_000;
-const relinkCache = new Map<string, { done: string | null; builds: Map<string, PageDoc[]> }>();
-
-async function relinkPages(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, done: string | null): Promise<PageDoc[]> {
-  const key = baseKey(ref);
-  let entry = relinkCache.get(key);
-  if (!entry || entry.done !== done) entry = { done, builds: new Map() };
-  relinkCache.delete(key);
-  relinkCache.set(key, entry);
-  const wanted = new Set(live.values());
-  for (const b of [...entry.builds.keys()]) if (!wanted.has(b)) entry.builds.delete(b);
-  const missing = [...wanted].filter((b) => !entry!.builds.has(b));
-  if (missing.length) {
-    for (const b of missing) entry.builds.set(b, []);
-    const scope = { account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: missing } };
+/** Some live builds' pages for a link pass: their stored chunks (by _id), else (builds without parts) the pages from kb_pages as chunks. */
+async function relinkChunks(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, builds: string[]): Promise<{ chunks: RawChunk[]; layout: RawChunk[] }> {
+  const { chunks, missing } = await deps.pages.parts.rawChunks(builds);
+  for (const build of missing) {
+    const pages: PageDoc[] = [];
     // A cursor in batches: no one long decode on the event loop.
-    for await (const p of deps.db.Page.find(scope).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
-      if (live.get(p.document_id) === p.build_id) entry.builds.get(p.build_id)!.push(p);
+    for await (const p of deps.db.Page.find({ account_id: ref.account_id, kb_id: ref.kb_id, build_id: build }).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
+      if (live.get(p.document_id) === p.build_id) pages.push(p);
     }
+    if (pages.length) chunks.push(chunkOfPages(build, pages));
   }
-  const pages = [...entry.builds.values()].flat();
-  let total = 0;
-  for (const [k, e] of [...relinkCache].reverse()) {
-    const n = [...e.builds.values()].reduce((s, list) => s + list.length, 0);
-    if (total + n > RELINK_CACHE_PAGES && k !== key) relinkCache.delete(k);
-    else total += n;
-  }
-  return pages;
+  return { chunks, layout: chunks };
 }
 
 type LinkTargetFields = Pick<PageDoc, 'page_id' | 'document_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>;
@@ -319,6 +325,7 @@ export async function sweepDeletedBase(deps: BuildDeps, ref: BaseRef): Promise<{
   await deps.pages.bumpVersion(ref);
   const { deletedCount } = await deps.db.Page.deleteMany({ account_id: ref.account_id, kb_id: ref.kb_id });
   const builds = await deps.db.KbBuild.find({ account_id: ref.account_id, kb_id: ref.kb_id }).select({ r2_key: 1 }).lean<KbBuildDoc[]>();
+  for (const b of builds) await deps.pages.parts.remove(b._id);
   const keys = new Set([...builds.map((b) => b.r2_key), ...docs.map((d) => d.r2_key)].filter(Boolean));
   for (const key of keys) await deps.kbFiles.delete(key);
   return { pages: deletedCount ?? 0, files: keys.size };

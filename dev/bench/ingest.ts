@@ -46,7 +46,9 @@ const queues = perQueue ? ['media', 'knowledge', 'webhooks'] : ['all'];
 const workers: Record<string, { proc: Managed; metricsPort: number }> = {};
 for (const q of queues) {
   const metricsPort = await freePort();
-  const proc = await startProcess(`worker-${q}`, perQueue ? 'workers/main.ts' : 'workers/main.ts', { ...env, METRICS_PORT: String(metricsPort), ...(perQueue ? { WORKER_QUEUE: q } : {}) }, metricsPort);
+  // BENCH_CPU_PROF=dir: the measured worker writes a V8 CPU profile there when it stops (node --cpu-prof).
+  const profile = process.env.BENCH_CPU_PROF && (q === 'knowledge' || q === 'all') ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const proc = await startProcess(`worker-${q}`, 'workers/main.ts', { ...env, METRICS_PORT: String(metricsPort), ...(perQueue ? { WORKER_QUEUE: q } : {}) }, metricsPort, profile);
   workers[q] = { proc, metricsPort };
 }
 const measured = workers[perQueue ? 'knowledge' : 'all'];
