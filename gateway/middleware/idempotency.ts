@@ -4,7 +4,7 @@ import { isDuplicateKey } from '../../platform/mongo';
 import { idempotencyModel, type IdempotencyDoc } from './idempotency-store';
 import { isStoreUnavailable, retryStore } from '../../platform/store-retry';
 import { sha256Hex } from '../../platform/secrets';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
 import { currentMetrics } from '../../platform/metrics/index';
 
@@ -59,7 +59,7 @@ const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-
  * scope is the account. Only 2xx answers are remembered (7 days); failures
  * free the key; a running claim holds it up to 10 minutes.
  */
-export function idempotency(deps: GatewayDeps): Middleware {
+export function idempotency(deps: ServiceDeps): Middleware {
   const Idempotency = idempotencyModel(deps.db.conn);
   return async function idempotent(ctx: Ctx, next) {
     const key = idempotencyKeyOf(ctx);

@@ -5,7 +5,7 @@ import { errors, GatewayError } from '../../domain/errors';
 import { isModelAllowed } from '../../domain/api-key';
 import type { Channel } from '../../domain/catalogue';
 import { parseUpstream } from '../../providers/media/ark-schemas';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { digitalHumanDialect } from '../media/video-dialect';
 import { authenticate } from '../middleware/auth';
@@ -57,7 +57,7 @@ function summary(t: z.infer<typeof Template>) {
   };
 }
 
-export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function clipTemplateRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
   /** The clip models this key may use (403 model_not_allowed when none), and their channels in ladder order. */
