@@ -14,13 +14,16 @@ import { CatalogueCache } from './catalogue/catalogue-cache';
 import { ChannelHealth } from './catalogue/channel-health';
 import { ChannelService } from './catalogue/channels';
 import { ChannelTester } from './catalogue/channel-test';
-import type { ServiceDeps } from './deps';
+import type { PlatformDeps, UsageDeps } from './deps';
+import type { AccountsDeps } from './accounts/deps';
+import type { CatalogueDeps } from './catalogue/deps';
+import type { KnowledgeDeps } from './knowledge/deps';
 import { PeopleService } from './accounts/people';
 import { PageStore } from './knowledge/page-store';
 import { KnowledgeScope } from './knowledge/scope';
 import { CorpusCache } from './knowledge/corpus';
 import { Retrieval } from './knowledge/retrieval';
-import { createAgentServices } from './agents';
+import { createAgentServices, type AgentsDeps } from './agents';
 import { KnowledgeReader } from './knowledge/reader';
 import { DifyRetrieval } from './knowledge/dify';
 import { MongoFileStore } from './knowledge/storage/mongo-file-store';
@@ -29,6 +32,13 @@ import { KbBases } from './knowledge/bases';
 import { KbIngestion } from './knowledge/ingestion';
 import { temporalClientInterceptors } from '../platform/tracing/temporal-client';
 import { keyRing } from '../platform/secrets';
+
+/**
+ * The process's services, built once (buildDeps below, or a test): what a
+ * request handler or a worker may use. Each part is declared by the capability
+ * it belongs to; code that needs one capability takes that part alone.
+ */
+export type ServiceDeps = PlatformDeps & AccountsDeps & UsageDeps & CatalogueDeps & KnowledgeDeps & AgentsDeps;
 
 /** Connect to Mongo and Redis and build the services, once per process. */
 export async function buildDeps(config: Config, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ServiceDeps & { close(): Promise<void> }> {

@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { GatewayDeps } from './deps';
+import type { ServiceDeps } from './deps';
 import type { GatewayState } from './context';
 import { errorHandler } from './middleware/error-handler';
 import { trace } from './middleware/trace';
@@ -41,7 +41,7 @@ import { indexRoutes } from './route-index';
 import { batchRoutes } from './routes/batches';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
-export function createApp(deps: GatewayDeps): Koa<GatewayState> {
+export function createApp(deps: ServiceDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = false;
   app.silent = true;

@@ -1,14 +1,14 @@
 import { errors } from '../domain/errors';
 import { isModelAllowed } from '../domain/api-key';
 import type { Model } from '../domain/catalogue';
-import type { GatewayDeps } from './deps';
+import type { CatalogueDeps } from '../capabilities/catalogue/deps';
 import type { Ctx } from './context';
 
 /**
  * Resolve the requested model id (aliases included) and check the key may
  * use it: unknown or placeholder -> model_not_found; whitelist -> model_not_allowed.
  */
-export function resolveModel(deps: GatewayDeps, ctx: Ctx, requested: unknown): Model {
+export function resolveModel(deps: Pick<CatalogueDeps, 'catalogue'>, ctx: Ctx, requested: unknown): Model {
   if (typeof requested !== 'string' || requested === '') throw errors.invalidRequest('model is required', 'model');
   ctx.state.model = requested;
   ctx.state.requestedModel = requested;

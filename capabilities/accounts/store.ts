@@ -280,4 +280,6 @@ export const accountRedisKeys = {
   keyLastUsed: (accountId: string, keyId: string) => `${shardTag(accountId)}klast:${keyId}`,
   /** A key that never exists, in an account's slot (a script slot that has nothing to touch). */
   none: (accountId: string) => `${shardTag(accountId)}none`,
+  /** A console session, under the sha256 of its cookie value (gateway/console/session.ts). */
+  consoleSession: (tokenHash: string) => `console:session:${tokenHash}`,
 };

@@ -1,13 +1,13 @@
 import { AUTH_MESSAGES, GatewayError, errors } from '../../domain/errors';
 import type { Logger } from '../../platform/logger';
 import type { RedisClient } from '../../platform/redis';
-import { withRecordLock } from '../../platform/record-lock';
+import { withLock } from '../../platform/lock';
 import { newId } from '../../platform/ids';
 import { canAdminister } from '../../domain/people';
 import { nextState, type AgentKeyAction } from '../../domain/agents';
 import { isDuplicateKey } from '../../platform/mongo';
 import type { ApiKeyDoc } from '../accounts/store';
-import type { AgentModels, AgentKeyClaimDoc, AgentKeyDoc } from './store';
+import { agentRedisKeys, type AgentModels, type AgentKeyClaimDoc, type AgentKeyDoc } from './store';
 import type { KeyService } from '../accounts/keys';
 import type { PeopleService } from '../accounts/people';
 import type { AgentService } from './agents';
@@ -72,7 +72,7 @@ export class AgentKeyService {
   private oneAtATime<T>(agentKeyId: string, fn: () => Promise<T>): Promise<T> {
     if (!this.redis) return fn();
     const busy = () => new GatewayError('internal_error', `agent key ${agentKeyId} is being changed by another request; retry`, { headers: { 'retry-after': '1' } });
-    return withRecordLock(this.redis, `akeylock:${agentKeyId}`, DECISION_LOCK_WAIT_MS, busy, fn);
+    return withLock(this.redis, agentRedisKeys.keyDecisionLock(agentKeyId), { waitMs: DECISION_LOCK_WAIT_MS, busy }, fn);
   }
 
   /** A member asks for a key to a published agent of their enterprise. */

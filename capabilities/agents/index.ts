@@ -27,6 +27,12 @@ export interface AgentServices {
   permissions: AgentPermissions;
 }
 
+/** What the gateway and the console take from this capability. */
+export interface AgentsDeps {
+  /** Enterprise agents, agent keys and their audit. */
+  agents: AgentServices;
+}
+
 export function createAgentServices(p: {
   db: MongoConn & UsageModels; redis: RedisClient; accounts: AccountService; keys: KeyService; people: PeopleService; wallet: Wallet;
   usage: UsageRecorder; scope: KnowledgeScope; catalogue: () => Catalogue; scopeCacheMs: number;

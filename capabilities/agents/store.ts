@@ -176,4 +176,6 @@ export const agentRedisKeys = {
   /** The calls in flight on an agent key's escrow wallet, and its end marker (capabilities/agents/escrow-flights.ts). */
   escrowFlights: (walletId: string) => `${shardTag(walletId)}eflight:${walletId}`,
   escrowEnd: (walletId: string) => `${shardTag(walletId)}eend:${walletId}`,
+  /** Held while one decision on an agent key is made (capabilities/agents/agent-keys.ts `oneAtATime`). */
+  keyDecisionLock: (agentKeyId: string) => `akeylock:${agentKeyId}`,
 };

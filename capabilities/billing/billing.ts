@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { formatCredits } from '../../domain/money';
 import { GatewayError } from '../../domain/errors';
 import type { PaymentProcessor } from './processor';
-import { billingModels, type BillingModels, type TopUpDoc } from './store';
+import { billingModels, billingRedisKeys, type BillingModels, type TopUpDoc } from './store';
 import { assertTopUpAmount, type AccountService } from '../accounts/accounts';
 import { isDuplicateKey } from '../../platform/mongo';
 import type { MongoConn } from '../../platform/mongo';
@@ -11,7 +11,7 @@ import type { AccountModels } from '../accounts/store';
 import type { RedisClient } from '../../platform/redis';
 import type { Wallet } from '../accounts/wallet';
 import { newId } from '../../platform/ids';
-import { withRecordLock } from '../../platform/record-lock';
+import { withLock } from '../../platform/lock';
 
 /** 1 US cent in nano-credits (1 credit = 1 USD = 10^9 nano). */
 export const NANO_PER_CENT = 10_000_000;
@@ -189,7 +189,7 @@ export class BillingService {
 
   private locked<T>(topUpId: string, fn: (doc: TopUpDoc) => Promise<T>): Promise<T> {
     const busy = () => new GatewayError('internal_error', 'another event of this top-up is being handled; deliver again', { headers: { 'retry-after': '1' } });
-    return withRecordLock(this.redis, `topuplock:${topUpId}`, TOPUP_LOCK_WAIT_MS, busy, async () => {
+    return withLock(this.redis, billingRedisKeys.topUpLock(topUpId), { waitMs: TOPUP_LOCK_WAIT_MS, busy }, async () => {
       const doc = await this.store.TopUp.findById(topUpId).lean<TopUpDoc>();
       if (!doc) throw new Error(`top-up ${topUpId} vanished`);
       return fn(doc);

@@ -65,3 +65,9 @@ export function billingModels(conn: Connection): BillingModels {
     PaymentEvent: modelOn(conn, 'PaymentEvent', PaymentEventSchema, 'payment_events'),
   };
 }
+
+/** Billing's Redis key names. */
+export const billingRedisKeys = {
+  /** Held while one event of a top-up is handled (capabilities/billing/billing.ts `locked`). */
+  topUpLock: (topUpId: string) => `topuplock:${topUpId}`,
+};

@@ -204,4 +204,6 @@ export function knowledgeModels(conn: Connection): KnowledgeModels {
 export const knowledgeRedisKeys = {
   /** Bumped each time a build of the base goes live or a document is removed: search indexes key on it. */
   kbVersion: (accountId: string, kbId: string) => `kbver:${accountId}/${kbId}`,
+  /** Held while one step of a document or base is written (capabilities/knowledge/lock.ts): `doc:{id}`, `relink:{base}`. */
+  lock: (name: string) => `kblock:${name}`,
 };

@@ -41,8 +41,10 @@ export function mediaModels(conn: Connection): MediaModels {
   };
 }
 
-/** The media tasks' Redis key names. */
+/** The media capability's Redis key names. */
 export const mediaRedisKeys = {
   /** An async image task still in flight as submitted (capabilities/media/media-tasks.ts): polls answer 202 from it. */
   taskPending: (taskId: string) => `taskpend:${taskId}`,
+  /** The vendor's clip templates, cached (gateway/routes/clip-templates.ts): `list:{scene|all}`, `item:{id}`. */
+  clipTemplates: (what: string) => `cliptpl:${what}`,
 };

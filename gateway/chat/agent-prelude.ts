@@ -2,7 +2,7 @@ import { GatewayError, errors } from '../../domain/errors';
 import { AFFINITY_HEADERS, effectiveModelId, whitelistAllows } from '../../domain/agents';
 import type { Channel, Model } from '../../domain/catalogue';
 import { parseRequest } from '../../protocols';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx } from '../context';
 import type { ChatCall } from './pipeline';
 import { applyBuiltinToolRules, IMAGE_GENERATION_FAMILY } from './builtin-tools';
@@ -32,7 +32,7 @@ const CLIENT_TOOL_FIELDS = ['tools', 'tool_choice', 'functions', 'function_call'
  * 6. `image_url` parts on a model without vision are 400 model_no_vision;
  * 7. a `session_id` / `conversation_id` header pins one upstream channel.
  */
-export async function agentChatCall(deps: GatewayDeps, ctx: Ctx): Promise<ChatCall> {
+export async function agentChatCall(deps: ServiceDeps, ctx: Ctx): Promise<ChatCall> {
   const key = ctx.state.auth!.key;
   const agentId = key.agent_id!;
   ctx.state.usageTags = { agent_id: agentId };

@@ -1,4 +1,4 @@
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx } from '../context';
 import { runChat } from './pipeline';
 import { walletOf } from '../../domain/api-key';
@@ -11,7 +11,7 @@ import { agentChatCall } from './agent-prelude';
  * revoked), and leaves once the call's charge is written, so the escrow's
  * rest is released only after every charge on it landed.
  */
-export async function serveAgentCall(deps: GatewayDeps, ctx: Ctx): Promise<void> {
+export async function serveAgentCall(deps: ServiceDeps, ctx: Ctx): Promise<void> {
   const key = ctx.state.auth!.key;
   // Entering the escrow and the prelude's reads start in the same tick: one Redis round trip for both.
   const entering = deps.agents.keys.beginCall(walletOf(key), ctx.state.requestId);

@@ -8,7 +8,7 @@ import { remainingNano } from '../../domain/api-key';
 import { classifyTransportError } from '../../platform/upstream';
 import { chatProviders } from '../../providers';
 import type { Protocol } from '../../protocols/types';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx } from '../context';
 import { checkModelAccess } from '../model-access';
 import { chatUpstreamFailure } from '../upstream-errors';
@@ -48,8 +48,6 @@ export interface ChatCall {
   jsonArrayStream?: boolean;
 }
 
-export type ChatEnv = GatewayDeps;
-
 /** Why a chat request's upstream call was stopped (set by the close listeners and the deadline). */
 export interface StopReason {
   /** The client closed its connection. */
@@ -59,13 +57,13 @@ export interface StopReason {
 }
 
 /** Pre-charge gate: an estimate above what the key can spend is 402, with no upstream call. */
-export function precharge(deps: GatewayDeps, ctx: Ctx, call: ChatCall): void {
+export function precharge(deps: ServiceDeps, ctx: Ctx, call: ChatCall): void {
   const { estimate, remaining } = prechargeFit(deps, ctx, call);
   if (estimate > remaining) throw errors.quota();
 }
 
 /** This call's pre-charge estimate and what the key can spend now (on the auth state the call has). */
-function prechargeFit(deps: GatewayDeps, ctx: Ctx, call: ChatCall): { estimate: number; remaining: number } {
+function prechargeFit(deps: ServiceDeps, ctx: Ctx, call: ChatCall): { estimate: number; remaining: number } {
   const auth = ctx.state.auth!;
   return {
     estimate: prechargeEstimate(call.model, deps.catalogue().pricingRules, promptBytes(call), call.maxTokens),
@@ -78,7 +76,7 @@ function prechargeFit(deps: GatewayDeps, ctx: Ctx, call: ChatCall): { estimate: 
  * the refusal, or admits the call; then what was checked on the guess is checked on the fresh state
  * (the model's access only if the key or account record changed; the pre-charge always).
  */
-async function confirmAuth(deps: GatewayDeps, ctx: Ctx, call: ChatCall): Promise<void> {
+async function confirmAuth(deps: ServiceDeps, ctx: Ctx, call: ChatCall): Promise<void> {
   const pending = ctx.state.authConfirmed;
   if (!pending) return;
   const { changed } = await pending;
@@ -92,7 +90,7 @@ async function confirmAuth(deps: GatewayDeps, ctx: Ctx, call: ChatCall): Promise
  * guessed balance covers at least twice the estimate goes ahead while the read is under way; one closer
  * to its limit waits, so a wallet running dry does not send upstream calls that will be refused.
  */
-async function gateUpstream(deps: GatewayDeps, ctx: Ctx, call: ChatCall): Promise<boolean> {
+async function gateUpstream(deps: ServiceDeps, ctx: Ctx, call: ChatCall): Promise<boolean> {
   if (!ctx.state.authConfirmed) {
     precharge(deps, ctx, call);
     return false;
@@ -116,7 +114,7 @@ interface Prepared {
   body: Buffer | string;
 }
 
-function prepare(env: ChatEnv, call: ChatCall, channel: Channel): Prepared {
+function prepare(env: ServiceDeps, call: ChatCall, channel: Channel): Prepared {
   const upstreamModel = channel.upstream_model ?? call.model.id;
   if (channel.kind === 'translated') {
     const translation = getTranslator(call.client, channel.upstream as Protocol);
@@ -177,7 +175,7 @@ class AuthRefused extends Error {}
  * retried once the client got a byte), translate when the channel speaks
  * another protocol, relay the answer or the stream, then settle on actual usage.
  */
-export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<void> {
+export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promise<void> {
   if (call.channels.length === 0) throw errors.noChannel(call.model.id, call.client);
   /** The upstream call goes out before the key's fresh state admitted the call (CHAT_AUTH_OVERLAP=upstream). */
   const upstreamBeforeAuth = await gateUpstream(env, ctx, call);
@@ -294,7 +292,7 @@ export async function runChat(env: ChatEnv, ctx: Ctx, call: ChatCall): Promise<v
 }
 
 /** The client went away before any byte of the answer: nothing generated reached it, nothing is billed. */
-async function clientLeft(env: ChatEnv, ctx: Ctx, call: ChatCall, attempts: number): Promise<void> {
+async function clientLeft(env: ServiceDeps, ctx: Ctx, call: ChatCall, attempts: number): Promise<void> {
   await settleChat(env, ctx, call.model, null, { status: 'interrupted', attempts, errorCode: 'client_closed', errorMessage: 'client disconnected before the upstream answered' });
 }
 
@@ -304,7 +302,7 @@ function setTranslationHeaders(ctx: Ctx, call: ChatCall, prepared: Prepared): vo
   if (prepared.dropped.length) ctx.set('X-Protocol-Warning', prepared.dropped.join('; '));
 }
 
-async function relayJson(env: ChatEnv, ctx: Ctx, call: ChatCall, bytes: Buffer, prepared: Prepared, attempts: number) {
+async function relayJson(env: ServiceDeps, ctx: Ctx, call: ChatCall, bytes: Buffer, prepared: Prepared, attempts: number) {
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString('utf8'));

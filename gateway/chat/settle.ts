@@ -6,7 +6,7 @@ import { sameShard } from '../../platform/redis';
 import type { HeldLease } from '../middleware/rate-limit';
 import { usageDoc } from '../../capabilities/usage/usage';
 import type { StoredUsage } from '../../capabilities/usage/store';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx } from '../context';
 import { outcomeRow } from '../middleware/usage-capture';
 import { armed, failpoint } from '../../platform/failpoints';
@@ -59,7 +59,7 @@ const PROJECTION_RETRY: RetryOptions = { retries: 40, minTimeout: 500, factor: 2
  * written straight to the ledger, and only a double outage beyond those
  * budgets leaves it to the error log (with everything needed to replay it).
  */
-export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usage: TokenUsage | null, outcome: OutcomeInfo): Promise<number> {
+export async function settleChat(deps: ServiceDeps, ctx: Ctx, model: Model, usage: TokenUsage | null, outcome: OutcomeInfo): Promise<number> {
   const auth = ctx.state.auth!;
   ctx.state.usageRecorded = true;
   // The one computation of this call's price: the ledger takes costNano, the answer reports the same charge (domain/cost-report.ts).
@@ -124,7 +124,7 @@ export async function settleChat(deps: GatewayDeps, ctx: Ctx, model: Model, usag
  * a script that did run, its reply lost, is a no-op, without any per-call
  * marker in Redis.
  */
-async function writeCharge(deps: GatewayDeps, op: LedgerOp, row: StoredUsage, ticket: ChargeTicket, lease?: HeldLease): Promise<void> {
+async function writeCharge(deps: ServiceDeps, op: LedgerOp, row: StoredUsage, ticket: ChargeTicket, lease?: HeldLease): Promise<void> {
   try {
     // The first try outside p-retry: its machinery costs more than the script on the normal path.
     const ahead = () => deps.wallet.applyAhead(op, row, ticket, lease);
@@ -161,7 +161,7 @@ const background = new Set<Promise<unknown>>();
  * finishes the response, so a gateway that dies right after answering has
  * already made the charge durable.
  */
-export function settleDurably(deps: GatewayDeps, ctx: Ctx, model: Model, usage: TokenUsage | null, outcome: OutcomeInfo): Promise<void> {
+export function settleDurably(deps: ServiceDeps, ctx: Ctx, model: Model, usage: TokenUsage | null, outcome: OutcomeInfo): Promise<void> {
   ctx.state.usageRecorded = true; // the row is on its way; a late error must not write a second one
   const p = settleChat(deps, ctx, model, usage, outcome).then(
     () => undefined,

@@ -2,7 +2,8 @@ import type { Dispatcher } from 'undici';
 import { createUsageAccumulator, formatSse, SseParser, type Protocol, type SseEvent, type Translator } from '../../protocols';
 import { usageToBill } from '../../domain/usage-estimate';
 import type { Ctx } from '../context';
-import type { ChatCall, ChatEnv, StopReason } from './pipeline';
+import type { ChatCall, StopReason } from './pipeline';
+import type { ServiceDeps } from '../deps';
 import { promptBytes, toTokenUsage } from './pipeline';
 import { failAfterAnswer, settleDurably } from './settle';
 import { openAiErrorBody } from '../../domain/error-bodies';
@@ -33,7 +34,7 @@ function isUsageOnlyChunk(ev: SseEvent): boolean {
  * output.
  */
 export async function relayStream(
-  env: ChatEnv,
+  env: ServiceDeps,
   ctx: Ctx,
   call: ChatCall,
   s: {

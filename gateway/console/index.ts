@@ -4,7 +4,7 @@ import compose from 'koa-compose';
 import type { Logger } from '../../platform/logger';
 import type { Middleware } from '../context';
 import { GatewayError } from '../../domain/errors';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { ConsoleState, CCtx } from './context';
 import { html } from './html';
 import { barePage, page } from './layout';
@@ -70,7 +70,7 @@ const consoleErrors = (log: Logger) => async (ctx: CCtx, next: Next) => {
  * services. One middleware for the whole /console tree, so its headers,
  * session, CSRF check and HTML errors apply to every path, routed or not.
  */
-export function consoleMiddleware(deps: GatewayDeps): Middleware {
+export function consoleMiddleware(deps: ServiceDeps): Middleware {
   const svc = consoleServices(deps);
   const assets = new Router<ConsoleState>();
   assetRoutes(assets);

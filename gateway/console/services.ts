@@ -1,4 +1,4 @@
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import { AccountAccess } from '../../capabilities/accounts/account-access';
 import { AuditLog } from '../../capabilities/accounts/audit';
 import { BillingService } from '../../capabilities/billing/billing';
@@ -10,7 +10,7 @@ import { SessionStore } from './session';
 
 /** What the console's pages call: the gateway's own services plus the console-facing ones, built once. */
 export interface ConsoleServices {
-  deps: GatewayDeps;
+  deps: ServiceDeps;
   sessions: SessionStore;
   signIn: SignInService;
   access: AccountAccess;
@@ -21,9 +21,9 @@ export interface ConsoleServices {
   payments: Payments;
 }
 
-const built = new WeakMap<GatewayDeps, ConsoleServices>();
+const built = new WeakMap<ServiceDeps, ConsoleServices>();
 
-export function consoleServices(deps: GatewayDeps): ConsoleServices {
+export function consoleServices(deps: ServiceDeps): ConsoleServices {
   let s = built.get(deps);
   if (!s) {
     const payments = selectPayments(deps.config, deps.db);

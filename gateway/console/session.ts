@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../../platform/redis';
 import { sha256Hex } from '../../platform/secrets';
 import type { Principal } from '../../capabilities/accounts/account-access';
+import { accountRedisKeys } from '../../capabilities/accounts/store';
 
 export const SESSION_COOKIE = 'mg_console';
 /** Idle lifetime; every request of the session extends it. */
@@ -24,7 +25,7 @@ export class SessionStore {
   constructor(private readonly redis: RedisClient) {}
 
   private key(token: string): string {
-    return `console:session:${sha256Hex(token)}`;
+    return accountRedisKeys.consoleSession(sha256Hex(token));
   }
 
   async create(principal: Principal, accountId: string | null): Promise<{ token: string; session: Session }> {

@@ -1,6 +1,6 @@
 import type { TaskDocument } from '../../domain/media/task';
 import type { MediaTasks } from '../../capabilities/media/media-tasks';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx } from '../context';
 import { mediaErrorJson } from '../../domain/error-bodies';
 import { finalBody } from '../../capabilities/media/final-body';
@@ -19,7 +19,7 @@ const readError = (taskId: string) =>
  * keep-alive whitespace; a failure after that point is a 200 with the error
  * body instead of a real status.
  */
-export async function answerSync(deps: GatewayDeps, tasks: MediaTasks, ctx: Ctx, doc: TaskDocument): Promise<void> {
+export async function answerSync(deps: ServiceDeps, tasks: MediaTasks, ctx: Ctx, doc: TaskDocument): Promise<void> {
   const settled = tasks.waitSettled(doc._id);
   settled.catch(() => undefined); // observed below; never an unhandled rejection
   let timer: NodeJS.Timeout | undefined;

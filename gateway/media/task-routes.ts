@@ -3,7 +3,7 @@ import { errors } from '../../domain/errors';
 import type { Channel, EndpointType, Model } from '../../domain/catalogue';
 import type { TaskKind, TaskDocument } from '../../domain/media/task';
 import { MediaTasks, TaskNotAccepted, type SubmitTask } from '../../capabilities/media/media-tasks';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -31,7 +31,7 @@ export interface MediaFamily {
  * chains of a charging submission and of a read, the model check, the
  * submission (whose usage row the task owns), and the list and get routes.
  */
-export function mediaTaskRoutes(deps: GatewayDeps, router: Router<GatewayState>, family: MediaFamily) {
+export function mediaTaskRoutes(deps: ServiceDeps, router: Router<GatewayState>, family: MediaFamily) {
   const tasks = new MediaTasks(deps);
   const first = family.first ?? [];
   const read: Middleware[] = [...first, authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];

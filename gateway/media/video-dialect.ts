@@ -1,4 +1,4 @@
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
 import { parseJsonBody, readRaw } from '../middleware/body';
 import { usesDigitalHumanDialect } from '../../capabilities/media/video-submission';
@@ -21,7 +21,7 @@ export const digitalHumanDialect: Middleware = async (ctx, next) => {
  * from the parsed body, or from the body still unread when the refusal came
  * first (authentication), and sets the dialect before the error handler renders it.
  */
-export function videoErrorDialect(deps: GatewayDeps, bodyLimit: number): Middleware {
+export function videoErrorDialect(deps: ServiceDeps, bodyLimit: number): Middleware {
   return async function dialectByModel(ctx: Ctx, next) {
     try {
       await next();

@@ -3,10 +3,14 @@ import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { KEY_PATTERN, remainingNano } from '../../domain/api-key';
 import { sha256Hex } from '../../platform/secrets';
 import { counters } from '../../platform/counters';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { AccountsDeps } from '../../capabilities/accounts/deps';
 import type { Ctx, Middleware } from '../context';
 import type { AuthSnapshot } from '../../capabilities/accounts/auth-lookup';
 import { applyRate, holdLease, isStreamingBody, LEASE_MS } from './rate-limit';
+
+/** What key checks read: the cached key lookup, and Redis for the limiter and "last used". */
+export type AuthDeps = Pick<PlatformDeps, 'redis'> & Pick<AccountsDeps, 'authLookup'>;
 
 export interface AuthOptions {
   /** `all`: x-api-key, x-goog-api-key, ?key=, Bearer (in that order); `header-only`: x-api-key and Bearer. */
@@ -51,7 +55,7 @@ export function extractKey(ctx: Ctx, methods: AuthOptions['methods']): string | 
 const LAST_USED_EVERY_MS = 60_000;
 const lastUsedWritten = new Map<string, number>();
 
-function touchLastUsed(deps: GatewayDeps, accountId: string, keyId: string): void {
+function touchLastUsed(deps: AuthDeps, accountId: string, keyId: string): void {
   const now = Date.now();
   if (now - (lastUsedWritten.get(keyId) ?? 0) < LAST_USED_EVERY_MS) return;
   if (lastUsedWritten.size > 100_000) lastUsedWritten.clear();
@@ -59,7 +63,7 @@ function touchLastUsed(deps: GatewayDeps, accountId: string, keyId: string): voi
   void deps.redis.set(accountRedisKeys.keyLastUsed(accountId, keyId), now).catch(() => undefined);
 }
 
-export function authenticate(deps: GatewayDeps, options: AuthOptions): Middleware {
+export function authenticate(deps: AuthDeps, options: AuthOptions): Middleware {
   const sources = options.methods === 'all' ? SOURCES_ALL : SOURCES_HEADERS;
   return async function auth(ctx: Ctx, next) {
     const presented = extractKey(ctx, options.methods);
@@ -97,7 +101,7 @@ export function refusal(snapshot: AuthSnapshot | null, options: Pick<AuthOptions
  * limiter's verdict, a concurrency slot when one was granted, then 402 for a spent wallet on a billable
  * endpoint. Returns what frees the slot.
  */
-function admit(deps: GatewayDeps, ctx: Ctx, snapshot: AuthSnapshot | null, options: AuthOptions): (() => void) | undefined {
+function admit(deps: AuthDeps, ctx: Ctx, snapshot: AuthSnapshot | null, options: AuthOptions): (() => void) | undefined {
   const refused = refusal(snapshot, options);
   if (refused) throw refused;
   const { key, account, balanceNano, keySpendNano, rate } = snapshot!;
@@ -146,7 +150,7 @@ export interface AuthConfirmation {
  * throws is outranked by a refusal, and a handler that did not wait is waited for. The refusal is the
  * one a non-optimistic call would get (401, 402, 429 with its headers), with the same usage row.
  */
-async function optimistic(deps: GatewayDeps, ctx: Ctx, next: () => Promise<unknown>, options: AuthOptions, guess: AuthSnapshot, fresh: Promise<AuthSnapshot | null>): Promise<void> {
+async function optimistic(deps: AuthDeps, ctx: Ctx, next: () => Promise<unknown>, options: AuthOptions, guess: AuthSnapshot, fresh: Promise<AuthSnapshot | null>): Promise<void> {
   ctx.state.auth = { key: guess.key, account: guess.account!, balanceNano: guess.balanceNano, keySpendNano: guess.keySpendNano };
   let release: (() => void) | undefined;
   const confirmed = fresh.then((snapshot): AuthConfirmation => {

@@ -32,3 +32,9 @@ const IdempotencySchema = new Schema<IdempotencyDoc>(
 export function idempotencyModel(conn: Connection): Model<IdempotencyDoc> {
   return modelOn(conn, 'Idempotency', IdempotencySchema, 'idempotency');
 }
+
+/** The idempotency answers' Redis key names. */
+export const idempotencyRedisKeys = {
+  /** Held by the one request taking over a lapsed claim (gateway/middleware/idempotency.ts). */
+  takeover: (id: string) => `idemtakeover:${id}`,
+};

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../domain/errors';
 import { isDuplicateKey } from '../../platform/mongo';
-import { idempotencyModel, type IdempotencyDoc } from './idempotency-store';
+import { idempotencyModel, idempotencyRedisKeys, type IdempotencyDoc } from './idempotency-store';
+import { withLock } from '../../platform/lock';
 import { isStoreUnavailable, retryStore } from '../../platform/store-retry';
 import { sha256Hex } from '../../platform/secrets';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
 import { currentMetrics } from '../../platform/metrics/index';
 
@@ -59,7 +60,7 @@ const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-
  * scope is the account. Only 2xx answers are remembered (7 days); failures
  * free the key; a running claim holds it up to 10 minutes.
  */
-export function idempotency(deps: GatewayDeps): Middleware {
+export function idempotency(deps: ServiceDeps): Middleware {
   const Idempotency = idempotencyModel(deps.db.conn);
   return async function idempotent(ctx: Ctx, next) {
     const key = idempotencyKeyOf(ctx);
@@ -99,15 +100,11 @@ export function idempotency(deps: GatewayDeps): Middleware {
           // Retention over (done) or the holder vanished (in flight): the key counts as new. FerretDB does
           // not make a conditional delete atomic, so takeovers are serialised by a short Redis lock: the
           // delete re-reads the claim under it and can never remove a claim another taker just made.
-          const lock = `idemtakeover:${id}`;
-          if ((await deps.redis.set(lock, holder, 'PX', TAKEOVER_LOCK_MS, 'NX')) !== 'OK') throw busy();
-          let mine = false;
-          try {
+          const takeover = { waitMs: 0, leaseMs: TAKEOVER_LOCK_MS, busy };
+          const mine = await withLock(deps.redis, idempotencyRedisKeys.takeover(id), takeover, async () => {
             await retryStore(() => Idempotency.deleteOne({ _id: id, holder: existing.holder }));
-            mine = await claim();
-          } finally {
-            await deps.redis.del(lock);
-          }
+            return claim();
+          });
           if (mine) break;
           continue;
         }

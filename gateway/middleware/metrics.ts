@@ -1,5 +1,5 @@
 import type { Metrics } from '../../platform/metrics/registry';
-import type { GatewayDeps } from '../deps';
+import type { CatalogueDeps } from '../../capabilities/catalogue/deps';
 import type { Ctx, Middleware } from '../context';
 
 /** Which API a route template belongs to: the four chat protocols by name, the rest by family. */
@@ -31,7 +31,7 @@ function routeOf(ctx: Ctx): string {
  * error handler (gateway/app.ts) only when metrics are on, so it sees the
  * status the client got. A streamed answer is measured when its socket closes.
  */
-export function httpMetrics(deps: Pick<GatewayDeps, 'catalogue'>, m: Metrics): Middleware {
+export function httpMetrics(deps: Pick<CatalogueDeps, 'catalogue'>, m: Metrics): Middleware {
   const protocols = new Map<string, string>();
   const modelOf = (requested: string | undefined): string => {
     if (!requested) return 'none';

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../domain/errors';
 import { accountRedisKeys } from '../../capabilities/accounts/store';
 import type { RateDecision } from '../../capabilities/accounts/auth-lookup';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
 import type { Ctx, Middleware } from '../context';
 import { currentMetrics } from '../../platform/metrics/index';
 
@@ -58,7 +58,7 @@ export interface HeldLease {
 }
 
 /** Every live slot of this process, renewed together by one timer (not one timer per request). */
-const live = new Map<string, { redis: GatewayDeps['redis']; key: string; member: string }>();
+const live = new Map<string, { redis: PlatformDeps['redis']; key: string; member: string }>();
 let renewTimer: NodeJS.Timeout | null = null;
 
 function renewAll(): void {
@@ -72,7 +72,7 @@ function renewAll(): void {
  * lease is renewed by one shared interval (at most RENEW_EVERY_MS after it was
  * taken, well inside LEASE_MS), not by a timer per request.
  */
-export function holdLease(deps: GatewayDeps, ctx: Ctx, accountId: string): () => void {
+export function holdLease(deps: Pick<PlatformDeps, 'redis'>, ctx: Ctx, accountId: string): () => void {
   const key = accountRedisKeys.rateLeases(accountId);
   const member = ctx.state.requestId;
   const id = `${key}\n${member}`;

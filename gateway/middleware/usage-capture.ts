@@ -1,5 +1,5 @@
 import { GatewayError } from '../../domain/errors';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
 import { usageDoc, type UsageRow } from '../../capabilities/usage/usage';
 import { walletOf } from '../../domain/api-key';
@@ -13,7 +13,7 @@ import { ClientDisconnected } from './body';
  * key (authenticate sets ctx.state.auth before that check); a 401 has no
  * account to log it against.
  */
-export function usageCapture(deps: GatewayDeps, endpoint: string): Middleware {
+export function usageCapture(deps: ServiceDeps, endpoint: string): Middleware {
   return async function captureUsage(ctx: Ctx, next) {
     ctx.state.usageEndpoint = endpoint;
     try {
@@ -31,7 +31,7 @@ export function usageCapture(deps: GatewayDeps, endpoint: string): Middleware {
   };
 }
 
-export type OutcomeRow = Partial<Parameters<GatewayDeps['usage']['record']>[0]> & {
+export type OutcomeRow = Partial<Parameters<ServiceDeps['usage']['record']>[0]> & {
   status: 'success' | 'error' | 'interrupted' | 'rejected' | 'in_flight';
 };
 
@@ -61,13 +61,13 @@ export function outcomeRow(ctx: Ctx, row: OutcomeRow): UsageRow {
  * the in-memory batch (the chaos run found such 402s). If Redis refuses the
  * append, the row goes to the batch as before.
  */
-export async function recordOutcomeAhead(deps: GatewayDeps, ctx: Ctx, row: OutcomeRow): Promise<void> {
+export async function recordOutcomeAhead(deps: ServiceDeps, ctx: Ctx, row: OutcomeRow): Promise<void> {
   ctx.state.usageRecorded = true;
   const doc = usageDoc(outcomeRow(ctx, row));
   await deps.wallet.journal.append({ u: doc }, walletOf(ctx.state.auth!.key)).catch(() => deps.usage.record(doc));
 }
 
-export function recordOutcome(deps: GatewayDeps, ctx: Ctx, row: OutcomeRow): void {
+export function recordOutcome(deps: ServiceDeps, ctx: Ctx, row: OutcomeRow): void {
   ctx.state.usageRecorded = true;
   deps.usage.record(outcomeRow(ctx, row));
 }

@@ -5,7 +5,9 @@ import { TEMPERATURE_MAX, TEMPERATURE_MIN, type AgentRecord, type AgentSettingsR
 import type { AgentKeyDoc } from '../../capabilities/agents/store';
 import { OPERATOR, type Actor, type Origin } from '../../capabilities/agents/actor';
 import { deleteAgent } from '../../capabilities/agents/agent-removal';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { AccountsDeps } from '../../capabilities/accounts/deps';
+import type { AgentsDeps } from '../../capabilities/agents';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { requireAdmin } from './admin';
@@ -87,7 +89,7 @@ function settingsView(s: AgentSettingsRecord) {
   return { object: 'agent_settings', ...s };
 }
 
-export function agentRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function agentRoutes(deps: PlatformDeps & AccountsDeps & AgentsDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin/v1' });
   const body = jsonBody(256 * 1024);
   const { service, keys, audit, usage } = deps.agents;

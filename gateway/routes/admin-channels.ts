@@ -2,7 +2,8 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { ChannelId, ChannelPatch, NewChannel, type StoredCredentials } from '../../domain/channels';
 import type { ChannelEntry } from '../../capabilities/catalogue/channels';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { CatalogueDeps } from '../../capabilities/catalogue/deps';
 import type { GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { requireAdmin } from './admin';
@@ -19,7 +20,7 @@ export const TestBody = z.object({ model: z.string().min(1).max(200).optional() 
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
-export function channelRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function channelRoutes(deps: PlatformDeps & CatalogueDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin/v1' });
   const body = jsonBody(1024 * 1024);
   router.use(requireAdmin(deps.config.ADMIN_TOKEN));

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { errors } from '../../domain/errors';
 import { baseView } from '../../capabilities/knowledge/bases';
 import { KbIngestion, MAX_DOCUMENT_BYTES, baseProgress, type UploadInput } from '../../capabilities/knowledge/ingestion';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { KnowledgeDeps } from '../../capabilities/knowledge/deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { isMultipart, readMultipart } from '../media/multipart';
@@ -56,7 +57,7 @@ async function uploadOf(ctx: Ctx): Promise<UploadInput> {
   return { filename: input.filename, contentType: input.content_type, data: Buffer.from(input.content, 'utf8') };
 }
 
-export function adminKbRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function adminKbRoutes(deps: PlatformDeps & KnowledgeDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin/v1/accounts/:id/kbs' });
   const body = jsonBody(64 * 1024);
   const docBody = jsonBody(JSON_LIMIT);

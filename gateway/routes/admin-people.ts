@@ -2,7 +2,8 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { ROLES } from '../../domain/people';
 import { toUserRecord } from '../../capabilities/accounts/people';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { AccountsDeps } from '../../capabilities/accounts/deps';
 import type { GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { requireAdmin } from './admin';
@@ -19,7 +20,7 @@ export const NewUser = z
 export const UserPatch = z.object({ password: z.string().min(8).max(200).optional(), disabled: z.boolean().optional() }).strict();
 export const Member = z.object({ user_id: z.string().min(1).max(100), role: z.enum(ROLES) }).strict();
 
-export function adminPeopleRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function adminPeopleRoutes(deps: PlatformDeps & AccountsDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin/v1' });
   const body = jsonBody(64 * 1024);
   router.use(requireAdmin(deps.config.ADMIN_TOKEN));

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { errors } from '../../domain/errors';
 import { characterQuote, creationQuote } from '../../domain/media/pricing';
 import { PIN_CHANNEL_KEY } from '../../providers/media/dh-video';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { resolveModel } from '../model-access';
@@ -26,7 +26,7 @@ const SPEECH_STATUSES = ['pending', 'succeeded', 'failed'];
  * the task's workflow) or `async: true`; poll and list; voice cloning
  * (charged per creation) and the voice list with the platform presets.
  */
-export function audioRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function audioRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const speech = mediaTaskRoutes(deps, router, { kind: 'speech', endpointTypes: ['speech'], label: 'audio speech' });
   const voices = mediaTaskRoutes(deps, router, { kind: 'voice', endpointTypes: ['voice'], label: 'audio voices' });

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { errors } from '../../domain/errors';
 import { creationQuote } from '../../domain/media/pricing';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { resolveModel } from '../model-access';
@@ -20,7 +20,7 @@ const AVATAR_BODY_LIMIT = 64 * 1024;
  * (async, charged per creation, pending -> ready or failed with a full
  * refund), get, list (200 newest), delete (400 while pending), presets.
  */
-export function avatarRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function avatarRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const avatars = mediaTaskRoutes(deps, router, { kind: 'avatar', label: 'videos avatars', first: [digitalHumanDialect] });
   const { read } = avatars;

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { remainingNano } from '../../domain/api-key';
 import { creditsNumber, formatCredits } from '../../domain/money';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { AuthState, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -14,7 +14,7 @@ function figures(auth: AuthState) {
 }
 
 /** Balance object (spec 1 section 2.5) and billing compatibility objects (2.6). */
-export function balanceRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function balanceRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const free = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false, rateLimited: false });
   const counted = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false });

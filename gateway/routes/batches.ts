@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { jsonBody } from '../middleware/body';
@@ -14,7 +14,7 @@ import { anthropicBatchView, BatchService, fileView, openAiBatchView } from '../
  * OpenAI Files and Batches, and Anthropic Message Batches, on one engine (docs/batches.md).
  * Management calls are not rate limited (the batch's own lines are, as live calls).
  */
-export function batchRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function batchRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const service = new BatchService(deps);
   const read = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true, rateLimited: false });

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Next } from 'koa';
 import { errors } from '../../domain/errors';
 import { safeEqual } from '../../platform/secrets';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -13,7 +13,7 @@ import { CallLog, type LogReader } from '../../capabilities/calllog/service';
  * key, the calls of the key's account (404 for any other id); with the
  * admin token, any call, plus the task's Temporal workflow link.
  */
-export function callLogRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function callLogRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const log = new CallLog(deps);
   const keyAuth = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true });

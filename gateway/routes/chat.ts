@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { parseRequest } from '../../protocols';
 import { errors } from '../../domain/errors';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -29,7 +29,7 @@ type Body = Record<string, any>;
  * stream always reports usage (messages, generate-content, responses).
  */
 function catalogueCall(
-  deps: GatewayDeps, ctx: Ctx, client: 'messages' | 'generate-content' | 'responses', model: Model, body: Body,
+  deps: ServiceDeps, ctx: Ctx, client: 'messages' | 'generate-content' | 'responses', model: Model, body: Body,
   p: Pick<ChatCall, 'stream' | 'maxTokens' | 'promptForEstimate' | 'jsonArrayStream'>,
   promptMember: string,
 ): ChatCall {
@@ -40,7 +40,7 @@ function catalogueCall(
 }
 
 /** The four chat endpoints (spec 1 sections 4.1-4.4): validate, resolve, then the shared pipeline. */
-export function chatRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const lineIds = batchLine(deps.config.KEY_ENCRYPTION_KEY);
   const chain = (endpoint: string) => [

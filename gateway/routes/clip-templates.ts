@@ -5,7 +5,7 @@ import { errors, GatewayError } from '../../domain/errors';
 import { isModelAllowed } from '../../domain/api-key';
 import type { Channel } from '../../domain/catalogue';
 import { parseUpstream } from '../../providers/media/ark-schemas';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { digitalHumanDialect } from '../media/video-dialect';
 import { authenticate } from '../middleware/auth';
@@ -14,6 +14,7 @@ import { validQuery } from '../middleware/validate';
 import { first } from '../../capabilities/media/list-query';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError } from '../../domain/channel-ladder';
 import { upstreamFailure } from '../upstream-errors';
+import { mediaRedisKeys } from '../../capabilities/media/store';
 
 /**
  * Clip templates (spec 2 sections 2.4, 4.6; docs/media/avatars.md): per
@@ -23,8 +24,6 @@ import { upstreamFailure } from '../upstream-errors';
 export const CLIP_SCENES = ['virtualman', 'realMan', 'oralMixCutting', 'newsMixCutting'] as const;
 export const CLIP_TEMPLATE_TTL_S = 600;
 export const ListQuery = z.object({ scene: z.preprocess(first, z.enum(CLIP_SCENES, { error: `must be one of ${CLIP_SCENES.join(', ')}` }).optional()) });
-/** The Redis client adds the deployment prefix. */
-const cacheKey = (what: string) => `cliptpl:${what}`;
 const UPSTREAM_TIMEOUT_MS = 15_000;
 
 const Template = z.looseObject({
@@ -57,7 +56,7 @@ function summary(t: z.infer<typeof Template>) {
   };
 }
 
-export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function clipTemplateRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
 
   /** The clip models this key may use (403 model_not_allowed when none), and their channels in ladder order. */
@@ -89,7 +88,7 @@ export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
 
   /** Cached JSON answer, else fetch, shape and cache it. A broken cache entry is refetched. */
   const cached = async (key: string, load: () => Promise<unknown>): Promise<unknown> => {
-    const hit = await deps.redis.get(cacheKey(key)).catch(() => null);
+    const hit = await deps.redis.get(mediaRedisKeys.clipTemplates(key)).catch(() => null);
     if (hit) {
       try {
         return JSON.parse(hit);
@@ -98,7 +97,7 @@ export function clipTemplateRoutes(deps: GatewayDeps): Router<GatewayState> {
       }
     }
     const value = await load();
-    await deps.redis.set(cacheKey(key), JSON.stringify(value), 'EX', CLIP_TEMPLATE_TTL_S).catch(() => undefined);
+    await deps.redis.set(mediaRedisKeys.clipTemplates(key), JSON.stringify(value), 'EX', CLIP_TEMPLATE_TTL_S).catch(() => undefined);
     return value;
   };
 

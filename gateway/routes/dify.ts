@@ -1,7 +1,9 @@
 import Router from '@koa/router';
 import { GatewayError } from '../../domain/errors';
 import { DifyRequest } from '../../capabilities/knowledge/dify';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { AccountsDeps } from '../../capabilities/accounts/deps';
+import type { KnowledgeDeps } from '../../capabilities/knowledge/deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';
 import { jsonBody } from '../middleware/body';
@@ -18,7 +20,7 @@ import { validBody } from '../middleware/validate';
  */
 export const DIFY_PREFIX = '/api/v1/integrations/dify';
 
-export function difyRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function difyRoutes(deps: PlatformDeps & AccountsDeps & KnowledgeDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: DIFY_PREFIX });
   const auth = authenticate(deps, { methods: 'header-only', billable: false, touchLastUsed: true });
 

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { GatewayError } from '../../domain/errors';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -8,7 +8,7 @@ import { usageCapture } from '../middleware/usage-capture';
 import { jsonBody } from '../middleware/body';
 
 /** Embeddings were retired 2026-07: every call is 404 model_not_found (spec 1 section 4.8). */
-export function embeddingRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function embeddingRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.post(
     '/v1/embeddings',

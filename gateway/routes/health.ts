@@ -1,5 +1,6 @@
 import Router from '@koa/router';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { CatalogueDeps } from '../../capabilities/catalogue/deps';
 import type { GatewayState } from '../context';
 
 /** How long one dependency may take to answer a readiness probe before it counts as down. */
@@ -15,7 +16,7 @@ function within<T>(ms: number, p: Promise<T>): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-export function healthRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function healthRoutes(deps: PlatformDeps & CatalogueDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   /** Liveness: the process answers and its Redis does (Kubernetes `livenessProbe`, compose healthcheck). */
   router.get('/healthz', async (ctx) => {

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { imageQuote } from '../../domain/media/pricing';
 import { publicStatus, FINAL_STATES, type TaskDocument } from '../../domain/media/task';
 import { formatCredits } from '../../domain/money';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { mediaTaskRoutes } from '../media/task-routes';
 import { parseImagesRequest } from '../../capabilities/media/images-request';
@@ -35,7 +35,7 @@ function listItem(doc: TaskDocument) {
   return item;
 }
 
-export function imageRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function imageRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const images = mediaTaskRoutes(deps, router, { kind: 'image', endpointTypes: ['image'], label: 'images' });
   const { tasks, read: readChain } = images;

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { GatewayError } from '../../domain/errors';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { KnowledgeDeps } from '../../capabilities/knowledge/deps';
 import type { GatewayState } from '../context';
 import { keyOfLinkPath, SOURCE_FILES_PATH } from '../../capabilities/knowledge/storage/source-links';
 
@@ -9,7 +10,7 @@ import { keyOfLinkPath, SOURCE_FILES_PATH } from '../../capabilities/knowledge/s
  * The signature is the credential: no key is needed, and an expired or
  * altered link gets a 403 in the chat-completions error shape, never data.
  */
-export function kbFileRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function kbFileRoutes(deps: PlatformDeps & KnowledgeDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.get(`${SOURCE_FILES_PATH}*key`, async (ctx) => {
     const q = ctx.query;

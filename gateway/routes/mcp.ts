@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import { GatewayError } from '../../domain/errors';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { AccountsDeps } from '../../capabilities/accounts/deps';
+import type { KnowledgeDeps } from '../../capabilities/knowledge/deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { authenticate } from '../middleware/auth';
 import { publicBaseUrl } from '../../platform/config';
@@ -32,7 +34,7 @@ const CORS = {
 /** Loaded on the first /mcp call, as the SDK's server (capabilities/knowledge/mcp/tools.ts). */
 let transportModule: Promise<typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')> | undefined;
 
-export function mcpRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function mcpRoutes(deps: PlatformDeps & AccountsDeps & KnowledgeDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const auth = authenticate(deps, { methods: 'header-only', billable: false, touchLastUsed: true });
 

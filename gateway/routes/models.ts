@@ -2,7 +2,9 @@ import Router from '@koa/router';
 import type { Model } from '../../domain/catalogue';
 import { PROTOCOLS } from '../../domain/catalogue';
 import { isModelAllowed } from '../../domain/api-key';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { AccountsDeps } from '../../capabilities/accounts/deps';
+import type { CatalogueDeps } from '../../capabilities/catalogue/deps';
 import type { GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -36,7 +38,7 @@ export function publicEntry(m: Model) {
   };
 }
 
-export function modelRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function modelRoutes(deps: PlatformDeps & AccountsDeps & CatalogueDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   // Discovery: Bearer or x-api-key only; no balance check.
   router.get(

@@ -5,7 +5,7 @@ import { musicQuote } from '../../domain/media/pricing';
 import { upstreamFailure } from '../upstream-errors';
 import { songView, sunoFetch } from '../../providers/media/suno';
 import { ownLinkExpiry } from '../../providers/media/minimax-common';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { unix } from '../../capabilities/media/list-query';
@@ -24,7 +24,7 @@ const MUSIC_STATUSES = ['processing', 'succeeded', 'failed', 'expired', 'cancell
  * poll, list, and `POST /v1/music/assets` (free: fresh links and lyrics of a
  * finished generation's songs).
  */
-export function musicRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function musicRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const music = mediaTaskRoutes(deps, router, { kind: 'music', endpointTypes: ['music'], label: 'music generations' });
   const { tasks, read } = music;

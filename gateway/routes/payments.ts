@@ -6,7 +6,7 @@ import { readRaw } from '../middleware/body';
 import { jsonBody } from '../middleware/body';
 import { validBody, validParams } from '../middleware/validate';
 import { authenticate } from '../middleware/auth';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { consoleServices } from '../console/services';
 import { SESSION_COOKIE } from '../console/session';
@@ -35,7 +35,7 @@ export const CheckoutBody = z.object({
  * - `POST /webhooks/stripe`: Stripe's events, verified with the SDK on the raw body;
  * - the development stand-in's checkout pages, in development and test only (404 in production).
  */
-export function paymentRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function paymentRoutes(deps: ServiceDeps): Router<GatewayState> {
   const svc = consoleServices(deps);
   const router = new Router<GatewayState>();
   const keyAuth = authenticate(deps, { methods: 'header-only', billable: false, touchLastUsed: true, rateLimited: false });

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { requestQuote } from '../../domain/media/pricing';
 import type { TaskDocument } from '../../domain/media/task';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { mediaTaskRoutes } from '../media/task-routes';
@@ -44,7 +44,7 @@ function transcriptView(doc: TaskDocument) {
  * 55 s), charged per request. It runs as a task, so a crash or a failure
  * refunds the reservation in full.
  */
-export function transcriptRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function transcriptRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const transcripts = mediaTaskRoutes(deps, router, { kind: 'transcript', endpointTypes: ['transcript'], label: 'transcripts extract' });
 

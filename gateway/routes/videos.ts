@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { jsonBody } from '../middleware/body';
 import { resolveModel } from '../model-access';
@@ -18,7 +18,7 @@ const VIDEO_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'expired', '
  * asynchronous), `GET /v1/videos/generations/{id}`, `GET /v1/videos/generations`
  * (spec 2 section 4.4). Docs: docs/media/videos.md.
  */
-export function videoRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function videoRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const videos = mediaTaskRoutes(deps, router, { kind: 'video', label: 'videos generations' });
 

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { errors } from '../../domain/errors';
 import type { TaskDocument } from '../../domain/media/task';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Next } from 'koa';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
@@ -19,7 +19,7 @@ import { replayTaskWebhook } from '../../capabilities/webhooks/replay';
  *   `POST .../webhook-secret/rotate` (a new secret, the old one signs too for 24 h),
  *   `GET .../webhook-secret` (metadata; the plaintext only if it was never shown).
  */
-export function webhookRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function webhookRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const secrets = new WebhookSecrets(deps);
   const read = [authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit()];

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { GatewayDeps } from '../deps';
+import type { PlatformDeps } from '../../capabilities/deps';
+import type { AccountsDeps } from '../../capabilities/accounts/deps';
+import type { KnowledgeDeps } from '../../capabilities/knowledge/deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -34,7 +36,7 @@ export const ListQuery = z.object({
   offset: count(null),
 });
 
-export function wikiRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function wikiRoutes(deps: PlatformDeps & AccountsDeps & KnowledgeDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: PREFIX });
   const reader = deps.knowledge;
   router.use(authenticate(deps, { methods: 'all', billable: false, touchLastUsed: true }), rateLimit());

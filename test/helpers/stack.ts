@@ -11,7 +11,7 @@ import { answerClientErrors } from '../../gateway/client-errors';
 import { createSimulator, type Simulator } from '../../dev/simulator/app';
 import { createMediaHandler, publicBaseUrlOf } from '../../dev/simulator/media/index';
 import { createWorkers } from '../../workers/worker';
-import type { GatewayDeps } from '../../gateway/deps';
+import type { ServiceDeps } from '../../capabilities/bootstrap';
 
 /**
  * Each test file gets its own world on the shared test services (started by
@@ -48,7 +48,7 @@ export interface TestGateway {
   /** POST/DELETE to the simulator's control API. */
   control(method: string, path: string, body?: unknown): Promise<any>;
   config: Config;
-  deps: GatewayDeps;
+  deps: ServiceDeps;
   server: Server;
   admin<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   newAccount(opts?: { name?: string; enterprise?: boolean }): Promise<{ id: string; balance_usd: string }>;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { GatewayDeps } from '../../gateway/deps';
+import type { ServiceDeps } from '../../capabilities/bootstrap';
 
 /**
  * Pages written through the reader contract (platform/mongo.ts, capabilities/knowledge/page-store.ts):
@@ -17,7 +17,7 @@ export interface SeedPage {
 }
 
 export async function seedDocument(
-  deps: GatewayDeps,
+  deps: ServiceDeps,
   accountId: string,
   kbId: string,
   pages: SeedPage[],
@@ -52,7 +52,7 @@ export async function seedDocument(
 }
 
 /** A team base of an enterprise account, readable by `readers`. */
-export async function seedTeamBase(deps: GatewayDeps, enterpriseId: string, kbId: string, readers: 'all' | string[] = 'all'): Promise<void> {
+export async function seedTeamBase(deps: ServiceDeps, enterpriseId: string, kbId: string, readers: 'all' | string[] = 'all'): Promise<void> {
   await deps.db.Kb.create({
     _id: `${enterpriseId}/${kbId}`, account_id: enterpriseId, kb_id: kbId, name: `Team ${kbId}`, kind: 'team', readers,
     compiler: 'rules', compiler_model: null, deleted_at: null, created_at: new Date(),
