@@ -31,8 +31,8 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 /** A process that starts while the store restarts waits this long for it (connection and indexes) before giving up. */
 const STARTUP_WAIT_MS = 90_000;
 
-/** Per connection: whether its store reads through non-unique indexes (secondaryIndexesUsed), known once connected. */
-const readsSecondary = new WeakMap<Connection, boolean>();
+/** Per connection: whether its store reads through non-unique indexes (secondaryIndexesUsed), once connectMongo knows. */
+const readsSecondary = new WeakMap<Connection, Promise<boolean>>();
 /** Each model's index build, started when the model is registered on a connection. */
 const indexBuilds = new WeakMap<Model<never>, Promise<void>>();
 
@@ -50,7 +50,8 @@ mongoose.plugin((schema) => {
     if (model.listenerCount('error') === 0) model.on('error', () => undefined);
     // Model.init() emits 'init' on every call, buildIndexes' own included: one build per model.
     if (indexBuilds.has(model)) return;
-    const build = Promise.resolve().then(() => buildIndexes(model, readsSecondary.get(model.db) ?? true, Date.now() + STARTUP_WAIT_MS));
+    const deadline = Date.now() + STARTUP_WAIT_MS;
+    const build = (readsSecondary.get(model.db) ?? Promise.resolve(true)).then((secondary) => buildIndexes(model, secondary, deadline));
     build.catch(() => undefined);
     indexBuilds.set(model, build);
   });
@@ -86,10 +87,14 @@ export async function connectMongo<M extends object>(url: string, models: (conn:
     }
   }
   if (log) watchStoreOutages(conn, log);
-  readsSecondary.set(conn, await secondaryIndexesUsed(conn).catch(() => true));
+  let known!: (secondary: boolean) => void;
+  readsSecondary.set(conn, new Promise<boolean>((resolve) => (known = resolve)));
   const opened = models(conn);
+  const list = Object.values(opened).filter((m): m is Model<never> => typeof m === 'function');
+  // Asked of a collection that exists (the first model's, made by init(), which builds no index here).
+  known(await (list[0] ? list[0].init().then(() => secondaryIndexesUsed(conn, list[0]!.collection.collectionName)) : Promise.resolve(true)).catch(() => true));
   // Every model's indexes (unique ones are this store's only atomic claims) exist before the process serves.
-  await Promise.all(Object.values(opened).filter((m): m is Model<never> => typeof m === 'function').map((m) => indexBuilds.get(m)));
+  await Promise.all(list.map((m) => indexBuilds.get(m)));
   return { conn, ...opened };
 }
 
@@ -101,16 +106,14 @@ export async function connectMongo<M extends object>(url: string, models: (conn:
  * non-unique index there is only a cost: every insert of a call's ledger and
  * usage rows pays for it (about a fifth of the store's CPU per call,
  * dev/bench/README.md). Unique indexes are built everywhere: they are the
- * atomic claims. FerretDB names its backend in its startup warnings once it
- * has opened it.
+ * atomic claims. FerretDB's `explain` says whether its backend took a filter
+ * on a plain field (`filterPushdown`): false on SQLite, true on PostgreSQL.
  */
-async function secondaryIndexesUsed(conn: Connection): Promise<boolean> {
-  const admin = conn.getClient().db('admin');
-  const info = await admin.command({ buildInfo: 1 });
-  if (typeof info.ferretdbVersion !== 'string' || !info.ferretdbVersion.startsWith('v1.')) return true;
-  await conn.getClient().db(conn.name).listCollections({}, { nameOnly: true }).toArray();
-  const { log } = (await admin.command({ getLog: 'startupWarnings' })) as { log?: string[] };
-  return !(log ?? []).some((line) => /Powered by FerretDB [^"]* and SQLite/.test(line));
+async function secondaryIndexesUsed(conn: Connection, collection: string): Promise<boolean> {
+  const info = await conn.getClient().db('admin').command({ buildInfo: 1 });
+  if (typeof info.ferretdbVersion !== 'string') return true;
+  const plan = await conn.getClient().db(conn.name).command({ explain: { find: collection, filter: { pushdown_probe: 'x' } } });
+  return plan.filterPushdown !== false;
 }
 
 /** The model's collection and indexes (only its unique ones unless `secondary`); built again until the deadline if the store restarted meanwhile. */
