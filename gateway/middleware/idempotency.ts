@@ -7,7 +7,7 @@ import { isStoreUnavailable, retryStore } from '../../platform/store-retry';
 import { sha256Hex } from '../../platform/secrets';
 import type { ServiceDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import { currentMetrics } from '../../platform/metrics/index';
+import { countIdempotency } from '../../platform/metrics/index';
 
 /** Spec 2 section 4.1 and 8. */
 export const KEY_PATTERN = /^[\x20-\x7E]{1,200}$/;
@@ -109,11 +109,11 @@ export function idempotency(deps: ServiceDeps): Middleware {
           continue;
         }
         if (existing.body_hash !== bodyHash) {
-          currentMetrics()?.idempotency.inc({ outcome: 'conflict' });
+          countIdempotency('conflict');
           throw reuse();
         }
         if (existing.state === 'in_flight') {
-          currentMetrics()?.idempotency.inc({ outcome: 'in_flight' });
+          countIdempotency('in_flight');
           throw new GatewayError('idempotency_in_flight', 'a request with this Idempotency-Key is still running', { status: 409 });
         }
         if (existing.not_cached) {
@@ -126,7 +126,7 @@ export function idempotency(deps: ServiceDeps): Middleware {
         ctx.status = existing.status ?? 200;
         ctx.type = existing.headers?.['content-type'] ?? 'application/json';
         ctx.set('Idempotency-Replayed', 'true');
-        currentMetrics()?.idempotency.inc({ outcome: 'replay' });
+        countIdempotency('replay');
         ctx.body = existing.body ?? '';
         ctx.state.usageRecorded = true; // a replay is not a new call
         return;
