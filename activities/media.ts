@@ -138,92 +138,126 @@ function outcomeOfFailure(err: unknown): ProviderOutcome {
   throw err;
 }
 
+async function loadTask(deps: MediaActivityDeps, taskId: string): Promise<TaskDocument> {
+  const task = await deps.db.Task.findById(taskId).lean<TaskDocument>();
+  if (!task) throw ApplicationFailure.nonRetryable(`task ${taskId} not found`, 'TaskNotFound');
+  return task;
+}
+
+type LadderEntry = { call: ProviderCall; provider: (typeof mediaProviders)[string] };
+
+/** The task's channels with their providers: the model's ladder, or the one channel that accepted the task (a poll). */
+function callFor(deps: MediaActivityDeps, task: TaskDocument, channelId?: string): LadderEntry[] {
+  const model = deps.catalogue().resolve(task.model);
+  if (!model) throw ApplicationFailure.nonRetryable(`model ${task.model} left the catalogue`, 'ModelGone');
+  // A poll goes to the channel that accepted the task, even if it left the ladder since.
+  const found = channelId ? deps.catalogue().channel(model, 'task', channelId) : undefined;
+  const channels = channelId ? (found ? [found] : []) : deps.catalogue().channels(model, 'task');
+  return channels.map((channel) => {
+    const provider = mediaProviders[channel.upstream];
+    if (!provider) throw ApplicationFailure.nonRetryable(`no media provider ${channel.upstream}`, 'NoProvider');
+    return {
+      provider,
+      call: {
+        channel, task, http: deps.mediaHttp, taskFiles: deps.db.TaskFile, upstreamModel: channel.upstream_model ?? model.id,
+        apiKey: upstreamApiKey(deps.config, channel),
+      },
+    };
+  });
+}
+
+function patchTask(deps: MediaActivityDeps, taskId: string, set: Partial<TaskDocument>) {
+  return deps.db.Task.updateOne({ _id: taskId }, { $set: { ...set, updated_at: new Date() } });
+}
+
+/** Runs `fn` while reporting liveness every 2 s (local activities cannot heartbeat; regular ones do during long vendor calls). */
+async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const beat = setInterval(() => { if (!ctx.info.isLocal) ctx.heartbeat(); }, 2000);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/** The whole ladder's deadline where the family has one (images: 280 s, each hop up to 240 s). */
+function ladderDeadline(deps: MediaActivityDeps, task: TaskDocument): { deadline?: number; deadlineMessage?: string } {
+  const base = MAX_RUN_MS[task.kind];
+  const budget = base === null ? null : (deps.config.MEDIA_MAX_RUN_MS ?? base);
+  return budget === null ? {} : { deadline: task.created_at.getTime() + budget, deadlineMessage: `no channel answered within ${budget / 1000} s` };
+}
+
+/** Submits over the channel ladder (5xx or a connection failure moves to the next channel) and records what came back. */
+async function submitOverLadder(deps: MediaActivityDeps, task: TaskDocument, facts: TaskFacts): Promise<SubmitOutcome> {
+  const entries = callFor(deps, task);
+  if (entries.length === 0) return { kind: 'done', outcome: failed('upstream_unreachable', 'no channel is available for this model', 503), task: facts };
+  let climbed;
+  const tried: CallAttempt[] = [];
+  try {
+    climbed = await climbLadder(entries, MEDIA_LADDER, loggedAttempt(tried, (e) => e.call.channel.id, async ({ provider, call }) => {
+      failpoint('media.submit.before-upstream');
+      const r = await provider.submit(call);
+      failpoint('media.submit.after-upstream');
+      return r;
+    }), { ...ladderDeadline(deps, task), breaker: deps.channelHealth?.forLadder((e: LadderEntry) => e.call.channel.id) });
+  } catch (err) {
+    const outcome = outcomeOfFailure(err);
+    await patchTask(deps, task._id, { attempts_log: tried });
+    return { kind: 'done', outcome, task: { ...facts, attempts_log: tried } };
+  }
+  const { value: r, channel: { call }, attempts } = climbed;
+  if (r.kind === 'task') {
+    // Recorded before returning: a retry after a crash polls this upstream task instead of submitting again.
+    const upstream = { channel: call.channel.id, task_id: r.upstreamTaskId, attempts };
+    await patchTask(deps, task._id, { upstream, attempts_log: tried });
+    return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId, task: { ...facts, upstream, attempts_log: tried } };
+  }
+  // A synchronous answer: nothing to record now (a retry submits again either way); the settlement writes it.
+  return { kind: 'done', outcome: r.outcome, task: facts, sync: { channel: call.channel.id, attempts, attemptsLog: tried, answeredAt: Date.now() } };
+}
+
+/** The task document's final fields for its outcome. */
+function finalFields(task: TaskDocument, input: SettleInput, cost: number, units: number, completedAt: Date, expiresAt: Date | null, upstream: TaskDocument['upstream']): Partial<TaskDocument> {
+  const o = input.outcome;
+  return {
+    ...(input.sync ? { upstream, attempts_log: input.sync.attemptsLog, started_at: new Date(input.sync.answeredAt) } : {}),
+    state: o.state, cost_nano: cost, unit_count: units, completed_at: completedAt,
+    progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
+    result: o.state === 'succeeded'
+      ? { urls: o.urls, expires_at: expiresAt, links_expired: false, extra: o.extra ?? null }
+      : null,
+    final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
+    error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
+  };
+}
+
 /**
  * Side effects of the media task workflow. Every activity is idempotent by
  * the task id: a retry after a crash finds what the first try did (the
  * upstream task id, the settle op) and does not do it again.
  */
 export function createMediaActivities(deps: MediaActivityDeps) {
-  const loadTask = async (taskId: string): Promise<TaskDocument> => {
-    const task = await deps.db.Task.findById(taskId).lean<TaskDocument>();
-    if (!task) throw ApplicationFailure.nonRetryable(`task ${taskId} not found`, 'TaskNotFound');
-    return task;
-  };
-  const callFor = (task: TaskDocument, channelId?: string): { call: ProviderCall; provider: (typeof mediaProviders)[string] }[] => {
-    const model = deps.catalogue().resolve(task.model);
-    if (!model) throw ApplicationFailure.nonRetryable(`model ${task.model} left the catalogue`, 'ModelGone');
-    // A poll goes to the channel that accepted the task, even if it left the ladder since.
-    const found = channelId ? deps.catalogue().channel(model, 'task', channelId) : undefined;
-    const channels = channelId ? (found ? [found] : []) : deps.catalogue().channels(model, 'task');
-    return channels.map((channel) => {
-      const provider = mediaProviders[channel.upstream];
-      if (!provider) throw ApplicationFailure.nonRetryable(`no media provider ${channel.upstream}`, 'NoProvider');
-      return {
-        provider,
-        call: {
-          channel, task, http: deps.mediaHttp, taskFiles: deps.db.TaskFile, upstreamModel: channel.upstream_model ?? model.id,
-          apiKey: upstreamApiKey(deps.config, channel),
-        },
-      };
-    });
-  };
-  const patchTask = (taskId: string, set: Partial<TaskDocument>) => deps.db.Task.updateOne({ _id: taskId }, { $set: { ...set, updated_at: new Date() } });
-
   return {
     /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
     async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
-      const task = await loadTask(input.taskId);
+      const task = await loadTask(deps, input.taskId);
       const facts = factsOf(task);
       if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
-      // Local activities cannot heartbeat; regular ones report liveness during long vendor calls.
-      const ctx = Context.current();
-      const beat = setInterval(() => { if (!ctx.info.isLocal) ctx.heartbeat(); }, 2000);
-      try {
-        const entries = callFor(task);
-        if (entries.length === 0) return { kind: 'done', outcome: failed('upstream_unreachable', 'no channel is available for this model', 503), task: facts };
-        // The whole ladder has a budget where the family has one (images: 280 s, each hop up to 240 s).
-        const base = MAX_RUN_MS[task.kind];
-        const budget = base === null ? null : (deps.config.MEDIA_MAX_RUN_MS ?? base);
-        const deadline = budget === null ? {} : { deadline: task.created_at.getTime() + budget, deadlineMessage: `no channel answered within ${budget / 1000} s` };
-        let climbed;
-        const tried: CallAttempt[] = [];
-        try {
-          climbed = await climbLadder(entries, MEDIA_LADDER, loggedAttempt(tried, (e) => e.call.channel.id, async ({ provider, call }) => {
-            failpoint('media.submit.before-upstream');
-            const r = await provider.submit(call);
-            failpoint('media.submit.after-upstream');
-            return r;
-          }), { ...deadline, breaker: deps.channelHealth?.forLadder((e: (typeof entries)[number]) => e.call.channel.id) });
-        } catch (err) {
-          const outcome = outcomeOfFailure(err);
-          await patchTask(task._id, { attempts_log: tried });
-          return { kind: 'done', outcome, task: { ...facts, attempts_log: tried } };
-        }
-        const { value: r, channel: { call }, attempts } = climbed;
-        if (r.kind === 'task') {
-          // Recorded before returning: a retry after a crash polls this upstream task instead of submitting again.
-          const upstream = { channel: call.channel.id, task_id: r.upstreamTaskId, attempts };
-          await patchTask(task._id, { upstream, attempts_log: tried });
-          return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId, task: { ...facts, upstream, attempts_log: tried } };
-        }
-        // A synchronous answer: nothing to record now (a retry submits again either way); the settlement writes it.
-        return { kind: 'done', outcome: r.outcome, task: facts, sync: { channel: call.channel.id, attempts, attemptsLog: tried, answeredAt: Date.now() } };
-      } finally {
-        clearInterval(beat);
-      }
+      return heartbeating(() => submitOverLadder(deps, task, facts));
     },
 
     /** One poll of the upstream task; records running state and progress when they change. Transient errors throw (retried). */
     async pollMediaTask(input: { taskId: string; channelId: string; upstreamTaskId: string }): Promise<PollOutcome> {
-      const task = await loadTask(input.taskId);
-      const [entry] = callFor(task, input.channelId);
+      const task = await loadTask(deps, input.taskId);
+      const [entry] = callFor(deps, task, input.channelId);
       if (!entry?.provider.poll) throw ApplicationFailure.nonRetryable(`channel ${input.channelId} cannot be polled`, 'NoPoll');
       const r = await entry.provider.poll(entry.call, input.upstreamTaskId);
       failpoint('media.poll.after-upstream');
       const state: TaskState = r.outcome ? task.state : r.state === 'queued' ? 'queued' : 'running';
       const progress = r.progress ?? null;
       if (!r.outcome && (state !== task.state || progress !== task.progress)) {
-        await patchTask(task._id, { state, progress, ...(state === 'running' && !task.started_at ? { started_at: new Date() } : {}) });
+        await patchTask(deps, task._id, { state, progress, ...(state === 'running' && !task.started_at ? { started_at: new Date() } : {}) });
         // The marker shows the task as submitted: once it changed, polls read the document.
         if (task.kind === 'image') await deps.redis.del(mediaRedisKeys.taskPending(task._id));
       }
@@ -242,7 +276,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
      * submission's facts, the task is not read: one Redis script, two writes.
      */
     async settleMediaTask(input: SettleInput): Promise<{ costNano: number }> {
-      const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(input.taskId);
+      const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(deps, input.taskId);
       const o = input.outcome;
       const cost = o.state === 'succeeded' ? settlementNano(task.quote, o.units) : 0;
       const refund = task.reserved_nano - cost;
@@ -261,16 +295,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         status: o.state === 'succeeded' ? 'success' : 'error', costNano: cost, units, errorCode: o.errorCode ?? null,
         errorMessage: o.errorMessage ?? null, completedAt, urls: o.urls, expiresAt,
       }));
-      await patchTask(task._id, {
-        ...(input.sync ? { upstream, attempts_log: input.sync.attemptsLog, started_at: new Date(input.sync.answeredAt) } : {}),
-        state: o.state, cost_nano: cost, unit_count: units, completed_at: completedAt,
-        progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
-        result: o.state === 'succeeded'
-          ? { urls: o.urls, expires_at: expiresAt, links_expired: false, extra: o.extra ?? null }
-          : null,
-        final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
-        error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
-      });
+      await patchTask(deps, task._id, finalFields(task, input, cost, units, completedAt, expiresAt, upstream));
       if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
       // Polls read the final document from now on (capabilities/media/media-tasks.ts, the pending marker).
       if (task.kind === 'image') await deps.redis.del(mediaRedisKeys.taskPending(task._id));

@@ -24,23 +24,41 @@ const LOCAL_NAMES = /(^|\.)(localhost|local|internal|intranet|lan|home|corp|loca
 
 export type UrlVerdict = { ok: true; url: URL } | { ok: false; reason: string };
 
-export function checkPublicHttpUrl(value: string): UrlVerdict {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return { ok: false, reason: 'is not a URL' };
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'must use http or https' };
+/** `value` read as fetch reads it (the WHATWG parser), or null when it is not a URL: the project's one URL parser. */
+export function parseUrl(value: string): URL | null {
+  return URL.parse(value);
+}
+
+/** The URL's host without brackets or a trailing dot, lower case. */
+export function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+}
+
+/** An IP address's range as ipaddr.js names it (`unicast`, `loopback`, `private`...), an IPv4-mapped IPv6 address by the IPv4 address it carries; null when `address` is not one. */
+export function addressRange(address: string): string | null {
+  if (!ipaddr.isValid(address)) return null;
+  let addr = ipaddr.parse(address);
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+  return addr.range();
+}
+
+/** The checks every outbound URL passes: a URL, http or https, no credentials (`protocolReason`: the refusal of another scheme). */
+export function checkHttpUrl(value: string, protocolReason = 'must use http or https'): UrlVerdict {
+  const url = parseUrl(value);
+  if (!url) return { ok: false, reason: 'is not a URL' };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: protocolReason };
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+  return { ok: true, url };
+}
+
+export function checkPublicHttpUrl(value: string): UrlVerdict {
+  const parsed = checkHttpUrl(value);
+  if (!parsed.ok) return parsed;
+  const url = parsed.url;
+  const host = hostOf(url);
   if (host === '') return { ok: false, reason: 'has no host' };
-  if (ipaddr.isValid(host)) {
-    let addr = ipaddr.parse(host);
-    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
-    const range = addr.range();
-    return range === 'unicast' ? { ok: true, url } : { ok: false, reason: `points to a ${range} address` };
-  }
+  const range = addressRange(host);
+  if (range !== null) return range === 'unicast' ? { ok: true, url } : { ok: false, reason: `points to a ${range} address` };
   // A name: dotted labels only (ipaddr.isValid above also takes the odd IPv4 forms the URL parser normalised).
   if (!host.includes('.') || LOCAL_NAMES.test(host)) return { ok: false, reason: 'points to a local host name' };
   return { ok: true, url };

@@ -1,5 +1,6 @@
-import ipaddr from 'ipaddr.js';
-import { checkPublicHttpUrl } from '../../domain/url-policy';
+import { addressRange, checkHttpUrl, checkPublicHttpUrl, hostOf } from '../../domain/url-policy';
+
+export { hostOf };
 
 /**
  * Which task callback URLs the gateway will POST to (docs/webhooks.md).
@@ -29,38 +30,23 @@ const LOOPBACK_NAME = /(^|\.)localhost$/i;
 
 /** True for an address in 127.0.0.0/8 or ::1 (IPv4-mapped forms included). */
 export function isLoopbackAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  let addr = ipaddr.parse(address);
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
-  return addr.range() === 'loopback';
-}
-
-/** The URL's host without brackets or a trailing dot, lower case. */
-export function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+  return addressRange(address) === 'loopback';
 }
 
 /** May a delivery reach this resolved address in this mode? (public unicast always; loopback outside production) */
 export function addressAllowed(address: string, mode: DeploymentMode): { ok: true } | { ok: false; reason: string } {
-  if (!ipaddr.isValid(address)) return { ok: false, reason: `resolved to an unreadable address ${address}` };
-  if (mode !== 'production' && isLoopbackAddress(address)) return { ok: true };
-  let addr = ipaddr.parse(address);
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
-  const range = addr.range();
+  const range = addressRange(address);
+  if (range === null) return { ok: false, reason: `resolved to an unreadable address ${address}` };
+  if (mode !== 'production' && range === 'loopback') return { ok: true };
   return range === 'unicast' ? { ok: true } : { ok: false, reason: `resolves to a ${range} address (${address})` };
 }
 
 export function checkCallbackUrl(value: unknown, mode: DeploymentMode): CallbackVerdict {
   if (typeof value !== 'string' || value === '') return { ok: false, reason: 'must be a non-empty string' };
   if (value.length > MAX_CALLBACK_URL_LENGTH) return { ok: false, reason: `must be at most ${MAX_CALLBACK_URL_LENGTH} characters` };
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return { ok: false, reason: 'is not a URL' };
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'must use https' };
-  if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
+  const parsed = checkHttpUrl(value, 'must use https');
+  if (!parsed.ok) return parsed;
+  const url = parsed.url;
   const host = hostOf(url);
   const loopback = isLoopbackAddress(host) || LOOPBACK_NAME.test(host);
   if (loopback) {

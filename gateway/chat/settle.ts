@@ -10,7 +10,7 @@ import type { ServiceDeps } from '../deps';
 import type { Ctx } from '../context';
 import { outcomeRow } from '../middleware/usage-capture';
 import { armed, failpoint } from '../../platform/failpoints';
-import { counters } from '../../platform/counters';
+import { countUsageEstimated } from '../../platform/metrics/index';
 import type { UsageMisreport } from '../../domain/usage-estimate';
 import { walletOf } from '../../domain/api-key';
 import { deadlineIn } from '../deadlines';
@@ -32,7 +32,7 @@ const MISREPORT_TEXT: Record<UsageMisreport, string> = { missing: 'no usage', ze
 function misreportNote(model: Model, outcome: OutcomeInfo): string | undefined {
   const b = outcome.billing;
   if (!b?.misreport) return undefined;
-  counters.chatUsageEstimated.inc({ channel: b.channel, model: model.id, reason: b.misreport });
+  countUsageEstimated({ channel: b.channel, model: model.id, reason: b.misreport });
   return `usage estimated from ${b.outputChars} output characters: the upstream reported ${MISREPORT_TEXT[b.misreport]}`;
 }
 

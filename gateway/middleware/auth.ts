@@ -2,7 +2,7 @@ import { AUTH_MESSAGES, errors, type GatewayError } from '../../domain/errors';
 import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { KEY_PATTERN, remainingNano } from '../../domain/api-key';
 import { sha256Hex } from '../../platform/secrets';
-import { counters } from '../../platform/counters';
+import { countOptimisticAuth } from '../../platform/metrics/index';
 import type { PlatformDeps } from '../../capabilities/deps';
 import type { AccountsDeps } from '../../capabilities/accounts/deps';
 import type { Ctx, Middleware } from '../context';
@@ -132,9 +132,6 @@ function actsOn(guess: AuthSnapshot, options: AuthOptions): boolean {
   return rate.allowed && room(rate.rpm, rate.rpmUsed) && room(rate.concurrency, rate.concUsed);
 }
 
-const ADMITTED = { outcome: 'admitted' };
-const REFUSED = { outcome: 'refused' };
-
 /** What an optimistic call learns when its fresh state arrives and admits it: whether the records moved since the guess. */
 export interface AuthConfirmation {
   /** The key or account record differs from the guess: checks made on the guess (model access) are made again. */
@@ -159,10 +156,10 @@ async function optimistic(deps: AuthDeps, ctx: Ctx, next: () => Promise<unknown>
       release = admit(deps, ctx, snapshot, options);
       if (ctx.state.rate) applyRate(ctx, ctx.state.rate);
     } catch (err) {
-      counters.chatOptimisticAuth.inc(REFUSED);
+      countOptimisticAuth('refused');
       throw err;
     }
-    counters.chatOptimisticAuth.inc(ADMITTED);
+    countOptimisticAuth('admitted');
     return { changed: snapshot!.raw?.key !== guess.raw!.key || snapshot!.raw?.account !== guess.raw!.account };
   });
   confirmed.catch(() => undefined); // awaited below, and by the pipeline

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Model } from 'mongoose';
 import { GatewayError } from '../../domain/errors';
 import { isDuplicateKey } from '../../platform/mongo';
 import { idempotencyModel, idempotencyRedisKeys, type IdempotencyDoc } from './idempotency-store';
@@ -7,7 +8,7 @@ import { isStoreUnavailable, retryStore } from '../../platform/store-retry';
 import { sha256Hex } from '../../platform/secrets';
 import type { ServiceDeps } from '../deps';
 import type { Ctx, Middleware } from '../context';
-import { currentMetrics } from '../../platform/metrics/index';
+import { countIdempotency } from '../../platform/metrics/index';
 
 /** Spec 2 section 4.1 and 8. */
 export const KEY_PATTERN = /^[\x20-\x7E]{1,200}$/;
@@ -53,6 +54,20 @@ function storeBusy(cause: unknown): GatewayError {
 }
 
 const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-Key was used with a different request body; use a new key for a new request', { status: 409 });
+const busy = () => new GatewayError('idempotency_in_flight', 'this Idempotency-Key is busy; retry shortly', { status: 409 });
+
+/** One request's claim on its Idempotency-Key. */
+interface Claim {
+  Idempotency: Model<IdempotencyDoc>;
+  /** `{account}:{sha256(key)}`. */
+  id: string;
+  account: string;
+  bodyHash: string;
+  /** Random id of this request. */
+  holder: string;
+  /** When the claim lapses if this request never settles it. */
+  until: Date;
+}
 
 /**
  * Idempotency-Key on charging POSTs. The claim is an insert against the
@@ -66,129 +81,150 @@ export function idempotency(deps: ServiceDeps): Middleware {
     const key = idempotencyKeyOf(ctx);
     if (key === undefined) return next();
     const account = ctx.state.auth!.account.id;
-    const id = `${account}:${sha256Hex(key)}`;
-    const bodyHash = sha256Hex(ctx.state.rawBody ?? Buffer.alloc(0));
-    const holder = randomBytes(8).toString('hex');
-
-    const until = new Date(Date.now() + IN_FLIGHT_HOLD_MS);
-    // Every store call of the claim is retried when the store did not answer (a restart closed the connection
-    // under it): an insert whose answer was lost is found on the next round as a claim with this request's own
-    // (random) holder, so a retry never makes two claims, never refuses its own claim as in flight.
-    const claim = async (): Promise<boolean> => {
-      const now = Date.now();
-      try {
-        await retryStore(() => Idempotency.create({
-          _id: id, account_id: account, body_hash: bodyHash, state: 'in_flight', holder, until,
-          status: null, headers: null, body: null, not_cached: false, created_at: new Date(now),
-        }));
-        return true;
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        return false;
-      }
+    const claim: Claim = {
+      Idempotency, id: `${account}:${sha256Hex(key)}`, account, bodyHash: sha256Hex(ctx.state.rawBody ?? Buffer.alloc(0)),
+      holder: randomBytes(8).toString('hex'), until: new Date(Date.now() + IN_FLIGHT_HOLD_MS),
     };
-    const busy = () => new GatewayError('idempotency_in_flight', 'this Idempotency-Key is busy; retry shortly', { status: 409 });
-
-    try {
-      for (let round = 0; ; round++) {
-        if (round > 5) throw busy();
-        if (await claim()) break;
-        const existing = await retryStore(() => Idempotency.findById(id).lean<IdempotencyDoc>());
-        if (!existing) continue;
-        if (existing.holder === holder) break; // this request's own insert, whose answer was lost
-        if (existing.until.getTime() <= Date.now()) {
-          // Retention over (done) or the holder vanished (in flight): the key counts as new. FerretDB does
-          // not make a conditional delete atomic, so takeovers are serialised by a short Redis lock: the
-          // delete re-reads the claim under it and can never remove a claim another taker just made.
-          const takeover = { waitMs: 0, leaseMs: TAKEOVER_LOCK_MS, busy };
-          const mine = await withLock(deps.redis, idempotencyRedisKeys.takeover(id), takeover, async () => {
-            await retryStore(() => Idempotency.deleteOne({ _id: id, holder: existing.holder }));
-            return claim();
-          });
-          if (mine) break;
-          continue;
-        }
-        if (existing.body_hash !== bodyHash) {
-          currentMetrics()?.idempotency.inc({ outcome: 'conflict' });
-          throw reuse();
-        }
-        if (existing.state === 'in_flight') {
-          currentMetrics()?.idempotency.inc({ outcome: 'in_flight' });
-          throw new GatewayError('idempotency_in_flight', 'a request with this Idempotency-Key is still running', { status: 409 });
-        }
-        if (existing.not_cached) {
-          throw new GatewayError(
-            'idempotency_response_not_cached',
-            'the original request succeeded but its response was too large to keep; use the default url output to replay, or resubmit with a new key (charged again)',
-            { status: 409 },
-          );
-        }
-        ctx.status = existing.status ?? 200;
-        ctx.type = existing.headers?.['content-type'] ?? 'application/json';
-        ctx.set('Idempotency-Replayed', 'true');
-        currentMetrics()?.idempotency.inc({ outcome: 'replay' });
-        ctx.body = existing.body ?? '';
-        ctx.state.usageRecorded = true; // a replay is not a new call
-        return;
-      }
-    } catch (err) {
-      // Nothing ran yet: the store stayed down past the retries. A claim this request may have made (an
-      // insert whose answer was lost) is freed if the store comes back while the driver still waits for it;
-      // otherwise it lapses with the in-flight hold.
-      if (isStoreUnavailable(err)) {
-        void Idempotency.deleteOne({ _id: id, holder }).catch(() => undefined);
-        throw storeBusy(err);
-      }
-      throw err;
-    }
-
-    /**
-     * The claim's own document: by `_id` alone while the claim is surely still this request's (the store
-     * finds it through its index; FerretDB v1 reads the whole collection for any other filter, holding its
-     * one write lock), by `_id` and holder near the end of the in-flight hold.
-     */
-    const mineFilter = () => (Date.now() < until.getTime() - SURELY_MINE_MS ? { _id: id } : { _id: id, holder });
-
-    let settled = false;
-    /** Frees the key for a retry; if the store cannot take it, the claim lapses with the in-flight hold. */
-    const release = async () => {
-      settled = true;
-      await retryStore(() => Idempotency.deleteOne(mineFilter()), SETTLE_RETRY).catch((err: unknown) => {
-        deps.log.warn('Idempotency-Key not released; it stays in flight until its hold lapses', { trace: ctx.state.requestId, err });
-      });
-    };
-    /**
-     * Keeps a 2xx answer for replays. The call succeeded (a task exists, money moved): if the store cannot
-     * take the answer, the client still gets it, and the key stays in flight until its hold lapses.
-     */
-    const remember = async (status: number, body: string, contentType: string) => {
-      settled = true;
-      const tooLarge = Buffer.byteLength(body) > (deps.config.IDEMPOTENCY_MAX_CACHED_BODY_BYTES ?? MAX_CACHED_BODY_BYTES);
-      await retryStore(() => Idempotency.updateOne(
-        mineFilter(),
-        { $set: { state: 'done', until: new Date(Date.now() + RETENTION_MS), status, headers: { 'content-type': contentType }, body: tooLarge ? null : body, not_cached: tooLarge } },
-      ), SETTLE_RETRY).catch((err: unknown) => {
-        deps.log.error('answer of an Idempotency-Key not kept; the key stays in flight until its hold lapses', { trace: ctx.state.requestId, err });
-      });
-    };
-    const handle: IdempotencyHandle = {
-      complete: (status, body, contentType) => (status >= 200 && status < 300 ? remember(status, body, contentType) : release()),
-    };
-    ctx.state.idempotency = handle;
-    try {
-      await next();
-    } catch (err) {
-      if (!settled) await release();
-      throw err;
-    }
-    if (settled || ctx.respond === false) return;
-    if (ctx.status >= 200 && ctx.status < 300) {
-      const body = ctx.body;
-      const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body);
-      ctx.body = text;
-      await remember(ctx.status, text, ctx.response.get('content-type') || 'application/json');
-    } else {
-      await release();
-    }
+    if ((await claimOrReplay(deps, ctx, claim)) === 'replayed') return;
+    await runClaimed(deps, ctx, claim, next);
   };
+}
+
+/**
+ * The insert that is the claim. Every store call of the claim is retried when the store did not answer (a
+ * restart closed the connection under it): an insert whose answer was lost is found on the next round as a
+ * claim with this request's own (random) holder, so a retry never makes two claims, never refuses its own
+ * claim as in flight.
+ */
+async function insertClaim(c: Claim): Promise<boolean> {
+  try {
+    await retryStore(() => c.Idempotency.create({
+      _id: c.id, account_id: c.account, body_hash: c.bodyHash, state: 'in_flight', holder: c.holder, until: c.until,
+      status: null, headers: null, body: null, not_cached: false, created_at: new Date(),
+    }));
+    return true;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    return false;
+  }
+}
+
+/**
+ * Claims the key, or answers from the claim already there: the stored answer (a replay), or 409/422.
+ * Nothing has run yet when this throws.
+ */
+async function claimOrReplay(deps: ServiceDeps, ctx: Ctx, c: Claim): Promise<'claimed' | 'replayed'> {
+  try {
+    for (let round = 0; ; round++) {
+      if (round > 5) throw busy();
+      if (await insertClaim(c)) return 'claimed';
+      const existing = await retryStore(() => c.Idempotency.findById(c.id).lean<IdempotencyDoc>());
+      if (!existing) continue;
+      if (existing.holder === c.holder) return 'claimed'; // this request's own insert, whose answer was lost
+      if (existing.until.getTime() <= Date.now()) {
+        if (await takeOver(deps, c, existing)) return 'claimed';
+        continue;
+      }
+      replay(ctx, c, existing);
+      return 'replayed';
+    }
+  } catch (err) {
+    // Nothing ran yet: the store stayed down past the retries. A claim this request may have made (an
+    // insert whose answer was lost) is freed if the store comes back while the driver still waits for it;
+    // otherwise it lapses with the in-flight hold.
+    if (isStoreUnavailable(err)) {
+      void c.Idempotency.deleteOne({ _id: c.id, holder: c.holder }).catch(() => undefined);
+      throw storeBusy(err);
+    }
+    throw err;
+  }
+}
+
+/**
+ * A lapsed claim (retention over, or its holder vanished in flight): the key counts as new. FerretDB does
+ * not make a conditional delete atomic, so takeovers are serialised by a short Redis lock: the delete
+ * re-reads the claim under it and can never remove a claim another taker just made.
+ */
+function takeOver(deps: ServiceDeps, c: Claim, lapsed: IdempotencyDoc): Promise<boolean> {
+  return withLock(deps.redis, idempotencyRedisKeys.takeover(c.id), { waitMs: 0, leaseMs: TAKEOVER_LOCK_MS, busy }, async () => {
+    await retryStore(() => c.Idempotency.deleteOne({ _id: c.id, holder: lapsed.holder }));
+    return insertClaim(c);
+  });
+}
+
+/** Answers from another request's live claim: its stored answer, or 422 for another body, 409 while it runs or when its answer was not kept. */
+function replay(ctx: Ctx, c: Claim, existing: IdempotencyDoc): void {
+  if (existing.body_hash !== c.bodyHash) {
+    countIdempotency('conflict');
+    throw reuse();
+  }
+  if (existing.state === 'in_flight') {
+    countIdempotency('in_flight');
+    throw new GatewayError('idempotency_in_flight', 'a request with this Idempotency-Key is still running', { status: 409 });
+  }
+  if (existing.not_cached) {
+    throw new GatewayError(
+      'idempotency_response_not_cached',
+      'the original request succeeded but its response was too large to keep; use the default url output to replay, or resubmit with a new key (charged again)',
+      { status: 409 },
+    );
+  }
+  ctx.status = existing.status ?? 200;
+  ctx.type = existing.headers?.['content-type'] ?? 'application/json';
+  ctx.set('Idempotency-Replayed', 'true');
+  countIdempotency('replay');
+  ctx.body = existing.body ?? '';
+  ctx.state.usageRecorded = true; // a replay is not a new call
+}
+
+/** Runs the request under its claim, then keeps a 2xx answer for replays or frees the key. */
+async function runClaimed(deps: ServiceDeps, ctx: Ctx, c: Claim, next: () => Promise<unknown>): Promise<void> {
+  /**
+   * The claim's own document: by `_id` alone while the claim is surely still this request's (the store
+   * finds it through its index; FerretDB v1 reads the whole collection for any other filter, holding its
+   * one write lock), by `_id` and holder near the end of the in-flight hold.
+   */
+  const mineFilter = () => (Date.now() < c.until.getTime() - SURELY_MINE_MS ? { _id: c.id } : { _id: c.id, holder: c.holder });
+
+  let settled = false;
+  /** Frees the key for a retry; if the store cannot take it, the claim lapses with the in-flight hold. */
+  const release = async () => {
+    settled = true;
+    await retryStore(() => c.Idempotency.deleteOne(mineFilter()), SETTLE_RETRY).catch((err: unknown) => {
+      deps.log.warn('Idempotency-Key not released; it stays in flight until its hold lapses', { trace: ctx.state.requestId, err });
+    });
+  };
+  /**
+   * Keeps a 2xx answer for replays. The call succeeded (a task exists, money moved): if the store cannot
+   * take the answer, the client still gets it, and the key stays in flight until its hold lapses.
+   */
+  const remember = async (status: number, body: string, contentType: string) => {
+    settled = true;
+    const tooLarge = Buffer.byteLength(body) > (deps.config.IDEMPOTENCY_MAX_CACHED_BODY_BYTES ?? MAX_CACHED_BODY_BYTES);
+    await retryStore(() => c.Idempotency.updateOne(
+      mineFilter(),
+      { $set: { state: 'done', until: new Date(Date.now() + RETENTION_MS), status, headers: { 'content-type': contentType }, body: tooLarge ? null : body, not_cached: tooLarge } },
+    ), SETTLE_RETRY).catch((err: unknown) => {
+      deps.log.error('answer of an Idempotency-Key not kept; the key stays in flight until its hold lapses', { trace: ctx.state.requestId, err });
+    });
+  };
+  const handle: IdempotencyHandle = {
+    complete: (status, body, contentType) => (status >= 200 && status < 300 ? remember(status, body, contentType) : release()),
+  };
+  ctx.state.idempotency = handle;
+  try {
+    await next();
+  } catch (err) {
+    if (!settled) await release();
+    throw err;
+  }
+  if (settled || ctx.respond === false) return;
+  if (ctx.status >= 200 && ctx.status < 300) {
+    const body = ctx.body;
+    const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body);
+    ctx.body = text;
+    await remember(ctx.status, text, ctx.response.get('content-type') || 'application/json');
+  } else {
+    await release();
+  }
 }

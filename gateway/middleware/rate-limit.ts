@@ -3,7 +3,7 @@ import { accountRedisKeys } from '../../capabilities/accounts/store';
 import type { RateDecision } from '../../capabilities/accounts/auth-lookup';
 import type { PlatformDeps } from '../../capabilities/deps';
 import type { Ctx, Middleware } from '../context';
-import { currentMetrics } from '../../platform/metrics/index';
+import { countRateLimited } from '../../platform/metrics/index';
 
 /** A crashed gateway's concurrency slots expire after this; live requests renew it. */
 export const LEASE_MS = 60_000;
@@ -27,7 +27,7 @@ export function rateLimit(): Middleware {
 export function applyRate(ctx: Ctx, rate: RateDecision): void {
   const headers = rateHeaders(rate);
   if (!rate.allowed) {
-    currentMetrics()?.rateLimited.inc({ reason: rate.reason === 'concurrency' ? 'concurrency' : 'rpm' });
+    countRateLimited(rate.reason === 'concurrency' ? 'concurrency' : 'rpm');
     headers['retry-after'] = String(Math.max(1, Math.ceil(rate.resetMs / 1000)));
     const what = rate.reason === 'rpm' ? `${rate.rpm} requests per minute` : `${rate.concurrency} concurrent requests`;
     throw new GatewayError('rate_limit_exceeded', `Rate limit reached for this account: ${what}. Retry after ${headers['retry-after']} s.`, { headers });

@@ -2,11 +2,18 @@ import { Registry } from 'prom-client';
 import { watchAttempts } from '../../domain/channel-ladder';
 import { defineMetrics, type Metrics } from './registry';
 import { watchUpstreamAttempt, watchUpstreamHeaders } from './upstream';
-import { exportProcessCounters } from './counters';
+import { counters, exportProcessCounters } from './counters';
 
 export type { Metrics };
 
 let current: Metrics | undefined;
+
+/*
+ * Every count of the project goes through one function here, named for the
+ * event: a call site counts in one line, whether metrics are on or not. Most
+ * series exist only while metrics are on (the call is then a no-op); the
+ * process-local counters of ./counters.ts are kept either way.
+ */
 
 /**
  * The process's metrics, or undefined while they are off (METRICS_PORT
@@ -54,4 +61,27 @@ export function countWalletAudit(driftNano: number, repaired: boolean): void {
   if (!m) return;
   m.walletAudits.inc({ result: driftNano === 0 ? 'clean' : 'drift', repaired: String(repaired) });
   if (driftNano !== 0) m.walletAuditDrift.inc(Math.abs(driftNano) / CREDIT);
+}
+
+/** An Idempotency-Key outcome other than a first call (gateway/middleware/idempotency.ts). */
+export function countIdempotency(outcome: 'replay' | 'conflict' | 'in_flight'): void {
+  current?.idempotency.inc({ outcome });
+}
+
+/** A request refused with 429 by the per-account limiter (gateway/middleware/rate-limit.ts). */
+export function countRateLimited(reason: 'rpm' | 'concurrency'): void {
+  current?.rateLimited.inc({ reason });
+}
+
+const ADMITTED = { outcome: 'admitted' };
+const REFUSED = { outcome: 'refused' };
+
+/** A chat call run on the key's last known state, by what its fresh state said (gateway/middleware/auth.ts). */
+export function countOptimisticAuth(outcome: 'admitted' | 'refused'): void {
+  counters.chatOptimisticAuth.inc(outcome === 'admitted' ? ADMITTED : REFUSED);
+}
+
+/** A chat turn billed on the character estimate (gateway/chat/settle.ts). */
+export function countUsageEstimated(labels: { channel: string; model: string; reason: string }): void {
+  counters.chatUsageEstimated.inc(labels);
 }

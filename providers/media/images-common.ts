@@ -3,6 +3,7 @@ import type { ProviderCall, ProviderOutcome } from './types';
 import { UpstreamHttpError } from './http';
 import { keepBody } from './images-files';
 import { mediaErrorJson } from '../../domain/error-bodies';
+import { parseUrl } from '../../domain/url-policy';
 
 /** The OpenAI Images body our image families answer with (upstream shape, passed through; unknown fields kept). */
 export const ImagesBody = z.looseObject({
@@ -29,12 +30,8 @@ export function linkExpiry(urls: string[], nowMs: number): number | null {
   if (urls.length === 0) return null;
   let min = Infinity;
   for (const u of urls) {
-    let e = NaN;
-    try {
-      e = Number(new URL(u).searchParams.get('expires'));
-    } catch {
-      // not a URL we can read: the default lifetime applies
-    }
+    // A link that is not a URL we can read gets the default lifetime.
+    const e = Number(parseUrl(u)?.searchParams.get('expires'));
     if (Number.isFinite(e) && e > 0) min = Math.min(min, e * 1000);
   }
   return Number.isFinite(min) ? min : nowMs + 24 * 3600 * 1000;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ProviderOutcome } from './types';
 import { UpstreamHttpError } from './http';
+import { parseUrl } from '../../domain/url-policy';
 
 /**
  * MiniMax conventions shared by T2A and voice cloning. MiniMax answers
@@ -60,12 +61,8 @@ export function baseRespFailure(json: unknown, what: string): ProviderOutcome | 
 export function ownLinkExpiry(urls: string[]): number | null {
   let min = Infinity;
   for (const u of urls) {
-    let params: URLSearchParams;
-    try {
-      params = new URL(u).searchParams;
-    } catch {
-      continue;
-    }
+    const params = parseUrl(u)?.searchParams;
+    if (!params) continue;
     const e = Number(params.get('expires') ?? params.get('Expires'));
     if (Number.isFinite(e) && e > 0) min = Math.min(min, e * 1000);
   }

@@ -10,7 +10,7 @@ import test, { type ExecutionContext } from 'ava';
 import { accountRedisKeys } from '../../capabilities/accounts/store';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { AUTH_MESSAGES } from '../../domain/errors';
-import { counters } from '../../platform/counters';
+import { counters } from '../../platform/metrics/counters';
 import { chargeEntry, freshKey, post, sseEvents, usageRow, user, type Reply } from './helpers';
 
 const MODES = ['prepare', 'upstream'] as const;

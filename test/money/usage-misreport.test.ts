@@ -2,7 +2,7 @@ import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { post, sseEvents, setUsage, usageRow } from '../chat/helpers';
 import { chatCharge } from '../../domain/pricing';
-import { counters } from '../../platform/counters';
+import { counters } from '../../platform/metrics/counters';
 import { estimateTokens } from '../../domain/usage-estimate';
 
 /**

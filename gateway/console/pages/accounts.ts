@@ -8,6 +8,7 @@ import { usd } from '../money';
 import { assertManages } from '../access';
 import { targetOrigin } from '../guard';
 import type { ConsoleServices } from '../services';
+import { parseUrl } from '../../../domain/url-policy';
 
 /** Switching the shown account; the operator's list of every account. */
 export function accountRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signedIn: Middleware<ConsoleState>): void {
@@ -16,7 +17,7 @@ export function accountRoutes(router: Router<ConsoleState>, svc: ConsoleServices
     await assertManages(svc, ctx, id, `account ${id}`);
     const s = ctx.state.session!;
     await svc.sessions.save(ctx.state.sessionToken!, { ...s, accountId: id });
-    const back = URL.parse(ctx.get('referer'));
+    const back = parseUrl(ctx.get('referer'));
     ctx.redirect(back && back.origin === targetOrigin(ctx) && back.pathname.startsWith('/console/') ? back.pathname : '/console/overview');
   });
 
