@@ -5,12 +5,11 @@ import type { Logger } from '../platform/logger';
 import type { UpstreamPools } from '../platform/upstream';
 import type { Client } from '@temporalio/client';
 import type { MediaHttp } from '../providers/media/http';
-import type { UsageRecorder } from './usage/usage';
 
 /**
  * What every capability is built over: the process's configuration, stores,
  * logger and outbound clients. Each capability names its own services in its
- * folder (accounts/deps.ts, catalogue/deps.ts, knowledge/deps.ts,
+ * folder (accounts/deps.ts, catalogue/deps.ts, knowledge/deps.ts, usage/deps.ts,
  * agents/index.ts); a composition root (capabilities/bootstrap.ts, or a test)
  * builds them all into one ServiceDeps.
  */
@@ -25,9 +24,4 @@ export interface PlatformDeps {
   mediaHttp: MediaHttp;
   /** Temporal client (lazy connection): media submissions start workflows. */
   temporal: Client;
-}
-
-/** The call records (capabilities/usage/). */
-export interface UsageDeps {
-  usage: UsageRecorder;
 }

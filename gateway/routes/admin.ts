@@ -5,7 +5,7 @@ import { GatewayError } from '../../domain/errors';
 import { formatCredits, parseCredits, CreditsInput } from '../../domain/money';
 import type { ApiKeyDoc } from '../../capabilities/accounts/store';
 import { safeEqual } from '../../platform/secrets';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState, Middleware } from '../context';
 import { jsonBody } from '../middleware/body';
 import { idempotencyKeyOf } from '../middleware/idempotency';
@@ -86,7 +86,7 @@ export function requireAdmin(token: string): Middleware {
   };
 }
 
-export function adminRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function adminRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/admin/v1' });
   const body = jsonBody(1024 * 1024);
   router.use(requireAdmin(deps.config.ADMIN_TOKEN));

@@ -7,7 +7,7 @@ import { first } from '../../capabilities/media/list-query';
 import { validQuery } from '../middleware/validate';
 import { formatCredits } from '../../domain/money';
 import { withUsageDefaults, type UsageDoc } from '../../capabilities/usage/store';
-import type { GatewayDeps } from '../deps';
+import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -35,7 +35,7 @@ function window(ctx: Ctx): { from: Date; to: Date; limit: number } {
  * many rows there are. Two aggregates of one accumulator each: FerretDB v1
  * computes only the first accumulator of a `$group` (the others come back 0).
  */
-async function summarise(deps: GatewayDeps, filter: object): Promise<{ total: number; costNano: number; byStatus: Record<string, number> }> {
+async function summarise(deps: ServiceDeps, filter: object): Promise<{ total: number; costNano: number; byStatus: Record<string, number> }> {
   const [counts, costs] = await Promise.all([
     deps.db.Usage.aggregate<{ _id: string; n: number }>([{ $match: filter }, { $group: { _id: '$status', n: { $sum: 1 } } }]),
     deps.db.Usage.aggregate<{ _id: null; cost: number }>([{ $match: filter }, { $group: { _id: null, cost: { $sum: '$cost_nano' } } }]),
@@ -50,7 +50,7 @@ async function summarise(deps: GatewayDeps, filter: object): Promise<{ total: nu
 }
 
 /** Usage logs of the account: summary with rows, and the CSV export. */
-export function usageRoutes(deps: GatewayDeps): Router<GatewayState> {
+export function usageRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
   const auth = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false });
 
