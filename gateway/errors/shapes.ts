@@ -42,28 +42,13 @@ const OPENAI_TYPE: Record<ErrorCode, string> = {
   no_channel_available: 'server_error',
 };
 
-/** Messages-shape `type` per code. */
+/** Messages-shape `type` per code: the first shape's, except where Anthropic names the kind otherwise. */
 const MESSAGES_TYPE: Record<ErrorCode, string> = {
+  ...OPENAI_TYPE,
   model_not_found: 'not_found_error',
   not_found: 'not_found_error',
-  model_not_allowed: 'invalid_request_error',
-  model_no_vision: 'invalid_request_error',
-  invalid_request: 'invalid_request_error',
-  invalid_request_error: 'invalid_request_error',
-  tool_not_supported: 'invalid_request_error',
-  invalid_idempotency_key: 'invalid_request_error',
-  idempotency_key_reuse: 'invalid_request_error',
-  idempotency_in_flight: 'invalid_request_error',
-  idempotency_response_not_cached: 'invalid_request_error',
-  invalid_api_key: 'authentication_error',
-  authentication_error: 'authentication_error',
   quota_exceeded: 'billing_error',
-  permission_denied: 'permission_error',
-  rate_limit_exceeded: 'rate_limit_error',
   internal_error: 'api_error',
-  upstream_error: 'api_error',
-  upstream_unreachable: 'api_error',
-  upstream_timeout: 'api_error',
   no_channel_available: 'overloaded_error',
 };
 
