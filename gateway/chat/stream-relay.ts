@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { createUsageAccumulator, formatSse, SseParser, type Protocol, type SseEvent, type Translator } from '../../protocols';
+import { createUsageAccumulator, formatSse, SseParser, type Protocol, type SseEvent, type Translator, type UsageAccumulator } from '../../protocols';
 import { usageToBill } from '../../domain/usage-estimate';
 import type { Ctx } from '../context';
 import type { ChatCall, StopReason } from './pipeline';
@@ -25,6 +25,18 @@ function isUsageOnlyChunk(ev: SseEvent): boolean {
   return ev.data.includes('"choices":[]') && ev.data.includes('"usage"');
 }
 
+/** The upstream answer being relayed, and how the call got it. */
+export interface RelayUpstream {
+  res: Dispatcher.ResponseData;
+  translation: Translator<any> | undefined;
+  upstream: Protocol;
+  /** The channel's id (counters of upstreams that misreport usage). */
+  channel: string;
+  attempts: number;
+  /** Why the request was stopped, if it was: the client left, or the deadline passed. */
+  stopped: StopReason;
+}
+
 /**
  * Relay an upstream SSE stream to the client, event by event, translating
  * when needed, while the usage accumulator watches for billing. Errors after
@@ -37,16 +49,7 @@ export async function relayStream(
   env: ServiceDeps,
   ctx: Ctx,
   call: ChatCall,
-  s: {
-    res: Dispatcher.ResponseData;
-    translation: Translator<any> | undefined;
-    upstream: Protocol;
-    /** The channel's id (counters of upstreams that misreport usage). */
-    channel: string;
-    attempts: number;
-    /** Why the request was stopped, if it was: the client left, or the deadline passed. */
-    stopped: StopReason;
-  },
+  s: RelayUpstream,
 ): Promise<void> {
   ctx.respond = false;
   ctx.status = 200;
@@ -125,77 +128,16 @@ export async function relayStream(
   const settle = async () => {
     settled = true;
     try {
-      await settleNow();
+      await settleStream(env, ctx, call, s, acc, failure);
     } finally {
       // The charge is known: the frame that carries usage (held until now) goes out with its cost.
-      report = costReport(ctx.state.charge);
-      const h = held;
-      held = '';
-      await write(withCost(h));
+      await hold.release(costReport(ctx.state.charge));
     }
-  };
-  const settleNow = async () => {
-    if (armed('chat.stream-settling')) {
-      // Test hook: die once the settlement has begun, after what was written so far left the process
-      // (http flushes a response's first write on the next tick).
-      await new Promise((resolve) => setImmediate(resolve));
-      failpoint('chat.stream-settling');
-    }
-    const clientGone = s.stopped.client || out.destroyed;
-    const completed = acc.completed && !failure && !clientGone;
-    // The output's characters are counted only if the bill depends on them (protocols/usage: chunks that
-    // cannot change the usage are parsed on demand).
-    const billed = usageToBill({
-      reported: toTokenUsage(acc.usage),
-      get outputChars() {
-        return acc.outputChars;
-      },
-      outputCharsAtMost: acc.outputCharsAtMost,
-      promptBytes: promptBytes(call),
-      completed,
-    });
-    const reason = clientGone ? 'client_closed' : s.stopped.deadline ? 'upstream_timeout' : failure ? 'upstream_cut' : !completed ? 'upstream_incomplete' : undefined;
-    await settleDurably(env, ctx, call.model, billed.usage, {
-      status: completed ? 'success' : 'interrupted',
-      attempts: s.attempts,
-      errorCode: reason,
-      errorMessage: reason ? `stream ended early (${reason})` : undefined,
-      billing: {
-        estimated: billed.estimated,
-        misreport: billed.misreport,
-        get outputChars() {
-          return acc.outputChars;
-        },
-        channel: s.channel,
-      },
-    });
   };
   /** Passthrough: one of the chunk's events carries the usage (so the chunk is reframed, not copied). */
   let usageInChunk = false;
-  /** Frames from the one that carries usage on, held until the charge is known (then sent with its cost). */
-  let held = '';
-  let report: CostReport | undefined;
-  /** Text with every usage frame in it given the cost fields (once the charge is known). */
-  const withCost = (text: string): string => {
-    if (!report || !text || !isUsageFrame(call.client, text)) return text;
-    const r = report;
-    return splitFrames(text, array).map((f) => (isUsageFrame(call.client, f) ? rewriteUsageFrame(call.client, f, r) : f)).join('');
-  };
-  /** Frames for the client: before the charge is known, the usage frame and what follows it wait. */
-  const emit = async (text: string) => {
-    if (!text) return;
-    if (report) return write(withCost(text));
-    if (held) {
-      held += text;
-      return;
-    }
-    if (!isUsageFrame(call.client, text)) return write(text);
-    const frames = splitFrames(text, array);
-    const at = frames.findIndex((f) => isUsageFrame(call.client, f));
-    if (at === -1) return write(text);
-    held = frames.slice(at).join('');
-    await write(frames.slice(0, at).join(''));
-  };
+  const hold = new UsageFrameHold(call.client, array, write);
+  const emit = (text: string) => hold.emit(text);
   /** A passthrough chunk's frames, rebuilt from its events (endCut: where the event that ended the stream starts). */
   const reframe = (events: SseEvent[]): string => {
     let text = '';
@@ -249,4 +191,93 @@ export async function relayStream(
 
   failAfterAnswer(ctx);
   if (!out.writableEnded) out.end();
+}
+
+/**
+ * Bill a relayed stream on what it delivered: the upstream's usage, or the
+ * estimate when it left usage out, under-reported it or the turn was cut
+ * (the client left, the deadline passed, the upstream failed or ended early).
+ */
+async function settleStream(env: ServiceDeps, ctx: Ctx, call: ChatCall, s: RelayUpstream, acc: UsageAccumulator, failure: unknown): Promise<void> {
+  if (armed('chat.stream-settling')) {
+    // Test hook: die once the settlement has begun, after what was written so far left the process
+    // (http flushes a response's first write on the next tick).
+    await new Promise((resolve) => setImmediate(resolve));
+    failpoint('chat.stream-settling');
+  }
+  const clientGone = s.stopped.client || ctx.res.destroyed;
+  const completed = acc.completed && !failure && !clientGone;
+  // The output's characters are counted only if the bill depends on them (protocols/usage: chunks that
+  // cannot change the usage are parsed on demand).
+  const billed = usageToBill({
+    reported: toTokenUsage(acc.usage),
+    get outputChars() {
+      return acc.outputChars;
+    },
+    outputCharsAtMost: acc.outputCharsAtMost,
+    promptBytes: promptBytes(call),
+    completed,
+  });
+  const reason = clientGone ? 'client_closed' : s.stopped.deadline ? 'upstream_timeout' : failure ? 'upstream_cut' : !completed ? 'upstream_incomplete' : undefined;
+  await settleDurably(env, ctx, call.model, billed.usage, {
+    status: completed ? 'success' : 'interrupted',
+    attempts: s.attempts,
+    errorCode: reason,
+    errorMessage: reason ? `stream ended early (${reason})` : undefined,
+    billing: {
+      estimated: billed.estimated,
+      misreport: billed.misreport,
+      get outputChars() {
+        return acc.outputChars;
+      },
+      channel: s.channel,
+    },
+  });
+}
+
+/**
+ * The frames a client gets while the charge is not known yet: everything up
+ * to the frame that carries usage goes out at once; that frame and what
+ * follows it wait, and go out with the cost fields once `release` gives the
+ * charge (domain/cost-report.ts).
+ */
+class UsageFrameHold {
+  private held = '';
+  private report: CostReport | undefined;
+
+  constructor(
+    private readonly client: ChatCall['client'],
+    private readonly array: boolean,
+    private readonly write: (text: string) => Promise<void>,
+  ) {}
+
+  async emit(text: string): Promise<void> {
+    if (!text) return;
+    if (this.report) return this.write(this.withCost(text));
+    if (this.held) {
+      this.held += text;
+      return;
+    }
+    if (!isUsageFrame(this.client, text)) return this.write(text);
+    const frames = splitFrames(text, this.array);
+    const at = frames.findIndex((f) => isUsageFrame(this.client, f));
+    if (at === -1) return this.write(text);
+    this.held = frames.slice(at).join('');
+    await this.write(frames.slice(0, at).join(''));
+  }
+
+  /** The charge is known: what was held goes out, its usage frame with the cost. */
+  async release(report: CostReport): Promise<void> {
+    this.report = report;
+    const h = this.held;
+    this.held = '';
+    await this.write(this.withCost(h));
+  }
+
+  /** Text with every usage frame in it given the cost fields (once the charge is known). */
+  private withCost(text: string): string {
+    const r = this.report;
+    if (!r || !text || !isUsageFrame(this.client, text)) return text;
+    return splitFrames(text, this.array).map((f) => (isUsageFrame(this.client, f) ? rewriteUsageFrame(this.client, f, r) : f)).join('');
+  }
 }
