@@ -1,3 +1,5 @@
+import { Worker as Thread } from 'node:worker_threads';
+import { createRequire } from 'node:module';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Logger } from '../platform/logger';
@@ -10,6 +12,36 @@ import { slotsOf } from './queues';
 import { currentMetrics } from '../platform/metrics/index';
 import { activityMetrics } from '../platform/metrics/temporal';
 import { workerTracing, WORKFLOW_INTERCEPTORS_PATH } from '../platform/tracing/temporal';
+
+/**
+ * Without a prebuilt bundle (WORKFLOW_BUNDLE; `npm run dev`), the queue's workflows are bundled at start,
+ * as the SDK would for `workflowsPath`, but in a worker thread that exits when done: webpack's working
+ * memory (about 100 MB) goes with the thread instead of staying in this process's heap for its life.
+ */
+async function bundleInThread(workflowsPath: string): Promise<string> {
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { bundleWorkflowCode } = require(workerData.temporal);
+    const quiet = { log() {}, info() {}, warn() {}, error: (...a) => console.error(...a), debug() {}, trace() {} };
+    bundleWorkflowCode({ workflowsPath: workerData.workflowsPath, workflowInterceptorModules: workerData.interceptors, logger: quiet })
+      .then(({ code }) => parentPort.postMessage({ code }), (err) => parentPort.postMessage({ error: String((err && err.stack) || err) }));`;
+  const thread = new Thread(source, {
+    eval: true,
+    execArgv: [],
+    workerData: { temporal: createRequire(import.meta.url).resolve('@temporalio/worker'), workflowsPath, interceptors: [WORKFLOW_INTERCEPTORS_PATH] },
+  });
+  try {
+    const answer = await new Promise<{ code?: string; error?: string }>((resolve, reject) => {
+      thread.once('message', resolve);
+      thread.once('error', reject);
+      thread.once('exit', (code) => reject(new Error(`the workflow bundler thread exited (${code})`)));
+    });
+    if (answer.error !== undefined || answer.code === undefined) throw new Error(`bundling ${workflowsPath} failed: ${answer.error}`);
+    return answer.code;
+  } finally {
+    await thread.terminate();
+  }
+}
 
 /** How long a workflow task waits on a worker's sticky queue before any worker may take it. */
 export const STICKY_SCHEDULE_TO_START = '3s';
@@ -31,7 +63,7 @@ export async function createWorker(config: Config, deps: ActivityDeps, opts: { q
     taskQueue: opts.taskQueue ?? taskQueueName(config.TEMPORAL_TASK_QUEUE, queue),
     ...(config.WORKFLOW_BUNDLE
       ? { workflowBundle: { codePath: workflowBundleOf(config.WORKFLOW_BUNDLE, queue) } }
-      : { workflowsPath: workflowsPathOf(queue) }),
+      : { workflowBundle: { code: await bundleInThread(workflowsPathOf(queue)) } }),
     activities: createQueueActivities(queue, deps),
     maxConcurrentActivityTaskExecutions: slots.activities,
     maxConcurrentWorkflowTaskExecutions: slots.workflowTasks,
@@ -46,8 +78,7 @@ export async function createWorker(config: Config, deps: ActivityDeps, opts: { q
     shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
     // Tracing (platform/tracing/temporal.ts) and activity metrics (platform/metrics/temporal.ts); both empty when off.
     interceptors: {
-      // A prebuilt bundle has them already (dev/scripts/bundle-workflows.ts).
-      ...(config.WORKFLOW_BUNDLE ? {} : { workflowModules: [WORKFLOW_INTERCEPTORS_PATH] }),
+      // The bundle has them already (dev/scripts/bundle-workflows.ts, bundleInThread).
       activity: [...traced.activity, ...(metrics ? [activityMetrics(metrics)] : [])],
     },
     sinks: traced.sinks,

@@ -116,7 +116,8 @@ export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor
           anchor: p.anchor, ordinal: i + j, created_at: now,
         };
       });
-      await deps.db.Page.insertMany(docs, { ordered: false, lean: true });
+      // The driver directly: the documents are complete as built here, and mongoose's per-document copy and casting ran on the event loop.
+      await deps.db.Page.collection.insertMany(docs as never[], { ordered: false });
       for (const d of docs) all.push(d);
       written += docs.length;
       if (i === 0) failpoint('kb.build.mid-pages');
@@ -273,7 +274,7 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
 }
 
 /** Builds per thread task of a link pass (each task also carries every target of the base; the thread indexes them once per pass). */
-const RELINK_BUILDS = 4;
+const RELINK_BUILDS = 2;
 
 /** Some live builds' pages for a link pass: their stored chunks (by _id), else (builds without parts) the pages from kb_pages as chunks. */
 async function relinkChunks(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, builds: string[]): Promise<{ chunks: RawChunk[]; layout: RawChunk[] }> {

@@ -19,16 +19,37 @@ import type { BaseRef } from './page-store';
  */
 export const SCOPE_VERSION_KEY = 'kbscope:version';
 
+/** How long a scope read for a key's account is reused while the scope version is unchanged (REST reads: one Redis GET instead of 1-3 store queries). */
+const ACCOUNT_SCOPE_CACHE_MS = 1000;
+
 export class KnowledgeScope {
-  constructor(private readonly db: AccountModels & KnowledgeModels, private readonly redis: RedisClient) {}
+  private readonly accountScopes = new Map<string, { at: number; version: string | null; refs: BaseRef[] }>();
+
+  constructor(private readonly db: AccountModels & KnowledgeModels, private readonly redis: RedisClient, private readonly cacheMs = ACCOUNT_SCOPE_CACHE_MS) {}
 
   /** Call after a change of membership or of a team base's existence or readers. */
   async changed(): Promise<void> {
     await this.redis.incr(SCOPE_VERSION_KEY);
   }
 
-  /** Bases readable by a key of this account. */
+  /**
+   * Bases readable by a key of this account. Reused for up to `cacheMs` while the scope version in Redis is
+   * unchanged (every change of membership, team base or readers bumps it: `changed()`), as agent calls do
+   * (capabilities/agents/agents.ts): a change reaches the next read on every instance.
+   */
   async forAccount(accountId: string): Promise<BaseRef[]> {
+    if (this.cacheMs <= 0) return this.readAccount(accountId);
+    const version = await this.redis.get(SCOPE_VERSION_KEY);
+    const now = performance.now();
+    const hit = this.accountScopes.get(accountId);
+    if (hit && hit.version === version && now - hit.at < this.cacheMs) return hit.refs.slice();
+    const refs = await this.readAccount(accountId);
+    if (this.accountScopes.size >= 10_000) this.accountScopes.clear();
+    this.accountScopes.set(accountId, { at: now, version, refs: refs.slice() });
+    return refs;
+  }
+
+  private async readAccount(accountId: string): Promise<BaseRef[]> {
     const account = await this.db.Account.findById(accountId).select({ enterprise: 1, owner_user_id: 1 }).lean<Pick<AccountDoc, 'enterprise' | 'owner_user_id'>>();
     if (!account) return [];
     const personal: BaseRef = { account_id: accountId, kb_id: DEFAULT_KB_ID };

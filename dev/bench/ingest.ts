@@ -84,7 +84,7 @@ async function imageTask(): Promise<{ ms: number; ok: boolean }> {
 }
 
 // The knowledge worker, sampled throughout: RSS from /proc, its metrics listener's answer time, its event-loop series.
-const samples = { rssPeak: 0, probeMax: 0, probes: [] as number[], loopMax: 0, loopSeries: '' };
+const samples = { rssPeak: 0, probeMax: 0, probes: [] as number[], loopMax: 0, loopSeries: '', heapPeak: 0, externalPeak: 0 };
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 let sampling = true;
 const sampler = (async () => {
@@ -101,6 +101,11 @@ const sampler = (async () => {
       const ms = performance.now() - t0;
       samples.probes.push(ms);
       samples.probeMax = Math.max(samples.probeMax, ms);
+      // The main thread's V8 heap and off-heap buffers (prom-client's defaults): what of the RSS is the event loop's own.
+      const heap = /^nodejs_heap_size_total_bytes(?:\{[^}]*\})?\s+([\d.e+]+)$/m.exec(text);
+      const external = /^nodejs_external_memory_bytes(?:\{[^}]*\})?\s+([\d.e+]+)$/m.exec(text);
+      if (heap) samples.heapPeak = Math.max(samples.heapPeak, Number(heap[1]));
+      if (external) samples.externalPeak = Math.max(samples.externalPeak, Number(external[1]));
       // The project's own max series when it has one, else prom-client's (reset at every scrape: the max between probes).
       for (const m of text.matchAll(/^((?:\w*event_loop_delay_max_seconds|nodejs_eventloop_lag_max_seconds))(?:\{[^}]*\})?\s+([\d.e+-]+)$/gm)) {
         if (!samples.loopSeries || samples.loopSeries === m[1] || m[1] !== 'nodejs_eventloop_lag_max_seconds') {
@@ -132,7 +137,10 @@ await Promise.all(Array.from({ length: IDLE_TASKS }, async (_, i) => {
 }));
 const idleRssPeak = samples.rssPeak;
 const idleProbeMax = samples.probeMax;
+const idleHeapPeak = samples.heapPeak;
 samples.rssPeak = 0;
+samples.heapPeak = 0;
+samples.externalPeak = 0;
 samples.probeMax = 0;
 samples.loopMax = 0;
 samples.probes = [];
@@ -213,7 +221,7 @@ const idleP95 = pct(idle, 95);
 const duringP95 = pct(during, 95);
 console.log(`\n== bench:ingest (${new Date().toISOString()}, load average ${(await import('node:os')).loadavg()[0].toFixed(1)} on ${(await import('node:os')).cpus().length} cores; ${perQueue ? 'one worker per queue, the knowledge worker measured' : 'one worker for every queue'})`);
 console.log(`build: ${files.length} documents (${(bytes / 1e6).toFixed(2)} MB) -> ${pages} pages in ${(buildMs / 1000).toFixed(1)} s end to end (uploads answered in ${(uploadedMs / 1000).toFixed(1)} s); ${(pages / (buildMs / 1000)).toFixed(0)} pages/s; states: ${JSON.stringify(Object.fromEntries(states.reduce((m: Map<string, number>, s: string) => m.set(s, (m.get(s) ?? 0) + 1), new Map())))}`);
-console.log(`worker peak RSS: ${(samples.rssPeak / 1e6).toFixed(0)} MB during the build (${(idleRssPeak / 1e6).toFixed(0)} MB idle)`);
+console.log(`worker peak RSS: ${(samples.rssPeak / 1e6).toFixed(0)} MB during the build (${(idleRssPeak / 1e6).toFixed(0)} MB idle); main thread's V8 heap peak ${(samples.heapPeak / 1e6).toFixed(0)} MB (${(idleHeapPeak / 1e6).toFixed(0)} MB idle), off-heap buffers peak ${(samples.externalPeak / 1e6).toFixed(0)} MB`);
 console.log(`worker event loop: ${samples.loopSeries ? `${samples.loopSeries} max ${(samples.loopMax * 1000).toFixed(0)} ms` : 'no event-loop series exported'}; metrics listener answered in p50 ${pct(samples.probes, 50).toFixed(0)} ms, max ${samples.probeMax.toFixed(0)} ms over ${samples.probes.length} probes (idle max ${idleProbeMax.toFixed(0)} ms)`);
 console.log(`second account's image tasks, submission to succeeded: idle ${fmt(idle)}`);
 console.log(`                                              during the build ${fmt(during)}`);

@@ -10,6 +10,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { Pool } from 'undici';
 import { freePort, stopAll } from '../scripts/lib/proc';
 import { benchServices, runOnce, startProcess } from './lib/stack';
@@ -32,7 +33,9 @@ const { services, secrets } = await benchServices('search-http');
 const gwPort = await freePort();
 const env: Record<string, string> = { ...services.env, ...secrets, DEPLOYMENT_MODE: 'development', LOG_LEVEL: 'warn' };
 await runOnce('dev/scripts/seed.ts', env);
-const gateway = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort);
+// BENCH_CPU_PROF=dir: the gateway writes a V8 CPU profile there when it stops.
+const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+const gateway = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, profile);
 const http = new Pool(`http://127.0.0.1:${gwPort}`, { connections: 4 });
 async function call(method: 'GET' | 'POST', p: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any }> {
   const r = await http.request({ method, path: p, headers, body: body === undefined ? undefined : JSON.stringify(body) });

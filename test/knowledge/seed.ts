@@ -57,4 +57,6 @@ export async function seedTeamBase(deps: ServiceDeps, enterpriseId: string, kbId
     _id: `${enterpriseId}/${kbId}`, account_id: enterpriseId, kb_id: kbId, name: `Team ${kbId}`, kind: 'team', readers,
     compiler: 'rules', compiler_model: null, deleted_at: null, created_at: new Date(),
   });
+  // As the bases service does: scopes cached by version see the new base (capabilities/knowledge/scope.ts).
+  await deps.kbScope.changed();
 }
