@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { docOptions } from '../../platform/mongo';
+import { docOptions, modelOn } from '../../platform/mongo';
 import type { BatchEndpoint } from './limits';
 
 /** An uploaded file (purpose=batch, JSONL) or a batch's output / error file (content built from its lines). */
@@ -72,34 +72,34 @@ export interface BatchModels {
   Line: Model<BatchLineDoc>;
 }
 
-const stores = new WeakMap<Connection, BatchModels>();
+
+const opts = { ...docOptions, minimize: false } as const;
+const BatchFileSchema = new Schema<BatchFileDoc>({
+  _id: String, account_id: { type: String, index: true }, key_id: String, purpose: String, filename: String, bytes: Number,
+  content: { type: String, default: null }, batch_id: { type: String, default: null }, role: String,
+  created_at: Date, expires_at: Date, deleted_at: { type: Date, default: null },
+}, opts);
+const BatchSchema = new Schema<BatchDoc>({
+  _id: String, account_id: { type: String, index: true }, key_id: String, api: String, endpoint: String, input_file_id: String,
+  completion_window: String, metadata: { type: Schema.Types.Mixed, default: null }, status: String,
+  total: Number, completed: Number, failed: Number, output_file_id: { type: String, default: null }, error_file_id: { type: String, default: null },
+  cost_nano: { type: Number, default: 0 },
+  created_at: Date, in_progress_at: { type: Date, default: null }, finalizing_at: { type: Date, default: null }, completed_at: { type: Date, default: null },
+  expires_at: Date, expired_at: { type: Date, default: null }, cancelling_at: { type: Date, default: null }, cancelled_at: { type: Date, default: null },
+  results_base: { type: String, default: null },
+}, opts);
+const BatchLineSchema = new Schema<BatchLineDoc>({
+  _id: String, batch_id: { type: String, index: true }, index: Number, custom_id: String, status_code: Number,
+  request_id: { type: String, default: null }, body: Schema.Types.Mixed, cost_nano: { type: Number, default: 0 }, created_at: Date,
+}, opts);
 
 /** The batch collections on a connection (registered once per connection). */
 export function batchModels(conn: Connection): BatchModels {
-  let s = stores.get(conn);
-  if (s) return s;
-  const opts = { ...docOptions, minimize: false } as const;
-  const File = conn.models.BatchFile ?? conn.model<BatchFileDoc>('BatchFile', new Schema<BatchFileDoc>({
-    _id: String, account_id: { type: String, index: true }, key_id: String, purpose: String, filename: String, bytes: Number,
-    content: { type: String, default: null }, batch_id: { type: String, default: null }, role: String,
-    created_at: Date, expires_at: Date, deleted_at: { type: Date, default: null },
-  }, { ...opts, collection: 'batch_files' }));
-  const Batch = conn.models.Batch ?? conn.model<BatchDoc>('Batch', new Schema<BatchDoc>({
-    _id: String, account_id: { type: String, index: true }, key_id: String, api: String, endpoint: String, input_file_id: String,
-    completion_window: String, metadata: { type: Schema.Types.Mixed, default: null }, status: String,
-    total: Number, completed: Number, failed: Number, output_file_id: { type: String, default: null }, error_file_id: { type: String, default: null },
-    cost_nano: { type: Number, default: 0 },
-    created_at: Date, in_progress_at: { type: Date, default: null }, finalizing_at: { type: Date, default: null }, completed_at: { type: Date, default: null },
-    expires_at: Date, expired_at: { type: Date, default: null }, cancelling_at: { type: Date, default: null }, cancelled_at: { type: Date, default: null },
-    results_base: { type: String, default: null },
-  }, { ...opts, collection: 'batches' }));
-  const Line = conn.models.BatchLine ?? conn.model<BatchLineDoc>('BatchLine', new Schema<BatchLineDoc>({
-    _id: String, batch_id: { type: String, index: true }, index: Number, custom_id: String, status_code: Number,
-    request_id: { type: String, default: null }, body: Schema.Types.Mixed, cost_nano: { type: Number, default: 0 }, created_at: Date,
-  }, { ...opts, collection: 'batch_lines' }));
-  s = { File: File as Model<BatchFileDoc>, Batch: Batch as Model<BatchDoc>, Line: Line as Model<BatchLineDoc> };
-  stores.set(conn, s);
-  return s;
+  return {
+    File: modelOn(conn, 'BatchFile', BatchFileSchema, 'batch_files'),
+    Batch: modelOn(conn, 'Batch', BatchSchema, 'batches'),
+    Line: modelOn(conn, 'BatchLine', BatchLineSchema, 'batch_lines'),
+  };
 }
 
 export const lineId = (batchId: string, index: number) => `${batchId}:${String(index).padStart(6, '0')}`;

@@ -1,4 +1,4 @@
-import type { KnowledgeModels, KbBuildDoc, KbDoc, KbDocumentDoc, PageDoc } from './store';
+import { knowledgeRedisKeys, type KnowledgeModels, type KbBuildDoc, type KbDoc, type KbDocumentDoc, type PageDoc } from './store';
 import type { RedisClient } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import { failpoint } from '../../platform/failpoints';
@@ -228,7 +228,7 @@ async function removeBuildPages(deps: BuildDeps, documentId: string, buildId: st
 export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: string): Promise<number> {
   const changedAt = await deps.pages.version(ref);
   return withLock(deps.redis, `relink:${baseKey(ref)}`, async () => {
-    const doneKey = `kbrelinked:${baseKey(ref)}`;
+    const doneKey = knowledgeRedisKeys.relinked(baseKey(ref));
     const done = await deps.redis.get(doneKey);
     if (Number(done ?? -1) >= changedAt) return 0;
     const passVersion = await deps.pages.version(ref);

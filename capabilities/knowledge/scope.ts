@@ -1,5 +1,5 @@
 import type { AccountDoc, AccountModels, MembershipDoc, UserDoc } from '../accounts/store';
-import type { KnowledgeModels, KbDoc } from './store';
+import { knowledgeRedisKeys, type KnowledgeModels, type KbDoc } from './store';
 import type { RedisClient } from '../../platform/redis';
 import { DEFAULT_KB_ID } from '../../domain/knowledge/page';
 import type { BaseRef } from './page-store';
@@ -17,7 +17,7 @@ import type { BaseRef } from './page-store';
  * version in Redis (`changed()`); a cache of scopes keyed on that version
  * (agent calls) sees the change on its very next call, on every instance.
  */
-export const SCOPE_VERSION_KEY = 'kbscope:version';
+export const SCOPE_VERSION_KEY = knowledgeRedisKeys.scopeVersion;
 
 /** How long a scope read for a key's account is reused while the scope version is unchanged (REST reads: one Redis GET instead of 1-3 store queries). */
 const ACCOUNT_SCOPE_CACHE_MS = 1000;

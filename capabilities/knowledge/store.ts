@@ -206,4 +206,8 @@ export const knowledgeRedisKeys = {
   kbVersion: (accountId: string, kbId: string) => `kbver:${accountId}/${kbId}`,
   /** Held while one step of a document or base is written (capabilities/knowledge/lock.ts): `doc:{id}`, `relink:{base}`. */
   lock: (name: string) => `kblock:${name}`,
+  /** The base version the last link pass covered (capabilities/knowledge/publish.ts): a pass with nothing new to link is skipped. */
+  relinked: (base: string) => `kbrelinked:${base}`,
+  /** Bumped by every change that can alter who reads which bases (capabilities/knowledge/scope.ts). */
+  scopeVersion: 'kbscope:version',
 };
