@@ -33,6 +33,18 @@ const STARTUP_WAIT_MS = 90_000;
 
 /** Per connection: whether its store reads through non-unique indexes (secondaryIndexesUsed), once connectMongo knows. */
 const readsSecondary = new WeakMap<Connection, Promise<boolean>>();
+/** Connections whose store reads the whole collection for every query but `{_id}` (secondaryIndexesUsed false). */
+const scanning = new WeakSet<Connection>();
+
+/**
+ * Whether this connection's store answers every query but an `{_id}` lookup
+ * by reading the whole collection (FerretDB v1 on SQLite): work whose cost is
+ * one such read (a wallet checkpoint) is then spaced by the collection's size.
+ */
+export function filtersByScan(conn: Connection): boolean {
+  return scanning.has(conn);
+}
+
 /** Each model's index build, started when the model is registered on a connection. */
 const indexBuilds = new WeakMap<Model<never>, Promise<void>>();
 
@@ -92,7 +104,9 @@ export async function connectMongo<M extends object>(url: string, models: (conn:
   const opened = models(conn);
   const list = Object.values(opened).filter((m): m is Model<never> => typeof m === 'function');
   // Asked of a collection that exists (the first model's, made by init(), which builds no index here).
-  known(await (list[0] ? list[0].init().then(() => secondaryIndexesUsed(conn, list[0]!.collection.collectionName)) : Promise.resolve(true)).catch(() => true));
+  const secondary = await (list[0] ? list[0].init().then(() => secondaryIndexesUsed(conn, list[0]!.collection.collectionName)) : Promise.resolve(true)).catch(() => true);
+  if (!secondary) scanning.add(conn);
+  known(secondary);
   // Every model's indexes (unique ones are this store's only atomic claims) exist before the process serves.
   await Promise.all(list.map((m) => indexBuilds.get(m)));
   return { conn, ...opened };

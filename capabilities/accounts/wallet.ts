@@ -5,6 +5,7 @@ import type { UsageModels, StoredUsage } from '../usage/store';
 import type { Logger } from '../../platform/logger';
 import { BatchInserter, insertIgnoringDuplicates } from '../../platform/batch-insert';
 import { BatchExists } from '../../platform/batch-exists';
+import { filtersByScan } from '../../platform/mongo';
 import { sameShard, type RedisClient } from '../../platform/redis';
 import { walletOf } from '../../domain/api-key';
 import { LedgerJournal, MARKER_AFTER_ROW_S } from './ledger-journal';
@@ -34,7 +35,14 @@ export const FRESH_OP_MS = (MARKER_AFTER_ROW_S * 1000) / 2;
  * milliseconds, clocks of the processes differ by far less than this).
  */
 export const CHECKPOINT_MARGIN_MS = 5 * 60_000;
-/** A wallet gets a new checkpoint once this many of its rows were written (seen by one process) since the last one. */
+/**
+ * A wallet gets a new checkpoint once this many of its rows were written (seen
+ * by one process) since the last one. On a store that reads the whole ledger
+ * for the checkpoint's query (platform/mongo.ts filtersByScan: the embedded
+ * FerretDB), at least as many as this process had seen of the wallet when it
+ * asked for the last one (10,000, 20,000, 40,000, ...): the reads then cost a
+ * constant per row instead of growing with the ledger.
+ */
 export const CHECKPOINT_EVERY_ROWS = 10_000;
 
 export interface LedgerOp {
@@ -103,6 +111,8 @@ export class Wallet {
   /** Open tickets, oldest first (Map keeps insertion order and numbers only grow). */
   private readonly open = new Map<number, number>();
   private readonly sinceCheckpoint = new Map<string, number>();
+  /** Per wallet: its rows this process has seen, and how many it had seen when it last asked for a checkpoint (the spacing on a scanning store). */
+  private readonly seen = new Map<string, { rows: number; atCheckpoint: number }>();
   private readonly checkpointing = new Set<string>();
   /** Figures for tests and metrics. */
   readonly stats = { lastLoadRows: 0, checkpoints: 0 };
@@ -323,12 +333,22 @@ export class Wallet {
   private countRows(rows: LedgerDoc[]): void {
     for (const r of rows) {
       const n = (this.sinceCheckpoint.get(r.account_id) ?? 0) + 1;
-      if (n >= CHECKPOINT_EVERY_ROWS) {
+      const seen = this.seen.get(r.account_id) ?? { rows: 0, atCheckpoint: 0 };
+      seen.rows++;
+      this.seen.set(r.account_id, seen);
+      if (n >= this.checkpointAfter(seen)) {
+        seen.atCheckpoint = seen.rows;
         this.sinceCheckpoint.delete(r.account_id);
         this.scheduleCheckpoint(r.account_id);
       } else this.sinceCheckpoint.set(r.account_id, n);
     }
     if (this.sinceCheckpoint.size > 100_000) this.sinceCheckpoint.clear();
+    if (this.seen.size > 100_000) this.seen.clear();
+  }
+
+  private checkpointAfter(seen: { atCheckpoint: number }): number {
+    if (!filtersByScan(this.db.Ledger.db)) return CHECKPOINT_EVERY_ROWS;
+    return Math.max(CHECKPOINT_EVERY_ROWS, seen.atCheckpoint);
   }
 
   private scheduleCheckpoint(walletId: string): void {
