@@ -3,7 +3,7 @@ import { upstreamApiKey } from '../../platform/config';
 import type { Dispatcher } from 'undici';
 import { GatewayError, errors } from '../../domain/errors';
 import type { Channel, Model } from '../../domain/catalogue';
-import { prechargeEstimate, type TokenUsage } from '../../domain/pricing';
+import { prechargeEstimate } from '../../domain/pricing';
 import { remainingNano } from '../../domain/api-key';
 import { classifyTransportError } from '../../platform/upstream';
 import { chatProviders } from '../../providers';
@@ -16,45 +16,15 @@ import { failAfterAnswer, settleChat, settleDurably } from './settle';
 import { getTranslator, extractUsage, outputChars, type Translator } from '../../protocols';
 import { usageToBill } from '../../domain/usage-estimate';
 import { relayStream } from './stream-relay';
+import { promptBytes, toTokenUsage, type ChatCall, type StopReason } from './call';
+
+export type { ChatCall, StopReason } from './call';
 import { costReport } from '../../domain/cost-report';
 import { addCostFields, setCostHeader } from './cost-fields';
 import { deadlineIn } from '../deadlines';
 import { recordOutcomeAhead } from '../middleware/usage-capture';
 import { loggedAttempt, type CallAttempt } from '../../domain/call-attempts';
 import { climbLadder, CHAT_LADDER, UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';
-
-export interface ChatCall {
-  client: Protocol;
-  model: Model;
-  /** The client body, validated; forwarded as is on native channels. */
-  body: Record<string, unknown>;
-  raw: Buffer;
-  stream: boolean;
-  /** Client asked for usage in the stream (chat-completions stream_options.include_usage). */
-  includeUsage: boolean;
-  maxTokens: number | undefined;
-  /** What the pre-charge input estimate is measured on (messages, contents, input...). */
-  promptForEstimate: unknown;
-  /**
-   * Bytes of `promptForEstimate` as JSON (spec 1 section 8: the pre-charge input estimate): the
-   * length of its value in the raw body, measured by jsonBody; when the prompt is not the client's
-   * (an agent's prelude), measured once by serialising it.
-   */
-  promptBytes?: number;
-  channels: Channel[];
-  /** chat-completions built-in tool path: a mid-stream failure injects an error chunk. */
-  builtinToolPath: boolean;
-  /** generate-content `:streamGenerateContent` without `alt=sse`: the client wants a JSON array stream. */
-  jsonArrayStream?: boolean;
-}
-
-/** Why a chat request's upstream call was stopped (set by the close listeners and the deadline). */
-export interface StopReason {
-  /** The client closed its connection. */
-  client: boolean;
-  /** The request's deadline (CHAT_UPSTREAM_TIMEOUT_MS, streaming included) passed. */
-  deadline: boolean;
-}
 
 /** Pre-charge gate: an estimate above what the key can spend is 402, with no upstream call. */
 export function precharge(deps: ServiceDeps, ctx: Ctx, call: ChatCall): void {
@@ -101,10 +71,6 @@ async function gateUpstream(deps: ServiceDeps, ctx: Ctx, call: ChatCall): Promis
   }
   await confirmAuth(deps, ctx, call);
   return false;
-}
-
-export function promptBytes(call: ChatCall): number {
-  return (call.promptBytes ??= Buffer.byteLength(JSON.stringify(call.promptForEstimate ?? '')));
 }
 
 interface Prepared {
@@ -328,13 +294,3 @@ async function relayJson(env: ServiceDeps, ctx: Ctx, call: ChatCall, bytes: Buff
   failAfterAnswer(ctx);
 }
 
-export function toTokenUsage(u: { inputTokens: number; outputTokens: number; cachedTokens: number; cacheWriteTokens: number; serverToolCalls: number } | undefined): TokenUsage | null {
-  if (!u) return null;
-  return {
-    inputTokens: u.inputTokens,
-    outputTokens: u.outputTokens,
-    cachedTokens: u.cachedTokens,
-    cacheWriteTokens: u.cacheWriteTokens,
-    serverToolCalls: u.serverToolCalls,
-  };
-}
