@@ -151,22 +151,15 @@ export interface AgentModels {
   AgentAudit: Model<AgentAuditDoc>;
 }
 
-const cache = new WeakMap<Connection, AgentModels>();
-
 /** The agent collections on a connection (models are registered once per connection). */
 export function agentModels(conn: Connection): AgentModels {
-  let db = cache.get(conn);
-  if (!db) {
-    db = {
-      AgentSettings: modelOn(conn, 'AgentSettings', AgentSettingsSchema, 'agent_settings'),
-      Agent: modelOn(conn, 'Agent', AgentSchema, 'agents'),
-      AgentKey: modelOn(conn, 'AgentKey', AgentKeySchema, 'agent_keys'),
-      AgentKeyClaim: modelOn(conn, 'AgentKeyClaim', AgentKeyClaimSchema, 'agent_key_claims'),
-      AgentAudit: modelOn(conn, 'AgentAudit', AgentAuditSchema, 'agent_audit'),
-    };
-    cache.set(conn, db);
-  }
-  return db;
+  return {
+    AgentSettings: modelOn(conn, 'AgentSettings', AgentSettingsSchema, 'agent_settings'),
+    Agent: modelOn(conn, 'Agent', AgentSchema, 'agents'),
+    AgentKey: modelOn(conn, 'AgentKey', AgentKeySchema, 'agent_keys'),
+    AgentKeyClaim: modelOn(conn, 'AgentKeyClaim', AgentKeyClaimSchema, 'agent_key_claims'),
+    AgentAudit: modelOn(conn, 'AgentAudit', AgentAuditSchema, 'agent_audit'),
+  };
 }
 
 /** The agents' Redis key names: the records every gateway reads on each agent call, and the escrow's flights. */

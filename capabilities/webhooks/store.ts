@@ -96,21 +96,14 @@ export interface WebhookModels {
   Attempt: Model<WebhookAttemptDoc>;
 }
 
-const cache = new WeakMap<Connection, WebhookModels>();
-
 /** The webhook collections on this connection (models registered once per connection). */
 export function webhookModels(conn: Connection): WebhookModels {
-  let m = cache.get(conn);
-  if (!m) {
-    m = {
-      Secret: modelOn(conn, 'WebhookSecret', SecretSchema, 'webhook_secrets'),
-      Reveal: modelOn(conn, 'WebhookReveal', RevealSchema, 'webhook_reveals'),
-      Event: modelOn(conn, 'WebhookEvent', EventSchema, 'webhook_events'),
-      Attempt: modelOn(conn, 'WebhookAttempt', AttemptSchema, 'webhook_attempts'),
-    };
-    cache.set(conn, m);
-  }
-  return m;
+  return {
+    Secret: modelOn(conn, 'WebhookSecret', SecretSchema, 'webhook_secrets'),
+    Reveal: modelOn(conn, 'WebhookReveal', RevealSchema, 'webhook_reveals'),
+    Event: modelOn(conn, 'WebhookEvent', EventSchema, 'webhook_events'),
+    Attempt: modelOn(conn, 'WebhookAttempt', AttemptSchema, 'webhook_attempts'),
+  };
 }
 
 /** The event id of a task's final-state webhook: derived from the task id, so every retry and replay carries it. */
