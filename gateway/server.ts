@@ -4,6 +4,7 @@ import { buildDeps } from '../capabilities/bootstrap';
 import { createApp } from './app';
 import { drainSettlements } from './chat/settle';
 import { startMetrics } from '../capabilities/start-metrics';
+import { eventLoopServing } from '../platform/metrics/event-loop';
 import { currentTracing } from '../platform/tracing/current';
 import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../platform/process-guards';
@@ -28,6 +29,7 @@ const app = createApp(deps);
 // A burst of new connections (2,000 streams opened at once) must not overflow the accept queue: Node's
 // default backlog of 511 drops the rest, and their clients retry the handshake only after 1 s, then 3 s.
 const server = app.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG }, () => {
+  eventLoopServing();
   log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
 });
 answerClientErrors(server, log);

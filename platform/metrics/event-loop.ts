@@ -3,6 +3,17 @@ import { Gauge, Histogram } from 'prom-client';
 import type { Metrics } from './registry';
 
 /** One reading per second; the gauges cover the last minute of them. */
+let clearWindow: (() => void) | null = null;
+
+/**
+ * The process starts serving now (a worker's first poll, a gateway's first request): what the loop did
+ * before (loading modules, connecting, bundling workflows) held nobody up, and is dropped from the
+ * last-minute gauges. The per-second histogram keeps its counts (it says when those seconds were slow).
+ */
+export function eventLoopServing(): void {
+  clearWindow?.();
+}
+
 const WINDOW_MS = 1000;
 const WINDOWS_KEPT = 60;
 
@@ -39,6 +50,11 @@ export function watchEventLoop(m: Metrics): () => void {
       p99s.shift();
     }
   };
+  clearWindow = () => {
+    h.reset();
+    maxima.length = 0;
+    p99s.length = 0;
+  };
   const timer = setInterval(read, WINDOW_MS);
   timer.unref();
   new Gauge({
@@ -59,6 +75,7 @@ export function watchEventLoop(m: Metrics): () => void {
     },
   });
   return () => {
+    clearWindow = null;
     clearInterval(timer);
     h.disable();
   };
