@@ -10,6 +10,8 @@ import { startMetrics } from '../capabilities/start-metrics';
 import { watchStore } from '../platform/metrics/store';
 import { watchWorker } from '../platform/metrics/temporal';
 import { currentTracing } from '../platform/tracing/current';
+import { eventLoopServing } from '../platform/metrics/event-loop';
+import { threadCompute } from '../capabilities/knowledge/compute';
 
 const config = loadConfigOrExit(process.env, 'the worker');
 const queue = queueFromArgs(process.argv.slice(2), config);
@@ -18,7 +20,10 @@ guardProcess(log);
 const deps = await buildDeps(config, log);
 const metrics = await startMetrics(config, 'worker', log);
 metrics?.registry.setDefaultLabels({ service: 'worker', queue });
-const { worker, connection } = await createWorker(config, deps, { queue });
+// The knowledge worker's compile threads: their pool made now, before it serves (it starts no thread until the first
+// build, but finding or bundling the threads' entry is start-up work, not a stall of a build's event loop).
+const compute = queue === 'knowledge' ? threadCompute({ threads: config.KB_COMPILE_THREADS, heapMb: config.KB_COMPILE_THREAD_MB }) : undefined;
+const { worker, connection } = await createWorker(config, { ...deps, compute }, { queue });
 if (metrics) {
   watchWorker(metrics, worker);
   watchStore(metrics, deps.db, log);
@@ -27,8 +32,12 @@ if (queue === 'media') await ensureLinkSweeper(deps.temporal, config.TEMPORAL_TA
 log.info('worker started', { queue, taskQueue: worker.options.taskQueue, namespace: config.TEMPORAL_NAMESPACE, slots: slotsOf(queue, config) });
 process.once('SIGINT', () => worker.shutdown());
 process.once('SIGTERM', () => worker.shutdown());
+// Start-up (module loading, the workflow bundle) is behind it: the loop's stall gauges count from here.
+await compute?.ready();
+eventLoopServing();
 await worker.run();
 await connection.close();
+await compute?.close();
 await deps.close();
 await currentTracing()?.shutdown().catch(() => undefined);
 log.info('worker stopped');

@@ -22,10 +22,14 @@ import type { ThreadResult, ThreadTask } from './compile-thread';
  * pathological document fails its build with a reason instead of taking the
  * worker's memory. Under tsx the thread runs an esbuild bundle of its sources
  * (no TypeScript loader in the thread), and its young generation is small:
- * together about 55 MB less RSS per thread.
+ * together about 55 MB less RSS per thread. The thread lowers its own
+ * scheduling priority (compile-thread.ts): when the cores are short, the
+ * event loop that runs workflow tasks and heartbeats goes first.
  */
 export interface Compute {
   run(task: ThreadTask, transfer?: ArrayBuffer[]): Promise<ThreadResult>;
+  /** Resolves once tasks can start (the threads' entry found or bundled). */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -35,17 +39,18 @@ export function inlineCompute(): Compute {
       const { runTask } = await import('./compile-thread');
       return runTask(task);
     },
+    async ready() {},
     async close() {},
   };
 }
 
 /** The thread's entry: the compiled bundle beside a built worker (dist/), else the sources bundled for it here, else the TypeScript source through tsx. */
-function threadEntry(): { filename: string; execArgv: string[] } {
+async function threadEntry(): Promise<{ filename: string; execArgv: string[] }> {
   // A bundle's import.meta.url names the source file (dev/scripts/build.ts), so the bundle is found from the entry script.
   const main = process.argv[1] ?? '';
   const built = path.join(path.dirname(main), 'kb-compile-thread.mjs');
   if (main.endsWith('.mjs') && fs.existsSync(built)) return { filename: built, execArgv: [] };
-  const bundled = bundleFromSource();
+  const bundled = await bundleFromSource();
   if (bundled) return { filename: bundled, execArgv: [] };
   // Only the TypeScript loader: the parent's other flags (tracing's --import, --cpu-prof) are not the thread's business.
   return { filename: fileURLToPath(new URL('./compile-thread.ts', import.meta.url)), execArgv: ['--import', import.meta.resolve('tsx')] };
@@ -55,26 +60,29 @@ function threadEntry(): { filename: string; execArgv: string[] } {
  * Under tsx (dev, tests, benches): the thread's sources bundled into one plain module with esbuild (as
  * `npm run build` does for dist/), so the thread runs without the TypeScript loader. tsx in a worker
  * thread costs a second loader and its hooks thread: about 40 MB of the worker's RSS per compile thread.
- * Written once per content under .data/ (inside the tree, so packages resolve from node_modules);
- * null when esbuild is not there (the thread then runs the sources through tsx).
+ * esbuild's asynchronous API (its own process does the work: the synchronous one held this event loop
+ * for about 115 ms at a worker's first build). Written once per content under .data/ (inside the tree,
+ * so packages resolve from node_modules); null when esbuild is not there (the thread then runs the
+ * sources through tsx).
  */
-function bundleFromSource(): string | null {
+async function bundleFromSource(): Promise<string | null> {
   try {
     const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
     const entry = fileURLToPath(new URL('./compile-thread.ts', import.meta.url));
     const root = path.resolve(path.dirname(entry), '../..');
-    const out = esbuild.buildSync({
+    const out = (await esbuild.build({
       absWorkingDir: root, entryPoints: [entry], bundle: true, packages: 'external', platform: 'node', format: 'esm', target: 'node20',
       write: false, logLevel: 'silent', outfile: path.join(root, '.data', 'kb-compile-thread', 'thread.mjs'),
-    }).outputFiles.find((f) => f.path.endsWith('.mjs'));
+    })).outputFiles.find((f) => f.path.endsWith('.mjs'));
+    await esbuild.stop();
     if (!out) return null;
     const dir = path.join(root, '.data', 'kb-compile-thread');
     const file = path.join(dir, `${createHash('sha256').update(out.contents).digest('hex').slice(0, 16)}.mjs`);
     if (!fs.existsSync(file)) {
-      fs.mkdirSync(dir, { recursive: true });
+      await fs.promises.mkdir(dir, { recursive: true });
       const tmp = `${file}.${process.pid}.tmp`;
-      fs.writeFileSync(tmp, out.contents);
-      fs.renameSync(tmp, file);
+      await fs.promises.writeFile(tmp, out.contents);
+      await fs.promises.rename(tmp, file);
     }
     return file;
   } catch {
@@ -86,16 +94,19 @@ export function threadCompute(opts: { threads?: number; heapMb?: number } = {}):
   const cores = os.availableParallelism?.() ?? os.cpus().length;
   const threads = opts.threads ?? (cores <= 2 ? 1 : Math.min(4, cores - 1));
   const heapMb = opts.heapMb ?? 256;
-  const { filename, execArgv } = threadEntry();
-  const pool = new Piscina({
+  // Made on the first task (the entry may need bundling first); tasks wait for it.
+  const pool = threadEntry().then(({ filename, execArgv }) => new Piscina({
     filename, execArgv, minThreads: 0, maxThreads: threads, idleTimeout: 30_000,
     // A young generation of 8 MB (V8's default for a thread is several times that): a compile allocates many
     // short-lived strings, and with the default the thread kept about 90 MB of RSS after one document
     // against 35 MB with this, at the same compile time (measured on the issue-22 collection).
     resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 8 },
-  });
+  }));
   return {
-    run: (task, transfer) => pool.run(task, transfer ? { transferList: transfer } : undefined) as Promise<ThreadResult>,
-    close: () => pool.destroy(),
+    run: async (task, transfer) => (await pool).run(task, transfer ? { transferList: transfer } : undefined) as Promise<ThreadResult>,
+    ready: async () => {
+      await pool;
+    },
+    close: async () => (await pool).destroy(),
   };
 }
