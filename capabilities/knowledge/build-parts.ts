@@ -1,9 +1,12 @@
+import { setImmediate } from 'node:timers/promises';
+import { deserialize } from 'bson';
 import type { mongo } from 'mongoose';
 
 type Collection<T extends mongo.Document> = mongo.Collection<T>;
 import type { PageDoc } from './store';
 import type { MongoConn } from '../../platform/mongo';
-import { resolvedIds } from './compiler/links';
+import { resolvedIds, type LinkTarget } from './compiler/links';
+import type { CompiledPage } from './compiler/types';
 
 /**
  * A build's pages in a few large records read by `_id` alone (`kb_build_parts`):
@@ -30,9 +33,6 @@ import { resolvedIds } from './compiler/links';
  * before these records existed).
  */
 export const PARTS_COLLECTION = 'kb_build_parts';
-
-/** Link-target fields of a page, as kept in a build's meta record. */
-export type TargetFields = Pick<PageDoc, 'page_id' | 'document_id' | 'build_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>;
 
 interface MetaRecord {
   _id: string;
@@ -71,6 +71,102 @@ export interface RawChunk {
   links: string[];
 }
 
+/** A build's link targets as its meta record keeps them (the compile thread expands them: linkTargetsOf). */
+export interface RawTargets {
+  build_id: string;
+  document_id: string;
+  filename: string;
+  /** JSON of [page_id, title, aliases, anchor] per page, in page order. */
+  targets: string;
+}
+
+/**
+ * What links of a base resolve against, as read for a thread: the live builds' meta records unparsed,
+ * and targets listed one by one (pages of builds without parts; a build's own pages while it compiles).
+ */
+export interface TargetSet {
+  raw: RawTargets[];
+  listed: LinkTarget[];
+}
+
+/** Every target of a set (run in the compile thread: a base's targets are parsed there, not on a worker's event loop). */
+export function linkTargetsOf(set: TargetSet): LinkTarget[] {
+  const out: LinkTarget[] = [];
+  for (const r of set.raw) {
+    (JSON.parse(r.targets) as TargetTuple[]).forEach(([page_id, title, aliases, anchor], ordinal) => {
+      out.push({ page_id, document_id: r.document_id, filename: r.filename, title, aliases, anchor, ordinal });
+    });
+  }
+  for (const t of set.listed) out.push(t);
+  return out;
+}
+
+/** The set without one document's targets (a build's own document: its new pages replace them). */
+export function withoutDocument(set: TargetSet, documentId: string): TargetSet {
+  return { raw: set.raw.filter((r) => r.document_id !== documentId), listed: set.listed.filter((t) => t.document_id !== documentId) };
+}
+
+/** What every page of one build shares. */
+export interface BuildStamp {
+  build_id: string;
+  account_id: string;
+  kb_id: string;
+  document_id: string;
+  filename: string;
+  /** ISO time the build's pages carry as created_at. */
+  created_at: string;
+}
+
+/** The stored page (`kb_pages` and the chunks) of a build's `ordinal`-th compiled page. */
+export function pageDocOf(stamp: BuildStamp, p: CompiledPage, ordinal: number, outgoing: PageDoc['outgoing_links']): PageDoc {
+  return {
+    _id: `${stamp.build_id}:${p.page_id}`, page_id: p.page_id, account_id: stamp.account_id, kb_id: stamp.kb_id, document_id: stamp.document_id,
+    build_id: stamp.build_id, title: p.title, summary: p.summary, tags: p.tags, aliases: p.aliases, links: resolvedIds(outgoing), body: p.body,
+    confidence: p.confidence, needs_review: p.needs_review, source: p.source, outgoing_links: outgoing, link_requests: p.link_requests,
+    anchor: p.anchor, ordinal, created_at: new Date(stamp.created_at),
+  };
+}
+
+/** A build's part records as written (serializeParts makes them; in the compile thread for a new build). */
+export interface SerializedParts {
+  chunks: Array<{ first: number; count: number; data: string; links: string[] }>;
+  /** The meta record's `targets`. */
+  targets: string;
+}
+
+/** A build's pages (in page order) cut into chunk records of about CHUNK_CHARS, and its meta record's targets. */
+export function serializeParts(pages: PageDoc[]): SerializedParts {
+  const chunks: SerializedParts['chunks'] = [];
+  let group: PageDoc[] = [];
+  let size = 0;
+  let first = 0;
+  const flush = () => {
+    if (group.length === 0) return;
+    const { data, links } = chunkOfPages('', group);
+    chunks.push({ first, count: group.length, data, links });
+    first += group.length;
+    group = [];
+    size = 0;
+  };
+  for (const p of pages) {
+    const s = sizeOf(p);
+    if (group.length && size + s > CHUNK_CHARS) flush();
+    group.push(p);
+    size += s;
+  }
+  flush();
+  return { chunks, targets: JSON.stringify(pages.map((p): TargetTuple => [p.page_id, p.title, p.aliases, p.anchor ?? ''])) };
+}
+
+/** A chunk record as stored, undecoded (its BSON bytes): a link pass hands these to the compile thread, which decodes them (decodeChunk). */
+export type EncodedChunk = Uint8Array;
+
+/** A stored chunk record from its BSON bytes (in the compile thread). */
+export function decodeChunk(bytes: EncodedChunk): RawChunk {
+  const c = deserialize(bytes) as ChunkRecord;
+  return { id: c._id, build_id: c.build_id, first: c.first, count: c.count, data: c.data, links: c.links };
+}
+
 /** A chunk's pages. */
 export function pagesOfChunk(c: Pick<RawChunk, 'data' | 'links'>): PageDoc[] {
   const data = JSON.parse(c.data) as Array<Omit<PageDoc, 'outgoing_links' | 'links'>>;
@@ -89,8 +185,13 @@ export function chunkOfPages(buildId: string, pages: PageDoc[]): RawChunk {
   };
 }
 
-/** Pages per chunk record are cut at about this many characters of page text (BSON records stop at 16 MB). */
-const CHUNK_CHARS = 2_000_000;
+/**
+ * Pages per chunk record are cut at about this many characters of page text (BSON records stop at 16 MB).
+ * Small enough that encoding or decoding one record on an event loop stays a few milliseconds (at 2 MB
+ * the record's UTF-8 write alone took 10-16 ms of a worker's loop), large enough that a base of 5,000
+ * pages is a few tens of point reads.
+ */
+const CHUNK_CHARS = 500_000;
 /** Meta records kept in this process (immutable once written), by build id. */
 const META_CACHE = 256;
 
@@ -118,29 +219,21 @@ export class BuildParts {
   /** Write a build's parts (idempotent: a retried compile writes the same records again). `pages` in page order. */
   async write(pages: PageDoc[]): Promise<void> {
     if (pages.length === 0) return;
-    const first = pages[0];
-    const groups: PageDoc[][] = [];
-    let size = Infinity;
-    for (const p of pages) {
-      const s = sizeOf(p);
-      if (size + s > CHUNK_CHARS) {
-        groups.push([]);
-        size = 0;
-      }
-      groups[groups.length - 1].push(p);
-      size += s;
-    }
-    let at = 0;
-    // One at a time: each is up to a few MB, and the store's write lock is shared with everyone.
-    for (let n = 0; n < groups.length; n++) {
-      const { data, links } = chunkOfPages(first.build_id, groups[n]);
-      await this.chunks.replaceOne({ _id: chunkId(first.build_id, n) }, { build_id: first.build_id, first: at, count: groups[n].length, data, links }, { upsert: true });
-      at += groups[n].length;
+    const p = pages[0];
+    const stamp = { build_id: p.build_id, account_id: p.account_id, kb_id: p.kb_id, document_id: p.document_id, filename: p.source.filename, created_at: '' };
+    await this.writeSerialized(stamp, serializeParts(pages), pages.length);
+  }
+
+  /** Write a build's parts as serializeParts made them (the compile thread, for a new build). */
+  async writeSerialized(stamp: Omit<BuildStamp, 'created_at'>, parts: SerializedParts, pages: number): Promise<void> {
+    // One at a time: each is a point write of up to a few hundred KB, and the store's write lock is shared with everyone.
+    for (let n = 0; n < parts.chunks.length; n++) {
+      const { first, count, data, links } = parts.chunks[n];
+      await this.chunks.replaceOne({ _id: chunkId(stamp.build_id, n) }, { build_id: stamp.build_id, first, count, data, links }, { upsert: true });
     }
     const meta: MetaRecord = {
-      _id: metaId(first.build_id), build_id: first.build_id, account_id: first.account_id, kb_id: first.kb_id, document_id: first.document_id,
-      filename: first.source.filename, chunks: groups.length, pages: pages.length,
-      targets: JSON.stringify(pages.map((p): TargetTuple => [p.page_id, p.title, p.aliases, p.anchor ?? ''])),
+      _id: metaId(stamp.build_id), build_id: stamp.build_id, account_id: stamp.account_id, kb_id: stamp.kb_id, document_id: stamp.document_id,
+      filename: stamp.filename, chunks: parts.chunks.length, pages, targets: parts.targets,
     };
     const { _id, ...body } = meta;
     await this.meta.replaceOne({ _id }, body, { upsert: true });
@@ -162,22 +255,42 @@ export class BuildParts {
     while (this.metas.size > META_CACHE) this.metas.delete(this.metas.keys().next().value!);
   }
 
-  /** Link targets of these builds (by build id); builds without parts are left out (`missing`). */
-  async targets(buildIds: string[]): Promise<{ targets: TargetFields[]; missing: string[] }> {
+  /** Link targets of these builds (by build id) as their meta records keep them; builds without parts are left out (`missing`). */
+  async rawTargets(buildIds: string[]): Promise<{ raw: RawTargets[]; missing: string[] }> {
     const metas = await Promise.all(buildIds.map((b) => this.metaOf(b)));
-    const targets: TargetFields[] = [];
+    const raw: RawTargets[] = [];
     const missing: string[] = [];
     metas.forEach((m, i) => {
-      if (!m) {
-        missing.push(buildIds[i]);
-        return;
-      }
-      (JSON.parse(m.targets) as TargetTuple[]).forEach(([page_id, title, aliases, anchor], ordinal) => targets.push({
-        page_id, document_id: m.document_id, build_id: m.build_id, title, aliases, anchor, ordinal,
-        source: { filename: m.filename } as PageDoc['source'],
-      }));
+      if (m) raw.push({ build_id: m.build_id, document_id: m.document_id, filename: m.filename, targets: m.targets });
+      else missing.push(buildIds[i]);
     });
-    return { targets, missing };
+    return { raw, missing };
+  }
+
+  /**
+   * The chunk records of these builds undecoded (the driver's `raw` read: BSON bytes outside the JS heap),
+   * each build's in page order, each in its own buffer (transferable to a thread); builds without complete
+   * parts are left out (`missing`). A link pass reads the whole base this way: the worker's event loop
+   * never decodes, copies or holds its pages' text.
+   */
+  async encodedChunks(buildIds: string[]): Promise<{ chunks: EncodedChunk[]; missing: string[] }> {
+    const metas = await Promise.all(buildIds.map((b) => this.metaOf(b)));
+    const missing = buildIds.filter((_, i) => !metas[i]);
+    const chunks: EncodedChunk[] = [];
+    for (const m of metas) {
+      if (!m) continue;
+      const mine: EncodedChunk[] = [];
+      for (let n = 0; n < m.chunks; n += 4) {
+        const ids = Array.from({ length: Math.min(4, m.chunks - n) }, (_, i) => chunkId(m.build_id, n + i));
+        const got = await Promise.all(ids.map((id) => this.chunks.findOne({ _id: id }, { raw: true }) as Promise<unknown> as Promise<Buffer | null>));
+        // A copy of each into a buffer of its own: the driver's may be a view of the whole reply.
+        for (const b of got) if (b) mine.push(Uint8Array.prototype.slice.call(b));
+      }
+      // A chunk removed under us (the build stopped being live meanwhile): the build is read like one without parts.
+      if (mine.length < m.chunks) missing.push(m.build_id);
+      else chunks.push(...mine);
+    }
+    return { chunks, missing };
   }
 
   /**
@@ -209,7 +322,13 @@ export class BuildParts {
   /** The pages of these builds, each build's in page order; builds without complete parts are left out (`missing`). */
   async pages(buildIds: string[]): Promise<{ pages: PageDoc[]; missing: string[] }> {
     const { chunks, missing } = await this.rawChunks(buildIds);
-    return { pages: chunks.flatMap(pagesOfChunk), missing };
+    const pages: PageDoc[] = [];
+    // One chunk's parse at a time, the event loop free between them (a gateway serves requests meanwhile).
+    for (const c of chunks) {
+      for (const p of pagesOfChunk(c)) pages.push(p);
+      await setImmediate();
+    }
+    return { pages, missing };
   }
 
   /**

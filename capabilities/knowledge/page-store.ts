@@ -2,7 +2,7 @@ import { type KnowledgeModels, type KbDoc, type KbDocumentDoc, type PageDoc, kno
 import { type RedisClient } from '../../platform/redis';
 import type { MongoConn } from '../../platform/mongo';
 import { DEFAULT_KB_ID, type Page } from '../../domain/knowledge/page';
-import { BuildParts, type TargetFields } from './build-parts';
+import { BuildParts, type TargetSet } from './build-parts';
 
 /** A base as `{account_id, kb_id}`; `kb_id` is `default` for the personal base. */
 export interface BaseRef {
@@ -59,16 +59,22 @@ export class PageStore {
     return [...pages, ...rest.filter((p) => live.get(p.document_id) === p.build_id)];
   }
 
-  /** What links resolve against, for every visible page of a base: ids, titles, aliases, anchors (no bodies). */
-  async liveTargets(ref: BaseRef, live?: Map<string, string>): Promise<TargetFields[]> {
+  /**
+   * What links resolve against, for every visible page of a base: ids, titles, aliases, anchors (no bodies),
+   * as the live builds' meta records keep them (parsed by the compile thread: capabilities/knowledge/build-parts.ts).
+   */
+  async liveTargets(ref: BaseRef, live?: Map<string, string>): Promise<TargetSet> {
     live ??= await this.liveBuilds(ref);
-    if (live.size === 0) return [];
-    const { targets, missing } = await this.parts.targets([...new Set(live.values())]);
-    if (missing.length === 0) return targets;
+    if (live.size === 0) return { raw: [], listed: [] };
+    const { raw, missing } = await this.parts.rawTargets([...new Set(live.values())]);
+    if (missing.length === 0) return { raw, listed: [] };
     const rest = await this.db.Page.find({ account_id: ref.account_id, kb_id: ref.kb_id, build_id: { $in: missing } })
       .select({ page_id: 1, document_id: 1, build_id: 1, source: 1, title: 1, aliases: 1, anchor: 1, ordinal: 1 })
-      .lean<TargetFields[]>();
-    return [...targets, ...rest.filter((p) => live!.get(p.document_id) === p.build_id)];
+      .lean<Pick<PageDoc, 'page_id' | 'document_id' | 'build_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>[]>();
+    const listed = rest.filter((p) => live!.get(p.document_id) === p.build_id).map((p) => ({
+      page_id: p.page_id, document_id: p.document_id, filename: p.source.filename, title: p.title, aliases: p.aliases, anchor: p.anchor ?? '', ordinal: p.ordinal ?? 0,
+    }));
+    return { raw, listed };
   }
 
   /** Visible pages with these public ids in one of the given bases (unknown or invisible ids are left out). */

@@ -6,10 +6,10 @@ import type { BaseRef, PageStore } from './page-store';
 import { baseKey } from './page-store';
 import type { FileStore } from './storage/file-store';
 import { withLock } from './lock';
-import { resolvedIds, type LinkTarget } from './compiler/links';
-import type { CompiledPage, Compiler } from './compiler/types';
+import { resolvedIds } from './compiler/links';
+import type { Compiler } from './compiler/types';
 import { inlineCompute, type Compute } from './compute';
-import { chunkOfPages, type RawChunk } from './build-parts';
+import { chunkOfPages, pageDocOf, withoutDocument, type BuildStamp, type EncodedChunk, type RawChunk } from './build-parts';
 import { randomUUID } from 'node:crypto';
 
 /**
@@ -64,8 +64,11 @@ async function loadBuild(db: KnowledgeModels, buildId: string): Promise<KbBuildD
   return b;
 }
 
-/** Pages are written in batches of this many (one store round trip each), with the build's progress after each. */
-export const PAGE_WRITE_BATCH = 250;
+/**
+ * Pages are written in batches of this many (one store round trip each), with the build's progress after each.
+ * The driver encodes a batch on the worker's event loop: at 250 pages that took 15-20 ms, at 100 about 6.
+ */
+export const PAGE_WRITE_BATCH = 100;
 
 export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor: (b: KbBuildDoc) => Compiler): Promise<{ pages: number; done: boolean }> {
   const build = await loadBuild(deps.db, buildId);
@@ -93,39 +96,30 @@ export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor
   await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_total: compiled.pages.length, updated_at: new Date() } });
 
   // Links against the base as readers will see it: other documents' live pages plus this build's (titles and names, no bodies).
-  const others = (await step(deps, 'read base link targets', () => deps.pages.liveTargets(ref))).filter((p) => p.document_id !== build.document_id);
-  const targets = [...others.map(targetOf), ...compiled.pages.map((p, i) => compiledTarget(p, build, i))];
-  const linked = await step(deps, 'link resolution (thread)', () => compute.run({
-    kind: 'links', baseKey: baseKey(ref), targets, pages: compiled.pages.map((p) => ({ page_id: p.page_id, body: p.body, link_requests: p.link_requests })),
-  }));
+  // The thread also makes the build's part records: this event loop only writes what it is handed.
+  const others = withoutDocument(await step(deps, 'read base link targets', () => deps.pages.liveTargets(ref)), build.document_id);
+  const stamp: BuildStamp = {
+    build_id: buildId, account_id: build.account_id, kb_id: build.kb_id, document_id: build.document_id, filename: build.filename, created_at: now.toISOString(),
+  };
+  const linked = await step(deps, 'link resolution (thread)', () => compute.run({ kind: 'links', baseKey: baseKey(ref), targets: others, stamp, pages: compiled.pages }));
   if (linked.kind !== 'links') throw new Error('the link thread answered out of turn');
 
   // A retried attempt may have written some pages (with links resolved against an older base): they go first.
   const firstId = `${buildId}:${compiled.pages[0].page_id}`;
   if (await deps.db.Page.exists({ _id: firstId })) await deps.db.Page.deleteMany({ document_id: build.document_id, build_id: buildId });
   let written = 0;
-  const all: PageDoc[] = [];
   await step(deps, 'page writes (batched)', async () => {
     for (let i = 0; i < compiled.pages.length; i += PAGE_WRITE_BATCH) {
-      const docs: PageDoc[] = compiled.pages.slice(i, i + PAGE_WRITE_BATCH).map((p, j) => {
-        const outgoing = linked.outgoing[i + j];
-        return {
-          _id: `${buildId}:${p.page_id}`, page_id: p.page_id, account_id: build.account_id, kb_id: build.kb_id, document_id: build.document_id,
-          build_id: buildId, title: p.title, summary: p.summary, tags: p.tags, aliases: p.aliases, links: resolvedIds(outgoing), body: p.body,
-          confidence: p.confidence, needs_review: p.needs_review, source: p.source, outgoing_links: outgoing, link_requests: p.link_requests,
-          anchor: p.anchor, ordinal: i + j, created_at: now,
-        };
-      });
+      const docs = compiled.pages.slice(i, i + PAGE_WRITE_BATCH).map((p, j) => pageDocOf(stamp, p, i + j, linked.outgoing[i + j]));
       // The driver directly: the documents are complete as built here, and mongoose's per-document copy and casting ran on the event loop.
       await deps.db.Page.collection.insertMany(docs as never[], { ordered: false });
-      for (const d of docs) all.push(d);
       written += docs.length;
       if (i === 0) failpoint('kb.build.mid-pages');
       await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_done: written, updated_at: new Date() } });
     }
   });
   // The same pages in a few records read by _id (build-parts.ts): link passes and gateways read those, not kb_pages.
-  await step(deps, 'build parts write', () => deps.pages.parts.write(all));
+  await step(deps, 'build parts write', () => deps.pages.parts.writeSerialized(stamp, linked.parts, written));
   await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_made: written, warnings: compiled.warnings.slice(0, 50), updated_at: new Date() } });
   return { pages: written, done: false };
 }
@@ -238,16 +232,19 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
       // The pass's targets (meta records, no bodies) and the pages as stored chunks, parsed and resolved in the thread:
       // this event loop never holds the base's pages as objects.
       const builds = [...new Set(live.values())];
-      const targets = (await step(deps, 'relink: read targets', () => deps.pages.liveTargets(ref, live))).map(targetOf);
+      const targets = await step(deps, 'relink: read targets', () => deps.pages.liveTargets(ref, live));
       const compute = deps.compute ?? inlineCompute();
       const pass = `${baseKey(ref)}@${passVersion}:${randomUUID()}`;
       for (let b = 0; b < builds.length; b += RELINK_BUILDS) {
-        const { chunks, layout } = await step(deps, 'relink: read pages', () => relinkChunks(deps, ref, live, builds.slice(b, b + RELINK_BUILDS)));
-        if (chunks.length === 0) continue;
-        const r = await step(deps, 'relink: resolve (thread)', () => compute.run({
-          kind: 'relink', baseKey: baseKey(ref), pass, targets, chunks: chunks.map(({ build_id, first, data, links }) => ({ build_id, first, data, links })),
-        }));
+        const { encoded, chunks } = await step(deps, 'relink: read pages', () => relinkChunks(deps, ref, live, builds.slice(b, b + RELINK_BUILDS)));
+        if (chunks.length === 0 && encoded.length === 0) continue;
+        // The stored chunks go to the thread as the store's bytes, moved (not copied): it decodes them.
+        const r = await step(deps, 'relink: resolve (thread)', () => compute.run(
+          { kind: 'relink', baseKey: baseKey(ref), pass, targets, encoded, chunks: chunks.map(({ build_id, first, data, links }) => ({ build_id, first, data, links })) },
+          encoded.map((e) => e.buffer as ArrayBuffer),
+        ));
         if (r.kind !== 'relinked') throw new Error('the link thread answered out of turn');
+        const layout = r.layout;
         if (r.changed.length === 0) continue;
         await step(deps, 'relink: write changed pages', async () => {
           const byBuild = new Map<string, Array<{ index: number; outgoing: PageDoc['outgoing_links'] }>>();
@@ -273,12 +270,17 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
   }, { waitMs: 10 * 60_000 });
 }
 
-/** Builds per thread task of a link pass (each task also carries every target of the base; the thread indexes them once per pass). */
-const RELINK_BUILDS = 2;
+/**
+ * Builds per thread task of a link pass (each task also carries every target of the base, as their meta
+ * records' strings; the thread indexes them once per pass). One: the task's copy to the thread is done on
+ * the worker's event loop, and two builds' chunks took 15-30 ms of it.
+ */
+const RELINK_BUILDS = 1;
 
-/** Some live builds' pages for a link pass: their stored chunks (by _id), else (builds without parts) the pages from kb_pages as chunks. */
-async function relinkChunks(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, builds: string[]): Promise<{ chunks: RawChunk[]; layout: RawChunk[] }> {
-  const { chunks, missing } = await deps.pages.parts.rawChunks(builds);
+/** Some live builds' pages for a link pass: their stored chunks undecoded (by _id), else (builds without parts) the pages from kb_pages as chunks. */
+async function relinkChunks(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, builds: string[]): Promise<{ encoded: EncodedChunk[]; chunks: RawChunk[] }> {
+  const { chunks: encoded, missing } = await deps.pages.parts.encodedChunks(builds);
+  const chunks: RawChunk[] = [];
   for (const build of missing) {
     const pages: PageDoc[] = [];
     // A cursor in batches: no one long decode on the event loop.
@@ -287,18 +289,7 @@ async function relinkChunks(deps: BuildDeps, ref: BaseRef, live: Map<string, str
     }
     if (pages.length) chunks.push(chunkOfPages(build, pages));
   }
-  return { chunks, layout: chunks };
-}
-
-type LinkTargetFields = Pick<PageDoc, 'page_id' | 'document_id' | 'source' | 'title' | 'aliases' | 'anchor' | 'ordinal'>;
-
-
-function targetOf(p: LinkTargetFields): LinkTarget {
-  return { page_id: p.page_id, document_id: p.document_id, filename: p.source.filename, title: p.title, aliases: p.aliases, anchor: p.anchor ?? '', ordinal: p.ordinal ?? 0 };
-}
-
-function compiledTarget(p: CompiledPage, b: KbBuildDoc, i: number): LinkTarget {
-  return { page_id: p.page_id, document_id: b.document_id, filename: b.filename, title: p.title, aliases: p.aliases, anchor: p.anchor, ordinal: i };
+  return { encoded, chunks };
 }
 
 /**
