@@ -6,6 +6,7 @@ import { PageIndex } from './search-index';
 export class Corpus {
   readonly byId: Map<string, Page>;
   private index: PageIndex | null = null;
+  private indexing: Promise<PageIndex> | null = null;
   private tagCounts: Map<string, number> | null = null;
   private backlinkMap: Map<string, Page[]> | null = null;
 
@@ -22,12 +23,19 @@ export class Corpus {
     return this.index ?? this.reusable;
   }
 
-  get searchIndex(): PageIndex {
-    if (!this.index) {
-      this.index = new PageIndex(this.pages, this.reusable ? [this.reusable] : []);
+  /** The base's lexical index, built on first use in slices (PageIndex.build); concurrent searches share one build. */
+  searchIndex(): Promise<PageIndex> {
+    if (this.index) return Promise.resolve(this.index);
+    this.indexing ??= PageIndex.build(this.pages, this.reusable ? [this.reusable] : []).then((index) => {
+      this.index = index;
       this.reusable = null;
-    }
-    return this.index;
+      this.indexing = null;
+      return index;
+    }, (err: unknown) => {
+      this.indexing = null;
+      throw err;
+    });
+    return this.indexing;
   }
 
   /** Tag -> number of pages carrying it. */

@@ -32,7 +32,7 @@ export interface RetrievalResult {
  * union index is cached under the bases' versions like a single one.
  */
 export class Retrieval {
-  private readonly unions = new Map<string, PageIndex>();
+  private readonly unions = new Map<string, Promise<PageIndex>>();
 
   constructor(private readonly corpora: CorpusCache, private readonly maxUnions = 64) {}
 
@@ -49,18 +49,20 @@ export class Retrieval {
     const corpora = await this.corpora.getMany(refs.map((u) => u.ref), opts.versions ? refs.map((u) => u.version) : undefined);
     const offset = Math.max(0, Math.floor(opts.offset));
     const limit = Math.max(0, Math.floor(opts.limit));
-    const found = this.indexOf(corpora).search(q, limit, offset);
+    const found = (await this.indexOf(corpora)).search(q, limit, offset);
     return { total: found.total, queryTerms, hits: found.hits.map(opts.snippets === false ? toBareHit : toHit) };
   }
 
-  private indexOf(corpora: Corpus[]): PageIndex {
-    if (corpora.length === 1) return corpora[0].searchIndex;
+  private indexOf(corpora: Corpus[]): Promise<PageIndex> {
+    if (corpora.length === 1) return corpora[0].searchIndex();
     const key = corpora.map((c) => `${baseKey(c.ref)}@${c.version}`).sort().join('|');
     let index = this.unions.get(key);
     if (index) {
       this.unions.delete(key);
     } else {
-      index = new PageIndex(corpora.flatMap((c) => c.pages), corpora.map((c) => c.searchIndex));
+      index = Promise.all(corpora.map((c) => c.searchIndex())).then((parts) => PageIndex.build(corpora.flatMap((c) => c.pages), parts));
+      // A failed build is not kept (the next search tries again).
+      index.catch(() => this.unions.delete(key));
       while (this.unions.size >= this.maxUnions) this.unions.delete(this.unions.keys().next().value!);
     }
     this.unions.set(key, index);

@@ -1,4 +1,5 @@
 import type { Page } from '../../domain/knowledge/page';
+import { setImmediate } from 'node:timers/promises';
 import { eachTerm, termOf, tokenize } from './tokenize';
 
 /**
@@ -73,9 +74,123 @@ function analyse(texts: string[]): PageAnalysis {
 
 const sameTexts = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
+/** What an index is made of (buildSteps makes it). */
+interface BuiltIndex {
+  termIds: Map<string, number>;
+  idRank: Int32Array;
+  analyses: PageAnalysis[];
+  starts: Int32Array;
+  docs: Int32Array;
+  impacts: Float64Array;
+}
+
+/** Pages between two checks of the time in buildSteps. */
+const STEP_PAGES = 32;
+
+/**
+ * The index's construction, pausing (`yield`) every STEP_PAGES pages of each pass: PageIndex's
+ * constructor runs it to the end at once, PageIndex.build with the event loop free between slices.
+ */
+function* buildSteps(pages: readonly Page[], reuse: readonly PageIndex[]): Generator<void, BuiltIndex> {
+  const n = pages.length;
+  const known = new Map<string, PageAnalysis>();
+  for (const other of reuse) other.pages.forEach((p, d) => known.set(`${p.kb_id}\u0000${p.id}`, other.analysisOf(d)));
+  const analyses: PageAnalysis[] = new Array(n);
+  for (let d = 0; d < n; d++) {
+    const p = pages[d];
+    const texts = fieldTexts(p);
+    const prior = known.get(`${p.kb_id}\u0000${p.id}`);
+    analyses[d] = prior && sameTexts(prior.texts, texts) ? prior : analyse(texts);
+    if (d % STEP_PAGES === STEP_PAGES - 1) yield;
+  }
+  known.clear();
+  const order = Array.from(pages.keys()).sort((a, b) => (pages[a].id < pages[b].id ? -1 : pages[a].id > pages[b].id ? 1 : a - b));
+  const idRank = new Int32Array(n);
+  order.forEach((d, rank) => (idRank[d] = rank));
+  yield;
+
+  // Pass 1: term numbers, document frequency per field and over all fields, total field lengths.
+  const ids = new Map<string, number>();
+  const fieldDf: number[][] = FIELDS.map(() => []);
+  const anyDf: number[] = [];
+  const lastDoc: number[] = [];
+  const totals = FIELDS.map(() => 0);
+  const numbered: Int32Array[][] = new Array(n);
+  for (let d = 0; d < n; d++) {
+    const a = analyses[d];
+    numbered[d] = a.terms.map((terms, f) => {
+      totals[f] += a.lengths[f];
+      const out = new Int32Array(terms.length);
+      for (let i = 0; i < terms.length; i++) {
+        let id = ids.get(terms[i]);
+        if (id === undefined) {
+          id = ids.size;
+          ids.set(terms[i], id);
+          anyDf.push(0);
+          lastDoc.push(-1);
+          for (const df of fieldDf) df.push(0);
+        }
+        out[i] = id;
+        fieldDf[f][id]++;
+        if (lastDoc[id] !== d) {
+          lastDoc[id] = d;
+          anyDf[id]++;
+        }
+      }
+      return out;
+    });
+    if (d % STEP_PAGES === STEP_PAGES - 1) yield;
+  }
+  const nTerms = ids.size;
+  const starts = new Int32Array(nTerms + 1);
+  for (let id = 0; id < nTerms; id++) starts[id + 1] = starts[id] + anyDf[id];
+  const docs = new Int32Array(starts[nTerms]);
+  const impacts = new Float64Array(starts[nTerms]);
+  const weights = fieldDf.map((dfs, f) => Float64Array.from(dfs, (df) => BOOSTS[f] * Math.log(1 + (n - df + 0.5) / (df + 0.5))));
+  const avgs = totals.map((t) => (n ? t / n : 0) || 1);
+  yield;
+
+  // Pass 2: postings in page order, each with the term's weighted sum over the page's fields.
+  const cursor = starts.slice(0, nTerms);
+  const lastPos = new Int32Array(nTerms).fill(-1);
+  const { k, b } = BM25;
+  for (let d = 0; d < n; d++) {
+    const a = analyses[d];
+    for (let f = 0; f < FIELDS.length; f++) {
+      const termIds = numbered[d][f];
+      const tfs = a.tfs[f];
+      const norm = k * (1 - b + (b * a.lengths[f]) / avgs[f]);
+      const w = weights[f];
+      for (let i = 0; i < termIds.length; i++) {
+        const id = termIds[i];
+        const tf = tfs[i];
+        const impact = w[id] * ((tf * (k + 1)) / (tf + norm));
+        let pos = lastPos[id];
+        if (pos < 0 || docs[pos] !== d) {
+          pos = cursor[id]++;
+          lastPos[id] = pos;
+          docs[pos] = d;
+          impacts[pos] = impact;
+        } else {
+          impacts[pos] += impact;
+        }
+      }
+    }
+    if (d % STEP_PAGES === STEP_PAGES - 1) yield;
+  }
+  return { termIds: ids, idRank, analyses, starts, docs, impacts };
+}
+
+function runToEnd<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
 export class PageIndex {
   /** Term -> its number; its postings are docs/impacts[starts[id] .. starts[id + 1]). */
-  private readonly termIds = new Map<string, number>();
+  private readonly termIds: Map<string, number>;
   private readonly starts: Int32Array;
   private readonly docs: Int32Array;
   /** The term's field-weighted BM25 sum for that page. */
@@ -87,90 +202,42 @@ export class PageIndex {
   private readonly masks: Uint32Array;
   private readonly touched: Int32Array;
 
-  /** `reuse`: indexes whose page analyses may be taken over for pages with the same id and text. */
-  constructor(readonly pages: readonly Page[], reuse: readonly PageIndex[] = []) {
+  /** `reuse`: indexes whose page analyses may be taken over for pages with the same id and text; `built`: what PageIndex.build made. */
+  constructor(readonly pages: readonly Page[], reuse: readonly PageIndex[] | BuiltIndex = []) {
+    const built = Array.isArray(reuse) ? runToEnd(buildSteps(pages, reuse as readonly PageIndex[])) : (reuse as BuiltIndex);
     const n = pages.length;
     this.scores = new Float64Array(n);
     this.masks = new Uint32Array(n);
     this.touched = new Int32Array(n);
-    const known = new Map<string, PageAnalysis>();
-    for (const other of reuse) other.pages.forEach((p, d) => known.set(`${p.kb_id}\u0000${p.id}`, other.analyses[d]));
-    this.analyses = pages.map((p) => {
-      const texts = fieldTexts(p);
-      const prior = known.get(`${p.kb_id}\u0000${p.id}`);
-      return prior && sameTexts(prior.texts, texts) ? prior : analyse(texts);
-    });
-    const order = Array.from(pages.keys()).sort((a, b) => (pages[a].id < pages[b].id ? -1 : pages[a].id > pages[b].id ? 1 : a - b));
-    this.idRank = new Int32Array(n);
-    order.forEach((d, rank) => (this.idRank[d] = rank));
+    this.termIds = built.termIds;
+    this.idRank = built.idRank;
+    this.analyses = built.analyses;
+    this.starts = built.starts;
+    this.docs = built.docs;
+    this.impacts = built.impacts;
+  }
 
-    // Pass 1: term numbers, document frequency per field and over all fields, total field lengths.
-    const ids = this.termIds;
-    const fieldDf: number[][] = FIELDS.map(() => []);
-    const anyDf: number[] = [];
-    const lastDoc: number[] = [];
-    const totals = FIELDS.map(() => 0);
-    const numbered: Int32Array[][] = this.analyses.map((a, d) =>
-      a.terms.map((terms, f) => {
-        totals[f] += a.lengths[f];
-        const out = new Int32Array(terms.length);
-        for (let i = 0; i < terms.length; i++) {
-          let id = ids.get(terms[i]);
-          if (id === undefined) {
-            id = ids.size;
-            ids.set(terms[i], id);
-            anyDf.push(0);
-            lastDoc.push(-1);
-            for (const df of fieldDf) df.push(0);
-          }
-          out[i] = id;
-          fieldDf[f][id]++;
-          if (lastDoc[id] !== d) {
-            lastDoc[id] = d;
-            anyDf[id]++;
-          }
-        }
-        return out;
-      }),
-    );
-    const nTerms = ids.size;
-    const starts = new Int32Array(nTerms + 1);
-    for (let id = 0; id < nTerms; id++) starts[id + 1] = starts[id] + anyDf[id];
-    const docs = new Int32Array(starts[nTerms]);
-    const impacts = new Float64Array(starts[nTerms]);
-    const weights = fieldDf.map((dfs, f) => Float64Array.from(dfs, (df) => BOOSTS[f] * Math.log(1 + (n - df + 0.5) / (df + 0.5))));
-    const avgs = totals.map((t) => (n ? t / n : 0) || 1);
-
-    // Pass 2: postings in page order, each with the term's weighted sum over the page's fields.
-    const cursor = starts.slice(0, nTerms);
-    const lastPos = new Int32Array(nTerms).fill(-1);
-    const { k, b } = BM25;
-    for (let d = 0; d < n; d++) {
-      const a = this.analyses[d];
-      for (let f = 0; f < FIELDS.length; f++) {
-        const termIds = numbered[d][f];
-        const tfs = a.tfs[f];
-        const norm = k * (1 - b + (b * a.lengths[f]) / avgs[f]);
-        const w = weights[f];
-        for (let i = 0; i < termIds.length; i++) {
-          const id = termIds[i];
-          const tf = tfs[i];
-          const impact = w[id] * ((tf * (k + 1)) / (tf + norm));
-          let pos = lastPos[id];
-          if (pos < 0 || docs[pos] !== d) {
-            pos = cursor[id]++;
-            lastPos[id] = pos;
-            docs[pos] = d;
-            impacts[pos] = impact;
-          } else {
-            impacts[pos] += impact;
-          }
-        }
+  /**
+   * The same index, built in slices of about `sliceMs` of this thread's time with the event loop free
+   * between them: a gateway keeps answering other requests while the first search after a change
+   * tokenises a large base (about 2 s of work at 5,000 pages in one piece).
+   */
+  static async build(pages: readonly Page[], reuse: readonly PageIndex[] = [], sliceMs = 10): Promise<PageIndex> {
+    const steps = buildSteps(pages, reuse);
+    let sliceStart = performance.now();
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return new PageIndex(pages, r.value);
+      if (performance.now() - sliceStart >= sliceMs) {
+        await setImmediate();
+        sliceStart = performance.now();
       }
     }
-    this.starts = starts;
-    this.docs = docs;
-    this.impacts = impacts;
+  }
+
+  /** The `d`-th page's analysis (a later index of the same pages takes it over). */
+  analysisOf(d: number): PageAnalysis {
+    return this.analyses[d];
   }
 
   get size(): number {
