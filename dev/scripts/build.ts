@@ -22,13 +22,8 @@ import { build, type Plugin } from 'esbuild';
 const root = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const outdir = path.join(root, 'dist');
 
-/**
- * The node flags the compiled gateway runs with (`npm start`, the container, benches and chaos): one
- * line in gateway/node-flags, which the container's shell entry point reads too.
- */
-export function gatewayNodeFlags(): string[] {
-  return fs.readFileSync(path.join(root, 'gateway/node-flags'), 'utf8').split(/\s+/).filter(Boolean);
-}
+// The node flags each process runs with (gateway/node-flags, workers/node-flags).
+export { gatewayNodeFlags, workerNodeFlags } from './lib/node-flags';
 
 /** Entry point (source) -> bundle name in dist/. */
 export const ENTRIES: Record<string, string> = {

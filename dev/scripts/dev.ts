@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { pickPort, spawnManaged, stopAll, waitForPort, type Managed } from './lib/proc';
 import { startServices, startStripeMock } from './lib/services';
 import { ensureDemo, type Demo } from './lib/demo';
+import { workerNodeFlags } from './lib/node-flags';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 process.chdir(root);
@@ -145,7 +146,8 @@ function exists(file: string, what: string): boolean {
 }
 
 function tsx(name: string, entry: string, env: NodeJS.ProcessEnv): Managed {
-  const m = spawnManaged({ name, cmd: process.execPath, args: ['--import', 'tsx', entry], env, prefix: true });
+  const flags = entry === 'workers/main.ts' ? workerNodeFlags() : [];
+  const m = spawnManaged({ name, cmd: process.execPath, args: [...flags, '--import', 'tsx', entry], env, prefix: true });
   void m.exited.then(({ code, signal }) => {
     if (name !== 'seed' || code !== 0) say(`${name} exited (${signal ?? `code ${code}`})`);
   });

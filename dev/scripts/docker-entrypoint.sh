@@ -15,9 +15,11 @@ tracing() {
 # The gateway's node flags (gateway/node-flags, platform/heap.ts): Node 24 sizes the young generation from
 # the machine's memory, which put 2,000 open streams at about 400 MB of RSS against 300 with 16 MB semi-spaces.
 GATEWAY_FLAGS=$(cat gateway/node-flags)
+# The workers' (workers/node-flags): 4 MB semi-spaces, so each scavenge stops a worker's event loop for less.
+WORKER_FLAGS=$(cat workers/node-flags)
 case "${1:-gateway}" in
   gateway) if tracing; then serve gateway/server.ts $GATEWAY_FLAGS; else exec node $GATEWAY_FLAGS dist/gateway.mjs; fi ;;
-  worker) if tracing; then serve workers/main.ts; else exec node dist/worker.mjs; fi ;;
+  worker) if tracing; then serve workers/main.ts $WORKER_FLAGS; else exec node $WORKER_FLAGS dist/worker.mjs; fi ;;
   seed) run dev/scripts/seed.ts ;;
   simulator) run dev/simulator/server.ts ;;
   *) exec "$@" ;;

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnManaged, freePort, waitForPort, type Managed } from '../../scripts/lib/proc';
 import { startServices, type Services } from '../../scripts/lib/services';
+import { workerNodeFlags } from '../../scripts/lib/node-flags';
 
 /** Services on free ports plus the project's processes, for benchmarks. */
 export async function benchServices(
@@ -32,7 +33,9 @@ export async function benchServices(
 }
 
 export async function startProcess(name: string, script: string, env: Record<string, string>, port?: number, nodeArgs: string[] = []): Promise<Managed> {
-  const proc = spawnManaged({ name, cmd: process.execPath, args: [...nodeArgs, '--import', 'tsx', script], env: { ...process.env, ...env }, logFile: path.resolve(`.data/bench-logs/${name}.log`) });
+  // A worker runs with the workers' node flags, as under `npm run dev` and in the container.
+  const flags = script === 'workers/main.ts' ? workerNodeFlags() : [];
+  const proc = spawnManaged({ name, cmd: process.execPath, args: [...flags, ...nodeArgs, '--import', 'tsx', script], env: { ...process.env, ...env }, logFile: path.resolve(`.data/bench-logs/${name}.log`) });
   if (port) await waitForPort(port, proc, 60_000);
   return proc;
 }
