@@ -39,7 +39,13 @@ const gwPort = await freePort();
 const env: Record<string, string> = { ...services.env, ...secrets, DEPLOYMENT_MODE: 'development', LOG_LEVEL: 'warn', SIMULATOR_URL: `http://127.0.0.1:${simPort}`, TEMPORAL_TASK_QUEUE: 'bench-ingest' };
 await startProcess('simulator', 'dev/simulator/server.ts', { ...env, SIMULATOR_PORT: String(simPort) }, simPort);
 await runOnce('dev/scripts/seed.ts', env);
-await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort);
+const gwMetricsPort = await freePort();
+await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort), METRICS_PORT: String(gwMetricsPort) }, gwPort);
+/** The gateway's longest event-loop stall of the last minute, ms (its metrics listener). */
+async function gatewayLoopMaxMs(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${gwMetricsPort}/metrics`)).text();
+  return Number(/^gateway_event_loop_delay_max_seconds(?:\{[^}]*\})?\s+([\d.e+-]+)$/m.exec(text)?.[1] ?? NaN) * 1000;
+}
 // One worker per queue where the project has them (the knowledge worker is the one measured), else the one worker.
 const perQueue = fs.existsSync(path.resolve('workers/queues.ts'));
 const queues = perQueue ? ['media', 'knowledge', 'webhooks'] : ['all'];
@@ -47,7 +53,12 @@ const workers: Record<string, { proc: Managed; metricsPort: number }> = {};
 for (const q of queues) {
   const metricsPort = await freePort();
   // BENCH_CPU_PROF=dir: the measured worker writes a V8 CPU profile there when it stops (node --cpu-prof).
-  const profile = process.env.BENCH_CPU_PROF && (q === 'knowledge' || q === 'all') ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  // BENCH_WORKER_NODE_ARGS: more node flags for the measured worker (for example --trace-gc; its log is .data/bench-logs/worker-knowledge.log).
+  const measuredHere = q === 'knowledge' || q === 'all';
+  const profile = [
+    ...(process.env.BENCH_CPU_PROF && measuredHere ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []),
+    ...(process.env.BENCH_WORKER_NODE_ARGS && measuredHere ? process.env.BENCH_WORKER_NODE_ARGS.split(/\s+/).filter(Boolean) : []),
+  ];
   const proc = await startProcess(`worker-${q}`, 'workers/main.ts', { ...env, METRICS_PORT: String(metricsPort), ...(perQueue ? { WORKER_QUEUE: q } : {}) }, metricsPort, profile);
   workers[q] = { proc, metricsPort };
 }
@@ -84,7 +95,7 @@ async function imageTask(): Promise<{ ms: number; ok: boolean }> {
 }
 
 // The knowledge worker, sampled throughout: RSS from /proc, its metrics listener's answer time, its event-loop series.
-const samples = { rssPeak: 0, probeMax: 0, probes: [] as number[], loopMax: 0, loopSeries: '', heapPeak: 0, externalPeak: 0 };
+const samples = { seconds: { count: 0, under50: 0, under100: 0 }, rssPeak: 0, probeMax: 0, probes: [] as number[], loopMax: 0, loopSeries: '', heapPeak: 0, externalPeak: 0 };
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 let sampling = true;
 const sampler = (async () => {
@@ -106,6 +117,10 @@ const sampler = (async () => {
       const external = /^nodejs_external_memory_bytes(?:\{[^}]*\})?\s+([\d.e+]+)$/m.exec(text);
       if (heap) samples.heapPeak = Math.max(samples.heapPeak, Number(heap[1]));
       if (external) samples.externalPeak = Math.max(samples.externalPeak, Number(external[1]));
+      // The per-second histogram of the worst stall (the project's own): how many seconds had one over 50 / 100 ms.
+      const bucket = (le: string) => Number(new RegExp(`^gateway_event_loop_delay_seconds_bucket\\{[^}]*le="${le}"[^}]*\\}\\s+([\\d.e+]+)$`, 'm').exec(text)?.[1] ?? NaN);
+      const count = Number(/^gateway_event_loop_delay_seconds_count(?:\{[^}]*\})?\s+([\d.e+]+)$/m.exec(text)?.[1] ?? NaN);
+      if (Number.isFinite(count)) samples.seconds = { count, under50: bucket('0.05'), under100: bucket('0.1') };
       // The project's own max series when it has one, else prom-client's (reset at every scrape: the max between probes).
       for (const m of text.matchAll(/^((?:\w*event_loop_delay_max_seconds|nodejs_eventloop_lag_max_seconds))(?:\{[^}]*\})?\s+([\d.e+-]+)$/gm)) {
         if (!samples.loopSeries || samples.loopSeries === m[1] || m[1] !== 'nodejs_eventloop_lag_max_seconds') {
@@ -144,6 +159,7 @@ samples.externalPeak = 0;
 samples.probeMax = 0;
 samples.loopMax = 0;
 samples.probes = [];
+const secondsBefore = { ...samples.seconds };
 
 // The upload, with the second account's tasks going on until every build has ended.
 console.log(`upload: ${files.length} documents on one account while the other submits an image task every ${TASK_EVERY_MS} ms`);
@@ -191,6 +207,11 @@ await Promise.all(tasks);
 sampling = false;
 await sampler;
 
+const secondsDuring = {
+  count: samples.seconds.count - secondsBefore.count,
+  over50: samples.seconds.count - samples.seconds.under50 - (secondsBefore.count - secondsBefore.under50),
+  over100: samples.seconds.count - samples.seconds.under100 - (secondsBefore.count - secondsBefore.under100),
+};
 const states = final ? final.data.map((d: any) => d.latest_build.state) : [];
 const pages = final ? final.data.reduce((s: number, d: any) => s + d.page_count, 0) : 0;
 const search: number[] = [];
@@ -200,7 +221,11 @@ if (final) try {
   let seed = 7;
   const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
   const q = (n: number) => Array.from({ length: n }, () => words[Math.floor(rand() * words.length)]).join(' ');
-  await call('GET', `/api/v1/ext/wiki/search?q=${encodeURIComponent(q(2))}`, { authorization: `Bearer ${(await admin('POST', `/accounts/${uploader.id}/keys`, { name: 'reader' })).key}` });
+  const firstKey = (await admin('POST', `/accounts/${uploader.id}/keys`, { name: 'reader' })).key as string;
+  const f0 = performance.now();
+  await call('GET', `/api/v1/ext/wiki/search?q=${encodeURIComponent(q(2))}`, { authorization: `Bearer ${firstKey}` });
+  const firstMs = performance.now() - f0;
+  console.log(`first search after the build (the gateway loads the base and builds its index): ${firstMs.toFixed(0)} ms; the gateway's longest event-loop stall meanwhile (last minute): ${(await gatewayLoopMaxMs()).toFixed(0)} ms`);
   const readerKey = (await admin('POST', `/accounts/${uploader.id}/keys`, { name: 'reader2' })).key as string;
   for (const n of [2, 10]) {
     const times: number[] = [];
@@ -223,6 +248,9 @@ console.log(`\n== bench:ingest (${new Date().toISOString()}, load average ${(awa
 console.log(`build: ${files.length} documents (${(bytes / 1e6).toFixed(2)} MB) -> ${pages} pages in ${(buildMs / 1000).toFixed(1)} s end to end (uploads answered in ${(uploadedMs / 1000).toFixed(1)} s); ${(pages / (buildMs / 1000)).toFixed(0)} pages/s; states: ${JSON.stringify(Object.fromEntries(states.reduce((m: Map<string, number>, s: string) => m.set(s, (m.get(s) ?? 0) + 1), new Map())))}`);
 console.log(`worker peak RSS: ${(samples.rssPeak / 1e6).toFixed(0)} MB during the build (${(idleRssPeak / 1e6).toFixed(0)} MB idle); main thread's V8 heap peak ${(samples.heapPeak / 1e6).toFixed(0)} MB (${(idleHeapPeak / 1e6).toFixed(0)} MB idle), off-heap buffers peak ${(samples.externalPeak / 1e6).toFixed(0)} MB`);
 console.log(`worker event loop: ${samples.loopSeries ? `${samples.loopSeries} max ${(samples.loopMax * 1000).toFixed(0)} ms` : 'no event-loop series exported'}; metrics listener answered in p50 ${pct(samples.probes, 50).toFixed(0)} ms, max ${samples.probeMax.toFixed(0)} ms over ${samples.probes.length} probes (idle max ${idleProbeMax.toFixed(0)} ms)`);
+if (Number.isFinite(secondsDuring.count) && secondsDuring.count > 0) {
+  console.log(`worker event loop, per second of the build: ${secondsDuring.over50} of ${secondsDuring.count} seconds had a stall over 50 ms, ${secondsDuring.over100} over 100 ms`);
+}
 console.log(`second account's image tasks, submission to succeeded: idle ${fmt(idle)}`);
 console.log(`                                              during the build ${fmt(during)}`);
 console.log(`ratio p95 during/idle: ${(duringP95 / idleP95).toFixed(2)} (limit: 3x idle or 15 s); failed tasks: ${failed}`);
