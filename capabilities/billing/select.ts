@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { publicBaseUrl, type Config } from '../../platform/config';
 import type { MongoConn } from '../../platform/mongo';
 import type { PaymentProcessor } from './processor';
-import { StripeProcessor, stripeClient } from './stripe';
+import { StripeProcessor } from './stripe';
 import { StandInProcessor } from '../../dev/simulator/payments/stand-in';
 
 type PaymentsConfig = Pick<Config, 'DEPLOYMENT_MODE' | 'TOPUPS_ENABLED' | 'STRIPE_SECRET_KEY' | 'STRIPE_WEBHOOK_SECRET' | 'STRIPE_API_URL' | 'PUBLIC_BASE_URL' | 'HOST' | 'PORT' | 'ADMIN_TOKEN'>;
@@ -32,7 +32,7 @@ export function selectPayments(config: PaymentsConfig, db: MongoConn): Payments 
   const secret = webhookSecret(config);
   if (!config.TOPUPS_ENABLED || !secret) return { processor: null, standIn: null, webhookSecret: secret };
   if (config.STRIPE_SECRET_KEY) {
-    return { processor: new StripeProcessor(stripeClient(config.STRIPE_SECRET_KEY, config.STRIPE_API_URL)), standIn: null, webhookSecret: secret };
+    return { processor: new StripeProcessor(config.STRIPE_SECRET_KEY, config.STRIPE_API_URL), standIn: null, webhookSecret: secret };
   }
   if (config.DEPLOYMENT_MODE === 'production') return { processor: null, standIn: null, webhookSecret: secret };
   const standIn = new StandInProcessor(db, publicBaseUrl(config), secret);

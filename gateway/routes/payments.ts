@@ -75,7 +75,7 @@ export function paymentRoutes(deps: ServiceDeps): Router<GatewayState> {
     const secret = svc.payments.webhookSecret;
     if (!secret) throw new GatewayError('not_found', 'top-ups are not enabled on this gateway', { status: 404, type: 'invalid_request_error' });
     const raw = await readRaw(ctx, 256 * 1024);
-    const event = verifyStripeEvent(raw, ctx.get('stripe-signature') || undefined, secret);
+    const event = await verifyStripeEvent(raw, ctx.get('stripe-signature') || undefined, secret);
     const result = await svc.billing.handleEvent(event);
     deps.log.info('stripe event', { trace: ctx.state.requestId, event: event.id, type: event.type, ...result });
     ctx.body = { received: true, ...result };
@@ -86,7 +86,7 @@ export function paymentRoutes(deps: ServiceDeps): Router<GatewayState> {
   if (standIn && deps.config.DEPLOYMENT_MODE !== 'production') {
     const deliver = async (raw: Buffer, signature: string) => {
       const secret = svc.payments.webhookSecret!;
-      return svc.billing.handleEvent(verifyStripeEvent(raw, signature, secret));
+      return svc.billing.handleEvent(await verifyStripeEvent(raw, signature, secret));
     };
     standInRoutes(router, standIn, deliver);
   }
