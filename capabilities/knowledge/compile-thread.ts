@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import { isMainThread } from 'node:worker_threads';
 import type { DocFormat } from './extract/formats';
 import { extract, UnreadableDocument } from './extract';
 import { compileRules } from './compiler/rules';
@@ -15,23 +12,6 @@ import { decodeChunk, linkTargetsOf, pageDocOf, serializeParts, type BuildStamp,
  * workflow tasks, heartbeats and metrics while a large document compiles).
  * Pure functions of their input: bytes and metadata in, pages out.
  */
-/**
- * In a worker thread (not when run inline): this thread's scheduling priority is lowered to nice 10 (Linux
- * sets the nice value per thread; its id is read from /proc/thread-self). A compile keeps a core busy for
- * seconds; on a machine of two cores shared with the store and Temporal, the worker's event loop (workflow
- * tasks, heartbeats, the metrics answers, garbage collection) then had to wait for the scheduler, and its
- * stalls grew by that wait. Elsewhere (no /proc) the thread keeps the process's priority.
- */
-export const THREAD_NICE = 10;
-if (!isMainThread) {
-  try {
-    const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) os.setPriority(tid, THREAD_NICE);
-  } catch {
-    /* not Linux, or not allowed: the default priority */
-  }
-}
-
 export type ThreadTask =
   | { kind: 'compile'; format: DocFormat; data: Uint8Array; input: Omit<CompileInput, 'doc'> }
   /**

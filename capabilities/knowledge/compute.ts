@@ -22,9 +22,7 @@ import type { ThreadResult, ThreadTask } from './compile-thread';
  * pathological document fails its build with a reason instead of taking the
  * worker's memory. Under tsx the thread runs an esbuild bundle of its sources
  * (no TypeScript loader in the thread), and its young generation is small:
- * together about 55 MB less RSS per thread. The thread lowers its own
- * scheduling priority (compile-thread.ts): when the cores are short, the
- * event loop that runs workflow tasks and heartbeats goes first.
+ * together about 55 MB less RSS per thread.
  */
 export interface Compute {
   run(task: ThreadTask, transfer?: ArrayBuffer[]): Promise<ThreadResult>;
@@ -65,22 +63,31 @@ async function threadEntry(): Promise<{ filename: string; execArgv: string[] }> 
  * so packages resolve from node_modules); null when esbuild is not there (the thread then runs the
  * sources through tsx).
  */
-async function bundleFromSource(): Promise<string | null> {
+let bundled: Promise<string | null> | null = null;
+
+/** One bundle per process, however many pools ask (esbuild's service is shared: two builds at once and a stop() hung the other). */
+function bundleFromSource(): Promise<string | null> {
+  // A bundle that has not come in a minute is given up: the thread then runs the sources through tsx.
+  bundled ??= Promise.race([bundleOnce(), new Promise<null>((resolve) => setTimeout(resolve, 60_000, null).unref())]);
+  return bundled;
+}
+
+async function bundleOnce(): Promise<string | null> {
   try {
     const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
     const entry = fileURLToPath(new URL('./compile-thread.ts', import.meta.url));
     const root = path.resolve(path.dirname(entry), '../..');
+    // No esbuild.stop() after it: the service is the process's (a build of someone else's may be under way); it idles unref'd.
     const out = (await esbuild.build({
       absWorkingDir: root, entryPoints: [entry], bundle: true, packages: 'external', platform: 'node', format: 'esm', target: 'node20',
       write: false, logLevel: 'silent', outfile: path.join(root, '.data', 'kb-compile-thread', 'thread.mjs'),
     })).outputFiles.find((f) => f.path.endsWith('.mjs'));
-    await esbuild.stop();
     if (!out) return null;
     const dir = path.join(root, '.data', 'kb-compile-thread');
     const file = path.join(dir, `${createHash('sha256').update(out.contents).digest('hex').slice(0, 16)}.mjs`);
     if (!fs.existsSync(file)) {
       await fs.promises.mkdir(dir, { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
+      const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
       await fs.promises.writeFile(tmp, out.contents);
       await fs.promises.rename(tmp, file);
     }
