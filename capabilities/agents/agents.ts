@@ -12,6 +12,7 @@ import { SCOPE_VERSION_KEY, type KnowledgeScope } from '../knowledge/scope';
 import type { BaseRef } from '../knowledge/page-store';
 import { actorId, forbidden, type Actor, type AgentPermissions } from './actor';
 import type { AgentUsage, AgentUsageReport } from './usage';
+import { upsertRacing } from '../../platform/upsert';
 
 export interface AgentInput {
   name: string;
@@ -99,7 +100,7 @@ export class AgentService {
     };
     if (next.default_model) this.checkWhitelist(next, this.chatModel(next.default_model, 'default_model'), 'default_model');
     const doc: AgentSettingsDoc = { _id: enterpriseId, model_whitelist: next.model_whitelist, default_model: next.default_model, key_billing: next.key_billing, updated_at: new Date() };
-    await this.adb.AgentSettings.replaceOne({ _id: enterpriseId }, doc, { upsert: true });
+    await upsertRacing(() => this.adb.AgentSettings.replaceOne({ _id: enterpriseId }, doc, { upsert: true }));
     await this.redis.set(agentRedisKeys.settings(enterpriseId), JSON.stringify(next));
     return next;
   }

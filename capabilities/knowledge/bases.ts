@@ -10,6 +10,7 @@ import type { KnowledgeModels, KbDoc } from './store';
 import type { AccountService } from '../accounts/accounts';
 import type { PageStore } from './page-store';
 import type { KnowledgeScope } from './scope';
+import { upsertRacing } from '../../platform/upsert';
 
 /**
  * Knowledge bases of an account: the personal base `default` every account
@@ -110,7 +111,7 @@ export class KbBases {
       Object.assign(set, this.checkCompiler(compiler, model));
     }
     // The personal base has no record until it is first changed.
-    await this.deps.db.Kb.updateOne({ _id: doc._id }, { $set: set, $setOnInsert: { account_id: accountId, kb_id: kbId, kind: doc.kind, created_at: doc.created_at, deleted_at: null, ...(doc.kind === 'personal' ? { name: doc.name, readers: 'all' } : {}) } }, { upsert: true });
+    await upsertRacing(() => this.deps.db.Kb.updateOne({ _id: doc._id }, { $set: set, $setOnInsert: { account_id: accountId, kb_id: kbId, kind: doc.kind, created_at: doc.created_at, deleted_at: null, ...(doc.kind === 'personal' ? { name: doc.name, readers: 'all' } : {}) } }, { upsert: true }));
     if (set.readers !== undefined) await this.deps.kbScope.changed();
     return this.get(accountId, kbId);
   }

@@ -7,6 +7,7 @@ import type { PageDoc } from './store';
 import type { MongoConn } from '../../platform/mongo';
 import { resolvedIds, type LinkTarget } from './compiler/links';
 import type { CompiledPage } from './compiler/types';
+import { upsertRacing } from '../../platform/upsert';
 
 /**
  * A build's pages in a few large records read by `_id` alone (`kb_build_parts`):
@@ -229,14 +230,14 @@ export class BuildParts {
     // One at a time: each is a point write of up to a few hundred KB, and the store's write lock is shared with everyone.
     for (let n = 0; n < parts.chunks.length; n++) {
       const { first, count, data, links } = parts.chunks[n];
-      await this.chunks.replaceOne({ _id: chunkId(stamp.build_id, n) }, { build_id: stamp.build_id, first, count, data, links }, { upsert: true });
+      await upsertRacing(() => this.chunks.replaceOne({ _id: chunkId(stamp.build_id, n) }, { build_id: stamp.build_id, first, count, data, links }, { upsert: true }));
     }
     const meta: MetaRecord = {
       _id: metaId(stamp.build_id), build_id: stamp.build_id, account_id: stamp.account_id, kb_id: stamp.kb_id, document_id: stamp.document_id,
       filename: stamp.filename, chunks: parts.chunks.length, pages, targets: parts.targets,
     };
     const { _id, ...body } = meta;
-    await this.meta.replaceOne({ _id }, body, { upsert: true });
+    await upsertRacing(() => this.meta.replaceOne({ _id }, body, { upsert: true }));
     this.remember(meta);
   }
 
@@ -363,7 +364,7 @@ export class BuildParts {
       const r = await this.chunks.deleteOne({ _id: chunkId(buildId, n) });
       if (n >= count && r.deletedCount === 0) break;
     }
-    await this.meta.updateOne({ _id: goneId(buildId) }, { $set: { build_id: buildId } }, { upsert: true });
+    await upsertRacing(() => this.meta.updateOne({ _id: goneId(buildId) }, { $set: { build_id: buildId } }, { upsert: true }));
   }
 
   /** The page ids of a build as its meta record lists them (null without one). */

@@ -1,5 +1,6 @@
 import type { KnowledgeModels } from '../store';
 import type { FileStore, StoredFile } from './file-store';
+import { upsertRacing } from '../../../platform/upsert';
 
 /** 8 MB chunks keep each document far below MongoDB's 16 MB limit. */
 export const KB_FILE_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -30,7 +31,8 @@ export class MongoFileStore implements FileStore {
         _id: chunkId(key, i), key, chunk: i, chunks, content_type: file.contentType, filename: file.filename,
         size: file.data.length, data: file.data.subarray(i * KB_FILE_CHUNK_BYTES, (i + 1) * KB_FILE_CHUNK_BYTES), created_at: now,
       };
-      await this.files.replaceOne({ _id: doc._id }, doc, { upsert: true });
+      // Two uploads of the same bytes store the same chunk: the one that loses the insert race writes again.
+      await upsertRacing(() => this.files.replaceOne({ _id: doc._id }, doc, { upsert: true }));
     }
   }
 
