@@ -25,7 +25,7 @@ export interface KnowledgeActivityDeps {
   upstream: UpstreamPools;
   wallet: Wallet;
   /** For the compiler's channel keys (platform/config.ts upstreamApiKey). */
-  config: Pick<Config, 'UPSTREAM_KEYS' | 'KB_COMPILE_THREADS' | 'KB_COMPILE_THREAD_MB'>;
+  config: Pick<Config, 'UPSTREAM_KEYS' | 'KB_COMPILE_THREADS' | 'KB_COMPILE_THREAD_MB' | 'MONGO_URL'>;
   /** Where compiles and link scans run; a worker-thread pool made on the first build when absent. */
   compute?: Compute;
 }
@@ -47,6 +47,8 @@ export function createKnowledgeActivities(input: KnowledgeActivityDeps) {
   let pool: Compute | undefined = input.compute;
   const deps = {
     ...input,
+    // The compile thread writes a new build's pages with its own client (capabilities/knowledge/build-writes.ts).
+    storeUrl: input.config.MONGO_URL,
     // Each build step's wall time, at debug level (LOG_LEVEL=debug on the knowledge worker: where a build's time goes).
     timings: (phase: string, ms: number) => input.log.debug('kb build step', { phase, ms: Math.round(ms) }),
     get compute(): Compute {

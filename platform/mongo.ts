@@ -1,5 +1,6 @@
 import mongoose, { type Connection, type Model, type Schema } from 'mongoose';
 import type { Logger } from './logger';
+import { storeClientOptions } from './store-client';
 
 /**
  * The MongoDB connection and what every store uses. Written for FerretDB v1
@@ -25,8 +26,6 @@ export interface MongoConn {
   conn: Connection;
 }
 
-/** A connection (or the monitor's check) whose handshake gets no answer for this long is given up and tried again (not shorter: a heartbeat that times out interrupts the operations in flight, and a loaded dev store can be slow). */
-export const CONNECT_TIMEOUT_MS = 10_000;
 
 /** A process that starts while the store restarts waits this long for it (connection and indexes) before giving up. */
 const STARTUP_WAIT_MS = 90_000;
@@ -78,16 +77,8 @@ export async function connectMongo<M extends object>(url: string, models: (conn:
   const deadline = Date.now() + STARTUP_WAIT_MS;
   let conn: Connection;
   for (;;) {
-    // maxPoolSize in the URL wins (the chaos run keeps FerretDB's writers few); 20 otherwise.
-    // connectTimeoutMS (the driver's default is 30 s) also bounds the monitor's handshake: a store restarting
-    // may accept the connection before it answers, and a monitor stuck on that handshake leaves the process
-    // without a store for the whole timeout while the store is back (the chaos run saw one gateway's
-    // operations fail server selection for 20 s after a 1 s restart). The URL's value wins here too.
-    conn = mongoose.createConnection(url, {
-      serverSelectionTimeoutMS: 10_000,
-      ...(/[?&]maxPoolSize=/i.test(url) ? {} : { maxPoolSize: 20 }),
-      ...(/[?&]connectTimeoutMS=/i.test(url) ? {} : { connectTimeoutMS: CONNECT_TIMEOUT_MS }),
-    });
+    // A pool of 20 unless the URL says otherwise (platform/store-client.ts).
+    conn = mongoose.createConnection(url, storeClientOptions(url, 20));
     try {
       await conn.asPromise();
       break;
@@ -177,7 +168,4 @@ function watchStoreOutages(conn: Connection, log: Logger): void {
   conn.on('error', (err) => log.warn('store connection error', { err }));
 }
 
-/** True for a duplicate-key error from a unique index (MongoDB and FerretDB both use 11000). */
-export function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
-}
+export { isDuplicateKey } from './upsert';

@@ -1,4 +1,11 @@
-import { isDuplicateKey } from './mongo';
+/**
+ * True for a duplicate-key error from a unique index (MongoDB and FerretDB both use 11000). Here, not in
+ * platform/mongo.ts (which re-exports it), so code that runs on the driver alone (the knowledge compile
+ * thread) does not load mongoose.
+ */
+export function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+}
 
 /** How often an upsert that lost an insert race is run again before its error is let through. */
 const RACE_TRIES = 4;

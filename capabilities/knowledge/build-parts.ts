@@ -1,5 +1,4 @@
 import { setImmediate } from 'node:timers/promises';
-import { deserialize } from 'bson';
 import type { mongo } from 'mongoose';
 
 type Collection<T extends mongo.Document> = mongo.Collection<T>;
@@ -35,7 +34,7 @@ import { upsertRacing } from '../../platform/upsert';
  */
 export const PARTS_COLLECTION = 'kb_build_parts';
 
-interface MetaRecord {
+export interface MetaRecord {
   _id: string;
   build_id: string;
   account_id: string;
@@ -159,15 +158,6 @@ export function serializeParts(pages: PageDoc[]): SerializedParts {
   return { chunks, targets: JSON.stringify(pages.map((p): TargetTuple => [p.page_id, p.title, p.aliases, p.anchor ?? ''])) };
 }
 
-/** A chunk record as stored, undecoded (its BSON bytes): a link pass hands these to the compile thread, which decodes them (decodeChunk). */
-export type EncodedChunk = Uint8Array;
-
-/** A stored chunk record from its BSON bytes (in the compile thread). */
-export function decodeChunk(bytes: EncodedChunk): RawChunk {
-  const c = deserialize(bytes) as ChunkRecord;
-  return { id: c._id, build_id: c.build_id, first: c.first, count: c.count, data: c.data, links: c.links };
-}
-
 /** A chunk's pages. */
 export function pagesOfChunk(c: Pick<RawChunk, 'data' | 'links'>): PageDoc[] {
   const data = JSON.parse(c.data) as Array<Omit<PageDoc, 'outgoing_links' | 'links'>>;
@@ -204,6 +194,61 @@ const goneId = (buildId: string) => `${buildId}:gone`;
 /** A page's size for chunking: its text fields. */
 const sizeOf = (p: PageDoc) => p.body.length + p.summary.length + p.title.length + 300 + p.outgoing_links.length * 60;
 
+/** A build whose parts are complete, and how many chunk records it has. */
+export interface StoredBuild {
+  build_id: string;
+  chunks: number;
+}
+
+/**
+ * The chunk records of these builds, each build's in page order, read by _id a few at a time (each is a
+ * point read of up to a few MB); a build with a chunk gone (it stopped being live meanwhile) is `missing`
+ * and read like one without parts. On the driver's collection alone: the compile thread reads a link
+ * pass's chunks with its own client, so their text never comes to the worker's event loop.
+ */
+export async function readChunkRecords(coll: Collection<mongo.Document>, builds: StoredBuild[]): Promise<{ chunks: RawChunk[]; missing: string[] }> {
+  const records = coll as unknown as Collection<ChunkRecord>;
+  const ids = builds.flatMap((m) => Array.from({ length: m.chunks }, (_, n) => chunkId(m.build_id, n)));
+  const read = new Map<string, ChunkRecord | null>();
+  for (let i = 0; i < ids.length; i += 4) {
+    const batch = ids.slice(i, i + 4);
+    const got = await Promise.all(batch.map((id) => records.findOne({ _id: id })));
+    batch.forEach((id, j) => read.set(id, got[j]));
+  }
+  const chunks: RawChunk[] = [];
+  const missing: string[] = [];
+  for (const m of builds) {
+    const mine = Array.from({ length: m.chunks }, (_, n) => read.get(chunkId(m.build_id, n)) ?? null);
+    if (mine.some((c) => c === null)) missing.push(m.build_id);
+    else for (const c of mine as ChunkRecord[]) chunks.push({ id: c._id, build_id: m.build_id, first: c.first, count: c.count, data: c.data, links: c.links });
+  }
+  return { chunks, missing };
+}
+
+/**
+ * Writes a build's part records as serializeParts made them: the chunks, then the meta record (last:
+ * while it is missing the parts are incomplete). Idempotent (a retried compile writes the same records).
+ * On the driver's collection alone: the compile thread writes a new build's parts with its own client.
+ */
+export async function writePartRecords(
+  coll: Collection<mongo.Document>, stamp: Omit<BuildStamp, 'created_at'>, parts: SerializedParts, pages: number,
+): Promise<MetaRecord> {
+  const chunks = coll as unknown as Collection<ChunkRecord>;
+  const metas = coll as unknown as Collection<MetaRecord>;
+  // One at a time: each is a point write of up to a few hundred KB, and the store's write lock is shared with everyone.
+  for (let n = 0; n < parts.chunks.length; n++) {
+    const { first, count, data, links } = parts.chunks[n];
+    await upsertRacing(() => chunks.replaceOne({ _id: chunkId(stamp.build_id, n) }, { build_id: stamp.build_id, first, count, data, links }, { upsert: true }));
+  }
+  const meta: MetaRecord = {
+    _id: metaId(stamp.build_id), build_id: stamp.build_id, account_id: stamp.account_id, kb_id: stamp.kb_id, document_id: stamp.document_id,
+    filename: stamp.filename, chunks: parts.chunks.length, pages, targets: parts.targets,
+  };
+  const { _id, ...body } = meta;
+  await upsertRacing(() => metas.replaceOne({ _id }, body, { upsert: true }));
+  return meta;
+}
+
 export class BuildParts {
   private readonly metas = new Map<string, MetaRecord>();
 
@@ -225,19 +270,13 @@ export class BuildParts {
     await this.writeSerialized(stamp, serializeParts(pages), pages.length);
   }
 
-  /** Write a build's parts as serializeParts made them (the compile thread, for a new build). */
+  /** Write a build's parts as serializeParts made them. */
   async writeSerialized(stamp: Omit<BuildStamp, 'created_at'>, parts: SerializedParts, pages: number): Promise<void> {
-    // One at a time: each is a point write of up to a few hundred KB, and the store's write lock is shared with everyone.
-    for (let n = 0; n < parts.chunks.length; n++) {
-      const { first, count, data, links } = parts.chunks[n];
-      await upsertRacing(() => this.chunks.replaceOne({ _id: chunkId(stamp.build_id, n) }, { build_id: stamp.build_id, first, count, data, links }, { upsert: true }));
-    }
-    const meta: MetaRecord = {
-      _id: metaId(stamp.build_id), build_id: stamp.build_id, account_id: stamp.account_id, kb_id: stamp.kb_id, document_id: stamp.document_id,
-      filename: stamp.filename, chunks: parts.chunks.length, pages, targets: parts.targets,
-    };
-    const { _id, ...body } = meta;
-    await upsertRacing(() => this.meta.replaceOne({ _id }, body, { upsert: true }));
+    this.remember(await writePartRecords(this.db.conn.collection(PARTS_COLLECTION), stamp, parts, pages));
+  }
+
+  /** A build's meta record written elsewhere (the compile thread writes a new build's parts): cached as if written here. */
+  written(meta: MetaRecord): void {
     this.remember(meta);
   }
 
@@ -268,30 +307,13 @@ export class BuildParts {
     return { raw, missing };
   }
 
-  /**
-   * The chunk records of these builds undecoded (the driver's `raw` read: BSON bytes outside the JS heap),
-   * each build's in page order, each in its own buffer (transferable to a thread); builds without complete
-   * parts are left out (`missing`). A link pass reads the whole base this way: the worker's event loop
-   * never decodes, copies or holds its pages' text.
-   */
-  async encodedChunks(buildIds: string[]): Promise<{ chunks: EncodedChunk[]; missing: string[] }> {
+  /** These builds' chunk counts, as their meta records keep them; builds without complete parts are left out (`missing`). */
+  async storedBuilds(buildIds: string[]): Promise<{ stored: StoredBuild[]; missing: string[] }> {
     const metas = await Promise.all(buildIds.map((b) => this.metaOf(b)));
-    const missing = buildIds.filter((_, i) => !metas[i]);
-    const chunks: EncodedChunk[] = [];
-    for (const m of metas) {
-      if (!m) continue;
-      const mine: EncodedChunk[] = [];
-      for (let n = 0; n < m.chunks; n += 4) {
-        const ids = Array.from({ length: Math.min(4, m.chunks - n) }, (_, i) => chunkId(m.build_id, n + i));
-        const got = await Promise.all(ids.map((id) => this.chunks.findOne({ _id: id }, { raw: true }) as Promise<unknown> as Promise<Buffer | null>));
-        // A copy of each into a buffer of its own: the driver's may be a view of the whole reply.
-        for (const b of got) if (b) mine.push(Uint8Array.prototype.slice.call(b));
-      }
-      // A chunk removed under us (the build stopped being live meanwhile): the build is read like one without parts.
-      if (mine.length < m.chunks) missing.push(m.build_id);
-      else chunks.push(...mine);
-    }
-    return { chunks, missing };
+    return {
+      stored: metas.filter((m): m is MetaRecord => m !== null).map((m) => ({ build_id: m.build_id, chunks: m.chunks })),
+      missing: buildIds.filter((_, i) => !metas[i]),
+    };
   }
 
   /**
@@ -299,25 +321,9 @@ export class BuildParts {
    * unparsed), each build's in page order; builds without complete parts are left out (`missing`).
    */
   async rawChunks(buildIds: string[]): Promise<{ chunks: RawChunk[]; missing: string[] }> {
-    const metas = await Promise.all(buildIds.map((b) => this.metaOf(b)));
-    const missing = buildIds.filter((_, i) => !metas[i]);
-    const present = metas.filter((m): m is MetaRecord => m !== null);
-    const ids = present.flatMap((m) => Array.from({ length: m.chunks }, (_, n) => chunkId(m.build_id, n)));
-    const read = new Map<string, ChunkRecord | null>();
-    // A few reads at once: each is a point read of up to a few MB.
-    for (let i = 0; i < ids.length; i += 4) {
-      const batch = ids.slice(i, i + 4);
-      const got = await Promise.all(batch.map((id) => this.chunks.findOne({ _id: id })));
-      batch.forEach((id, j) => read.set(id, got[j]));
-    }
-    const chunks: RawChunk[] = [];
-    for (const m of present) {
-      const mine = Array.from({ length: m.chunks }, (_, n) => read.get(chunkId(m.build_id, n)) ?? null);
-      // A chunk removed under us (the build stopped being live meanwhile): the build is read like one without parts.
-      if (mine.some((c) => c === null)) missing.push(m.build_id);
-      else for (const c of mine as ChunkRecord[]) chunks.push({ id: c._id, build_id: m.build_id, first: c.first, count: c.count, data: c.data, links: c.links });
-    }
-    return { chunks, missing };
+    const { stored, missing } = await this.storedBuilds(buildIds);
+    const read = await readChunkRecords(this.db.conn.collection(PARTS_COLLECTION), stored);
+    return { chunks: read.chunks, missing: [...missing, ...read.missing] };
   }
 
   /** The pages of these builds, each build's in page order; builds without complete parts are left out (`missing`). */

@@ -38,7 +38,11 @@ export function inlineCompute(): Compute {
       return runTask(task);
     },
     async ready() {},
-    async close() {},
+    async close() {
+      // Thread tasks that write (a build's records) opened a store client on this thread.
+      const { closeThreadStores } = await import('./thread-store');
+      await closeThreadStores();
+    },
   };
 }
 

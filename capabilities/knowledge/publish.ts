@@ -9,8 +9,10 @@ import { withLock } from './lock';
 import { resolvedIds } from './compiler/links';
 import type { Compiler } from './compiler/types';
 import { inlineCompute, type Compute } from './compute';
-import { chunkOfPages, pageDocOf, withoutDocument, type BuildStamp, type EncodedChunk, type RawChunk } from './build-parts';
+import { chunkOfPages, readChunkRecords, withoutDocument, PARTS_COLLECTION, type BuildStamp, type RawChunk, type StoredBuild, type TargetSet } from './build-parts';
 import { randomUUID } from 'node:crypto';
+import { buildCollections, writeBuild, PAGE_WRITE_BATCH } from './build-writes';
+import type { LinkStep, ThreadResult } from './compile-thread';
 
 /**
  * The steps of one build, run by the build workflow's activities. Each is
@@ -33,6 +35,8 @@ export interface BuildDeps {
   kbFiles: FileStore;
   /** Where extraction, compiling and link scans run (a worker-thread pool in the worker); inline when absent. */
   compute?: Compute;
+  /** The store's URL, for the compile thread's own client (it writes a new build's records); absent, they are written here. */
+  storeUrl?: string;
   /** Called with each step's wall milliseconds (dev/bench/ingest-profile.ts); absent in production. */
   timings?: (phase: string, ms: number) => void;
 }
@@ -64,11 +68,6 @@ async function loadBuild(db: KnowledgeModels, buildId: string): Promise<KbBuildD
   return b;
 }
 
-/**
- * Pages are written in batches of this many (one store round trip each), with the build's progress after each.
- * The driver encodes a batch on the worker's event loop: at 250 pages that took 15-20 ms, at 100 about 6.
- */
-export const PAGE_WRITE_BATCH = 100;
 
 export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor: (b: KbBuildDoc) => Compiler): Promise<{ pages: number; done: boolean }> {
   const build = await loadBuild(deps.db, buildId);
@@ -84,43 +83,38 @@ export async function compileBuild(deps: BuildDeps, buildId: string, compilerFor
     baseKey: baseKey(ref), documentId: build.document_id, filename: build.filename, r2Key: build.r2_key,
     compiledAt: (build.started_at ?? now).toISOString(),
   };
-  // Extraction and the rules (sectioning, summaries, tags) in a worker thread; the file's bytes are moved, not copied.
-  const data = new Uint8Array(file.data.byteLength);
-  data.set(file.data);
-  const out = await step(deps, 'extraction + compile (thread)', () => compute.run({ kind: 'compile', format: build.format, data, input }, [data.buffer]));
-  if (out.kind === 'unreadable') throw new BuildRefused('unreadable_document', out.message);
-  if (out.kind !== 'compiled') throw new Error('the compile thread answered out of turn');
-  const compiler = compilerFor(build);
-  const compiled = compiler.refine ? await step(deps, 'model fields (llm)', () => compiler.refine!(input, out.result)) : out.result;
-  if (compiled.pages.length === 0) throw new BuildRefused('no_text', `no text could be read from ${build.filename}`);
-  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_total: compiled.pages.length, updated_at: new Date() } });
-
-  // Links against the base as readers will see it: other documents' live pages plus this build's (titles and names, no bodies).
-  // The thread also makes the build's part records: this event loop only writes what it is handed.
-  const others = withoutDocument(await step(deps, 'read base link targets', () => deps.pages.liveTargets(ref)), build.document_id);
+  // Links resolve against the base as readers will see it: other documents' live pages plus this build's (titles and names, no bodies).
+  const targets = withoutDocument(await step(deps, 'read base link targets', () => deps.pages.liveTargets(ref)), build.document_id);
   const stamp: BuildStamp = {
     build_id: buildId, account_id: build.account_id, kb_id: build.kb_id, document_id: build.document_id, filename: build.filename, created_at: now.toISOString(),
   };
-  const linked = await step(deps, 'link resolution (thread)', () => compute.run({ kind: 'links', baseKey: baseKey(ref), targets: others, stamp, pages: compiled.pages }));
-  if (linked.kind !== 'links') throw new Error('the link thread answered out of turn');
-
-  // A retried attempt may have written some pages (with links resolved against an older base): they go first.
-  const firstId = `${buildId}:${compiled.pages[0].page_id}`;
-  if (await deps.db.Page.exists({ _id: firstId })) await deps.db.Page.deleteMany({ document_id: build.document_id, build_id: buildId });
-  let written = 0;
-  await step(deps, 'page writes (batched)', async () => {
-    for (let i = 0; i < compiled.pages.length; i += PAGE_WRITE_BATCH) {
-      const docs = compiled.pages.slice(i, i + PAGE_WRITE_BATCH).map((p, j) => pageDocOf(stamp, p, i + j, linked.outgoing[i + j]));
-      // The driver directly: the documents are complete as built here, and mongoose's per-document copy and casting ran on the event loop.
-      await deps.db.Page.collection.insertMany(docs as never[], { ordered: false });
-      written += docs.length;
-      if (i === 0) failpoint('kb.build.mid-pages');
-      await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_done: written, updated_at: new Date() } });
+  const link: LinkStep = { baseKey: baseKey(ref), targets, stamp, ...(deps.storeUrl ? { store: deps.storeUrl } : {}) };
+  const compiler = compilerFor(build);
+  // Extraction and the rules (sectioning, summaries, tags) in a worker thread; the file's bytes are moved, not copied.
+  // A compiler that refines nothing has the thread go on to the links and the writes (build-writes.ts): the pages never come back here.
+  const data = new Uint8Array(file.data.byteLength);
+  data.set(file.data);
+  let out = await step(deps, 'extraction + compile (thread)', () => compute.run(
+    { kind: 'compile', format: build.format, data, input, ...(compiler.refine ? {} : { then: link }) }, [data.buffer],
+  ));
+  if (out.kind === 'unreadable') throw new BuildRefused('unreadable_document', out.message);
+  let warnings: string[] = out.kind === 'written' ? out.warnings : [];
+  if (out.kind === 'compiled') {
+    const rules = out.result;
+    const compiled = compiler.refine ? await step(deps, 'model fields (llm)', () => compiler.refine!(input, rules)) : rules;
+    if (compiled.pages.length === 0) throw new BuildRefused('no_text', `no text could be read from ${build.filename}`);
+    warnings = compiled.warnings;
+    out = await step(deps, 'links + writes (thread)', () => compute.run({ kind: 'links', ...link, pages: compiled.pages }));
+    // No store to write with (a test's deps): the links come back and the pages are written from here.
+    if (out.kind === 'links') {
+      const outgoing = out.outgoing;
+      out = { kind: 'written', pages: compiled.pages.length, warnings, written: await step(deps, 'writes', () => writeBuild(buildCollections(deps.db.Page.db.db!), stamp, compiled.pages, outgoing)) };
     }
-  });
-  // The same pages in a few records read by _id (build-parts.ts): link passes and gateways read those, not kb_pages.
-  await step(deps, 'build parts write', () => deps.pages.parts.writeSerialized(stamp, linked.parts, written));
-  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_made: written, warnings: compiled.warnings.slice(0, 50), updated_at: new Date() } });
+  }
+  if (out.kind !== 'written') throw new Error('the compile thread answered out of turn');
+  const { written, meta } = out.written;
+  deps.pages.parts.written(meta);
+  await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { pages_made: written, warnings: warnings.slice(0, 50), updated_at: new Date() } });
   return { pages: written, done: false };
 }
 
@@ -210,10 +204,10 @@ async function removeBuildPages(deps: BuildDeps, documentId: string, buildId: st
  * pages whose links changed, in batches. The work is sized for real uploads:
  * the targets come from the live builds' meta records and the pages from
  * their chunk records (capabilities/knowledge/build-parts.ts: reads by _id, no
- * scan of kb_pages), handed as stored (JSON strings) to a compile thread
- * (capabilities/knowledge/compute.ts) a few builds at a time, which parses,
- * resolves and compares them, so this event loop never decodes or holds the
- * base's pages; and passes coalesce: serialised per base, a
+ * scan of kb_pages), read by a compile thread with its own store client
+ * (capabilities/knowledge/compute.ts, thread-store.ts) one build at a time,
+ * which parses, resolves and compares them, so this event loop never reads,
+ * decodes or holds the base's pages; and passes coalesce: serialised per base, a
  * pass is skipped when another one already started after this document's
  * change was visible (`kbrelinked:` holds the base version the last pass
  * read), so ten documents published together cost one or two passes, not ten.
@@ -236,32 +230,26 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
       const compute = deps.compute ?? inlineCompute();
       const pass = `${baseKey(ref)}@${passVersion}:${randomUUID()}`;
       for (let b = 0; b < builds.length; b += RELINK_BUILDS) {
-        const { encoded, chunks } = await step(deps, 'relink: read pages', () => relinkChunks(deps, ref, live, builds.slice(b, b + RELINK_BUILDS)));
-        if (chunks.length === 0 && encoded.length === 0) continue;
-        // The stored chunks go to the thread as the store's bytes, moved (not copied): it decodes them.
-        const r = await step(deps, 'relink: resolve (thread)', () => compute.run(
-          { kind: 'relink', baseKey: baseKey(ref), pass, targets, encoded, chunks: chunks.map(({ build_id, first, data, links }) => ({ build_id, first, data, links })) },
-          encoded.map((e) => e.buffer as ArrayBuffer),
-        ));
-        if (r.kind !== 'relinked') throw new Error('the link thread answered out of turn');
-        const layout = r.layout;
-        if (r.changed.length === 0) continue;
-        await step(deps, 'relink: write changed pages', async () => {
-          const byBuild = new Map<string, Array<{ index: number; outgoing: PageDoc['outgoing_links'] }>>();
-          const writes = r.changed.map((c) => {
-            const list = byBuild.get(c.build_id) ?? [];
-            list.push({ index: c.index, outgoing: c.outgoing });
-            byBuild.set(c.build_id, list);
-            return { updateOne: { filter: { _id: `${c.build_id}:${c.page_id}` }, update: { $set: { outgoing_links: c.outgoing, links: resolvedIds(c.outgoing) } } } };
+        for (const r of await relinkBatch(deps, ref, live, { compute, pass, targets }, builds.slice(b, b + RELINK_BUILDS))) {
+          const layout = r.layout;
+          if (r.changed.length === 0) continue;
+          await step(deps, 'relink: write changed pages', async () => {
+            const byBuild = new Map<string, Array<{ index: number; outgoing: PageDoc['outgoing_links'] }>>();
+            const writes = r.changed.map((c) => {
+              const list = byBuild.get(c.build_id) ?? [];
+              list.push({ index: c.index, outgoing: c.outgoing });
+              byBuild.set(c.build_id, list);
+              return { updateOne: { filter: { _id: `${c.build_id}:${c.page_id}` }, update: { $set: { outgoing_links: c.outgoing, links: resolvedIds(c.outgoing) } } } };
+            });
+            // The pages first, then their builds' parts: a pass retried after a crash finds the parts stale and writes both again.
+            for (let w = 0; w < writes.length; w += PAGE_WRITE_BATCH) await deps.db.Page.bulkWrite(writes.slice(w, w + PAGE_WRITE_BATCH), { ordered: false });
+            for (const [build, list] of byBuild) {
+              const mine = layout.filter((c) => c.build_id === build && c.id);
+              if (mine.length) await deps.pages.parts.setLinks(mine, list);
+            }
+            changed += writes.length;
           });
-          // The pages first, then their builds' parts: a pass retried after a crash finds the parts stale and writes both again.
-          for (let w = 0; w < writes.length; w += PAGE_WRITE_BATCH) await deps.db.Page.bulkWrite(writes.slice(w, w + PAGE_WRITE_BATCH), { ordered: false });
-          for (const [build, list] of byBuild) {
-            const mine = layout.filter((c) => c.build_id === build && c.id);
-            if (mine.length) await deps.pages.parts.setLinks(mine, list);
-          }
-          changed += writes.length;
-        });
+        }
       }
     }
     if (changed) await deps.pages.bumpVersion(ref);
@@ -272,16 +260,51 @@ export async function relinkAfter(deps: BuildDeps, ref: BaseRef, _documentId: st
 
 /**
  * Builds per thread task of a link pass (each task also carries every target of the base, as their meta
- * records' strings; the thread indexes them once per pass). One: the task's copy to the thread is done on
- * the worker's event loop, and two builds' chunks took 15-30 ms of it.
+ * records' strings; the thread indexes them once per pass, and reads the builds' chunks itself).
  */
 const RELINK_BUILDS = 1;
 
-/** Some live builds' pages for a link pass: their stored chunks undecoded (by _id), else (builds without parts) the pages from kb_pages as chunks. */
-async function relinkChunks(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, builds: string[]): Promise<{ encoded: EncodedChunk[]; chunks: RawChunk[] }> {
-  const { chunks: encoded, missing } = await deps.pages.parts.encodedChunks(builds);
+type Relinked = Extract<ThreadResult, { kind: 'relinked' }>;
+
+/**
+ * One batch of a link pass: the thread reads the builds' chunk records with its own client (their text
+ * never comes to this event loop), or, with no store for it (a test's deps), they are read here; builds
+ * without parts (or with a chunk gone) go as their pages from kb_pages, in a second task.
+ */
+async function relinkBatch(
+  deps: BuildDeps, ref: BaseRef, live: Map<string, string>, pass: { compute: Compute; pass: string; targets: TargetSet }, builds: string[],
+): Promise<Relinked[]> {
+  const run = async (task: { store?: string; stored: StoredBuild[]; chunks: RawChunk[] }): Promise<Relinked> => {
+    const r = await step(deps, 'relink: resolve (thread)', () => pass.compute.run({
+      kind: 'relink', baseKey: baseKey(ref), pass: pass.pass, targets: pass.targets, ...task,
+      chunks: task.chunks.map(({ build_id, first, data, links }) => ({ build_id, first, data, links })),
+    }));
+    if (r.kind !== 'relinked') throw new Error('the link thread answered out of turn');
+    return r;
+  };
+  const { stored, missing } = await deps.pages.parts.storedBuilds(builds);
+  const results: Relinked[] = [];
+  if (stored.length) {
+    if (deps.storeUrl) results.push(await run({ store: deps.storeUrl, stored, chunks: [] }));
+    else {
+      const read = await readChunkRecords(deps.db.Page.db.db!.collection(PARTS_COLLECTION), stored);
+      // Where the chunks read here sit: the thread reports the layout of what it read itself.
+      const r = await run({ stored: [], chunks: read.chunks });
+      results.push({ ...r, layout: read.chunks.map(({ id, build_id, first, count }) => ({ id, build_id, first, count })), missing: read.missing });
+    }
+  }
+  const fallback = [...missing, ...results.flatMap((r) => r.missing)];
+  if (fallback.length) {
+    const chunks = await step(deps, 'relink: read pages (kb_pages)', () => pagesAsChunks(deps, ref, live, fallback));
+    if (chunks.length) results.push(await run({ stored: [], chunks }));
+  }
+  return results;
+}
+
+/** Builds without parts: their live pages from kb_pages, as chunks (a link pass handles every page the same way). */
+async function pagesAsChunks(deps: BuildDeps, ref: BaseRef, live: Map<string, string>, builds: string[]): Promise<RawChunk[]> {
   const chunks: RawChunk[] = [];
-  for (const build of missing) {
+  for (const build of builds) {
     const pages: PageDoc[] = [];
     // A cursor in batches: no one long decode on the event loop.
     for await (const p of deps.db.Page.find({ account_id: ref.account_id, kb_id: ref.kb_id, build_id: build }).lean<PageDoc>().cursor({ batchSize: PAGE_WRITE_BATCH })) {
@@ -289,7 +312,7 @@ async function relinkChunks(deps: BuildDeps, ref: BaseRef, live: Map<string, str
     }
     if (pages.length) chunks.push(chunkOfPages(build, pages));
   }
-  return { encoded, chunks };
+  return chunks;
 }
 
 /**
