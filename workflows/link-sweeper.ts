@@ -1,14 +1,8 @@
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
 import type { MediaActivities } from '../activities/media';
 
-/**
- * A round's activities take well under a second; 30 s bounds how long a round waits when the worker
- * running one dies (the server notices only at the timeout). With 2 minutes, a sweep lost with a
- * killed worker held an orphaned task past the chaos run's wait (2 min orphan age + 1 min interval +
- * 2 min), and a customer's task as long.
- */
 const { sweepExpiredLinks, resumeOrphanTasks } = proxyActivities<MediaActivities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
 });
 
