@@ -39,6 +39,9 @@ export interface MediaActivityDeps {
 /** Uploads and large answers outlive the idempotency retention (7 days), then go. */
 export const TASK_FILE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
+/** How long a retried submission waits for the attempt still holding the task (the local activity's timeout is 6 minutes). */
+const SUBMIT_CLAIM_WAIT_MS = 5 * 60 * 1000;
+
 /** A task still queued with no workflow this long after submission was left by a crashed gateway. */
 export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
 
@@ -257,10 +260,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
     async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
       // One attempt at a time calls the vendor; a retried one takes the first's record, or waits for it.
-      const claim = await claimSubmission(deps.redis, input.taskId);
-      if (claim.kind === 'claimed' && claim.tookOver) {
-        deps.log.warn('a submission claim was still held after the wait: submitting anyway (the vendor may see the request twice)', { task: input.taskId });
-      }
+      const claim = await claimSubmission(deps.redis, input.taskId, Date.now() + SUBMIT_CLAIM_WAIT_MS);
       const task = await loadTask(deps, input.taskId);
       const facts = factsOf(task);
       if (claim.kind === 'answered') {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { RedisClient } from '../../platform/redis';
 import { releaseHeld, renewHeld } from '../../platform/lock';
 import type { RecordedSubmission } from '../../domain/media/task';
@@ -17,10 +18,10 @@ import { mediaRedisKeys } from './store';
  * vendor, and records what came back: an async upstream's task id in the
  * task document (then frees the key), a synchronous answer or the ladder's
  * failure in the key (`a:{json}`, kept a day). A second attempt that finds a
- * live claim waits for that record, up to CLAIM_WAIT_MS; one that finds the
- * key gone (the holder died and its lease lapsed) claims it and submits: the
- * vendor may then see the request twice, which only a vendor's own
- * idempotency could prevent (test/media/crash.test.ts, `media.submit.after-upstream`).
+ * live claim waits for that record; one that finds the key gone (the
+ * holder died and its lease lapsed) claims it and submits: the vendor may
+ * then see the request twice, which only a vendor's own idempotency could
+ * prevent (test/media/crash.test.ts, `media.submit.after-upstream`).
  *
  * Redis, not the task document: FerretDB (the embedded store) makes no
  * conditional update atomic (platform/lock.ts), and two more task writes a
@@ -41,37 +42,22 @@ export type ClaimResult =
    * document, read after the claim, shows whether an earlier holder recorded
    * an upstream task before it freed the key.
    */
-  | { kind: 'claimed'; holder: string; tookOver?: true }
+  | { kind: 'claimed'; holder: string }
   /** An earlier attempt's synchronous answer or failure. */
   | { kind: 'answered'; answer: RecordedSubmission };
 
 /**
- * How long an attempt waits for a claim that its holder keeps renewing before it takes the claim over
- * and submits itself: a vendor's synchronous answer comes well within it, and a holder that never ends
- * (its call hung, or it kept renewing after its run was given up) holds nobody longer. The vendor may
- * then see the request twice, as it did for every retry before the claim.
- */
-export const CLAIM_WAIT_MS = 60_000;
-
-/** Takes `key` over from the holder seen (only if it still holds it). */
-const TAKE_OVER = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) else return false end";
-
-/**
  * Claims the submission of `taskId`, or waits while another attempt holds it
- * and returns its answer if it left one. After CLAIM_WAIT_MS of a live claim
- * it takes the claim over (`tookOver`).
+ * and returns its answer if it left one. `deadline` (Unix ms) bounds the wait.
  */
-export async function claimSubmission(redis: RedisClient, taskId: string, waitMs = CLAIM_WAIT_MS): Promise<ClaimResult> {
+export async function claimSubmission(redis: RedisClient, taskId: string, deadline: number): Promise<ClaimResult> {
   const key = mediaRedisKeys.taskSubmission(taskId);
   const holder = `c:${randomUUID()}`;
-  const deadline = Date.now() + waitMs;
   for (;;) {
     if ((await redis.set(key, holder, 'PX', CLAIM_LEASE_MS, 'NX')) === 'OK') return { kind: 'claimed', holder };
     const v = await redis.get(key);
     if (v?.startsWith('a:')) return { kind: 'answered', answer: JSON.parse(v.slice(2)) as RecordedSubmission };
-    if (v && Date.now() >= deadline && (await redis.eval(TAKE_OVER, 1, key, v, holder, String(CLAIM_LEASE_MS))) === 'OK') {
-      return { kind: 'claimed', holder, tookOver: true };
-    }
+    if (Date.now() >= deadline) throw ApplicationFailure.retryable(`task ${taskId}: another submission attempt still holds it`);
     await new Promise((res) => setTimeout(res, WAIT_POLL_MS));
   }
 }
