@@ -16,7 +16,7 @@ import type { Wallet } from '../capabilities/accounts/wallet';
 import type { UsageRecorder } from '../capabilities/usage/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
-import { claimSubmission, recordAnswer, releaseClaim, renewClaim, CLAIM_RENEW_MS } from '../capabilities/media/submission-claim';
+import { claimSubmission, recordAnswer, renewClaim, CLAIM_RENEW_MS } from '../capabilities/media/submission-claim';
 import { countTaskFinished } from '../platform/metrics/index';
 import { mediaErrorJson } from '../domain/error-bodies';
 import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
@@ -50,7 +50,7 @@ export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
  * submission and carried through the workflow (recorded in its history), so
  * the settlement reads nothing: the task's identity, owner, quote and hold.
  */
-export type TaskFacts = Omit<TaskDocument, 'input' | 'result' | 'final_body' | 'created_at' | 'started_at' | 'completed_at' | 'updated_at'> & {
+export type TaskFacts = Omit<TaskDocument, 'input' | 'result' | 'final_body' | 'created_at' | 'started_at' | 'completed_at' | 'updated_at' | 'submission'> & {
   /** Unix ms (payloads carry JSON: no Date). */
   created_at: number;
 };
@@ -92,7 +92,7 @@ export function settleAbsentAt(createdAt: Date, nowMs = Date.now()): number {
 
 /** What the settlement needs of a task (tests build a settlement input from a task document with it). */
 export function factsOf(task: TaskDocument): TaskFacts {
-  const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, ...rest } = task;
+  const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, submission: _sub, ...rest } = task;
   return { ...rest, created_at: created_at.getTime() };
 }
 
@@ -193,16 +193,14 @@ function ladderDeadline(deps: MediaActivityDeps, task: TaskDocument): { deadline
 
 /**
  * Submits over the channel ladder (5xx or a connection failure moves to the
- * next channel) and records what came back for a retried submission
- * (capabilities/media/submission-claim.ts): an upstream task id in the task
- * document, anything else with the claim.
+ * next channel) and records what came back, ending the holder's claim
+ * (capabilities/media/submission-claim.ts).
  */
 async function submitOverLadder(deps: MediaActivityDeps, task: TaskDocument, facts: TaskFacts, holder: string): Promise<SubmitOutcome> {
   const entries = callFor(deps, task);
-  const done = async (outcome: ProviderOutcome, sync?: SyncAnswer, tried?: CallAttempt[]): Promise<SubmitOutcome> => {
-    if (tried) await patchTask(deps, task._id, { attempts_log: tried });
-    await recordAnswer(deps.redis, task._id, { outcome, ...(sync ? { sync } : {}) });
-    return { kind: 'done', outcome, task: tried ? { ...facts, attempts_log: tried } : facts, ...(sync ? { sync } : {}) };
+  const done = async (outcome: ProviderOutcome, sync?: SyncAnswer, set: { attempts_log?: CallAttempt[] } = {}): Promise<SubmitOutcome> => {
+    await recordAnswer(deps.db.Task, task._id, holder, { outcome, ...(sync ? { sync } : {}) }, set);
+    return { kind: 'done', outcome, task: { ...facts, ...set }, ...(sync ? { sync } : {}) };
   };
   if (entries.length === 0) return done(failed('upstream_unreachable', 'no channel is available for this model', 503));
   let climbed;
@@ -215,24 +213,25 @@ async function submitOverLadder(deps: MediaActivityDeps, task: TaskDocument, fac
       return r;
     }), { ...ladderDeadline(deps, task), breaker: deps.channelHealth?.forLadder((e: LadderEntry) => e.call.channel.id) });
   } catch (err) {
-    return done(outcomeOfFailure(err), undefined, tried);
+    return done(outcomeOfFailure(err), undefined, { attempts_log: tried });
   }
   const { value: r, channel: { call }, attempts } = climbed;
   if (r.kind === 'task') {
     // Recorded before returning: a retry after a crash polls this upstream task instead of submitting again.
     const upstream = { channel: call.channel.id, task_id: r.upstreamTaskId, attempts };
-    await patchTask(deps, task._id, { upstream, attempts_log: tried });
-    await releaseClaim(deps.redis, task._id, holder);
+    await recordAnswer(deps.db.Task, task._id, holder, null, { upstream, attempts_log: tried });
     return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId, task: { ...facts, upstream, attempts_log: tried } };
   }
-  // A synchronous answer: kept with the claim for a retried submission; the settlement writes it to the task.
+  // A synchronous answer, recorded so that a retried submission takes it instead of calling the vendor again.
   return done(r.outcome, { channel: call.channel.id, attempts, attemptsLog: tried, answeredAt: Date.now() });
 }
 
-/** An upstream task an earlier attempt recorded in the document: polled, not submitted again. */
-function recordedTask(task: TaskDocument, facts: TaskFacts): SubmitOutcome | undefined {
-  if (!task.upstream?.task_id) return undefined;
-  return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
+/** What a recorded submission (this task's, by an earlier attempt) hands to the workflow. */
+function recordedOutcome(task: TaskDocument, facts: TaskFacts): SubmitOutcome | undefined {
+  if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
+  const answer = task.submission?.answer;
+  if (answer) return { kind: 'done', outcome: answer.outcome, task: facts, ...(answer.sync ? { sync: answer.sync } : {}) };
+  return undefined;
 }
 
 /** The task document's final fields for its outcome. */
@@ -260,19 +259,13 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
     async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
       // One attempt at a time calls the vendor; a retried one takes the first's record, or waits for it.
-      const claim = await claimSubmission(deps.redis, input.taskId, Date.now() + SUBMIT_CLAIM_WAIT_MS);
-      const task = await loadTask(deps, input.taskId);
-      const facts = factsOf(task);
-      if (claim.kind === 'answered') {
-        const { outcome, sync } = claim.answer;
-        return { kind: 'done', outcome, task: facts, ...(sync ? { sync } : {}) };
-      }
-      const recorded = recordedTask(task, facts);
-      if (recorded) {
-        await releaseClaim(deps.redis, task._id, claim.holder);
-        return recorded;
-      }
-      return heartbeating(() => submitOverLadder(deps, task, facts, claim.holder), () => renewClaim(deps.redis, task._id, claim.holder));
+      const claim = await claimSubmission(deps.db.Task, input.taskId, Date.now() + SUBMIT_CLAIM_WAIT_MS);
+      const { task } = claim;
+      if (claim.kind === 'recorded') return recordedOutcome(task, factsOf(task))!;
+      return heartbeating(
+        () => submitOverLadder(deps, task, factsOf(task), claim.holder),
+        () => renewClaim(deps.db.Task, task._id, claim.holder),
+      );
     },
 
     /** One poll of the upstream task; records running state and progress when they change. Transient errors throw (retried). */

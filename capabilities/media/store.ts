@@ -17,7 +17,7 @@ const TaskSchema = new Schema<TaskDocument>(
     final_body: { type: String, default: null }, final_status: { type: Number, default: null },
     error_code: { type: String, default: null }, error_message: { type: String, default: null }, request_id: String,
     callback_url: { type: String, default: undefined }, attempts_log: { type: [Schema.Types.Mixed], default: undefined },
-    release_pending: { type: Boolean, default: undefined },
+    release_pending: { type: Boolean, default: undefined }, submission: { type: Schema.Types.Mixed, default: undefined },
     created_at: Date, started_at: { type: Date, default: null }, completed_at: { type: Date, default: null }, updated_at: Date,
   },
   { ...docOptions, minimize: false },
@@ -47,9 +47,4 @@ export const mediaRedisKeys = {
   taskPending: (taskId: string) => `taskpend:${taskId}`,
   /** The vendor's clip templates, cached (gateway/routes/clip-templates.ts): `list:{scene|all}`, `item:{id}`. */
   clipTemplates: (what: string) => `cliptpl:${what}`,
-  /**
-   * A task's upstream submission (capabilities/media/submission-claim.ts): `c:{holder}` while an attempt
-   * calls the vendor (a 10 s lease, renewed), then `a:{json}` (its answer, a day) when it was synchronous.
-   */
-  taskSubmission: (taskId: string) => `tasksub:${taskId}`,
 };

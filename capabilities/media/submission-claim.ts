@@ -1,78 +1,95 @@
 import { randomUUID } from 'node:crypto';
+import type { Model } from 'mongoose';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { RedisClient } from '../../platform/redis';
-import { releaseHeld, renewHeld } from '../../platform/lock';
-import type { RecordedSubmission } from '../../domain/media/task';
-import { mediaRedisKeys } from './store';
+import type { SubmissionClaim, TaskDocument } from '../../domain/media/task';
 
 /**
  * One upstream submission per task, whatever runs the submission again.
  *
  * The submission is a local activity: a retry after it threw, or a workflow
  * task that timed out under load and ran again on some worker, starts it
- * anew while the first attempt may still be waiting for the vendor, or after
- * a synchronous answer that only the first attempt's workflow task held.
- * Without a claim, both call the upstream and the vendor runs (and bills)
- * two jobs for one request. So an attempt first claims the task's Redis key
- * for a short lease (`c:{holder}`, SET NX), renews it while it waits for the
- * vendor, and records what came back: an async upstream's task id in the
- * task document (then frees the key), a synchronous answer or the ladder's
- * failure in the key (`a:{json}`, kept a day). A second attempt that finds a
- * live claim waits for that record; one that finds the key gone (the
- * holder died and its lease lapsed) claims it and submits: the vendor may
- * then see the request twice, which only a vendor's own idempotency could
- * prevent (test/media/crash.test.ts, `media.submit.after-upstream`).
- *
- * Redis, not the task document: FerretDB (the embedded store) makes no
- * conditional update atomic (platform/lock.ts), and two more task writes a
- * submission would cost the hot path of every image task.
+ * anew while the first attempt may still be waiting for the vendor. Without
+ * a claim, both call the upstream and the vendor runs (and bills) two jobs
+ * for one request. So an attempt first claims the task document for a short
+ * lease, renews it while it waits for the vendor, and records what came
+ * back (an async upstream's task id in `upstream`, a synchronous answer or
+ * the ladder's failure in `submission.answer`). A second attempt that finds
+ * a live claim waits for that record; one that finds a lapsed claim (its
+ * holder died) takes it over and submits: the vendor may then see the
+ * request twice, which only a vendor's own idempotency could prevent
+ * (test/media/crash.test.ts, `media.submit.after-upstream`).
  */
 
-/** How long a claim holds without a renewal; its holder renews every CLAIM_RENEW_MS. */
+/** How long a claim holds without a renewal; its holder renews every RENEW_MS. */
 export const CLAIM_LEASE_MS = 10_000;
 export const CLAIM_RENEW_MS = 2_000;
-/** How long a synchronous answer is kept for a retried submission (the settlement follows within seconds). */
-const ANSWER_TTL_S = 24 * 3600;
-/** How often a waiting attempt reads the key. */
+/** How often a waiting attempt reads the document. */
 const WAIT_POLL_MS = 250;
 
+type TaskModel = Model<TaskDocument>;
+
 export type ClaimResult =
-  /**
-   * This attempt holds the claim: `holder` renews and records. The task
-   * document, read after the claim, shows whether an earlier holder recorded
-   * an upstream task before it freed the key.
-   */
-  | { kind: 'claimed'; holder: string }
-  /** An earlier attempt's synchronous answer or failure. */
-  | { kind: 'answered'; answer: RecordedSubmission };
+  /** This attempt holds the claim: the document as claimed. */
+  | { kind: 'claimed'; holder: string; task: TaskDocument }
+  /** Another attempt finished meanwhile: its record, read back. */
+  | { kind: 'recorded'; task: TaskDocument };
+
+/** The record of a finished submission on this document, if any. */
+export function recordedSubmission(task: TaskDocument): boolean {
+  return Boolean(task.upstream?.task_id || task.submission?.answer);
+}
 
 /**
- * Claims the submission of `taskId`, or waits while another attempt holds it
- * and returns its answer if it left one. `deadline` (Unix ms) bounds the wait.
+ * Claims the submission of `taskId`, or waits until the attempt holding it
+ * recorded its result (then returns the document) or let its lease lapse
+ * (then claims it). `deadline` (Unix ms) bounds the wait.
+ *
+ * The claim is a conditional `updateOne` on the document read just before:
+ * if it matched, nothing was recorded between the read and the claim (the
+ * filter says so), so the read stands for the claimed document. Not
+ * `findOneAndUpdate`: FerretDB v1 (the embedded store) runs it as a find and
+ * then an update by id, so two attempts 13 ms apart both took the claim;
+ * its `updateOne` filters and writes in one transaction, as MongoDB does.
  */
-export async function claimSubmission(redis: RedisClient, taskId: string, deadline: number): Promise<ClaimResult> {
-  const key = mediaRedisKeys.taskSubmission(taskId);
-  const holder = `c:${randomUUID()}`;
+export async function claimSubmission(Task: TaskModel, taskId: string, deadline: number): Promise<ClaimResult> {
+  const holder = randomUUID();
   for (;;) {
-    if ((await redis.set(key, holder, 'PX', CLAIM_LEASE_MS, 'NX')) === 'OK') return { kind: 'claimed', holder };
-    const v = await redis.get(key);
-    if (v?.startsWith('a:')) return { kind: 'answered', answer: JSON.parse(v.slice(2)) as RecordedSubmission };
+    const task = await Task.findById(taskId).lean<TaskDocument>();
+    if (!task) throw ApplicationFailure.nonRetryable(`task ${taskId} not found`, 'TaskNotFound');
+    if (recordedSubmission(task)) return { kind: 'recorded', task };
+    const now = new Date();
+    if (!task.submission || task.submission.lease_until.getTime() <= now.getTime()) {
+      const claim: SubmissionClaim = { lease_until: new Date(now.getTime() + CLAIM_LEASE_MS), holder, answer: null };
+      const r = await Task.updateOne(
+        {
+          _id: taskId,
+          'upstream.task_id': null,
+          'submission.answer': null,
+          $or: [{ submission: null }, { 'submission.lease_until': { $lte: now } }],
+        },
+        { $set: { submission: claim } },
+      );
+      if (r.modifiedCount === 1) return { kind: 'claimed', holder, task: { ...task, submission: claim } };
+      // Another attempt claimed or recorded meanwhile: read again after the pause.
+    }
     if (Date.now() >= deadline) throw ApplicationFailure.retryable(`task ${taskId}: another submission attempt still holds it`);
     await new Promise((res) => setTimeout(res, WAIT_POLL_MS));
   }
 }
 
-/** Extends the holder's lease (nothing if it lapsed and another attempt claimed the key meanwhile). */
-export async function renewClaim(redis: RedisClient, taskId: string, holder: string): Promise<void> {
-  await renewHeld(redis, mediaRedisKeys.taskSubmission(taskId), holder, CLAIM_LEASE_MS);
+/** Extends the holder's lease (nothing if the claim passed to another attempt meanwhile). */
+export async function renewClaim(Task: TaskModel, taskId: string, holder: string): Promise<void> {
+  await Task.updateOne(
+    { _id: taskId, 'submission.holder': holder },
+    { $set: { 'submission.lease_until': new Date(Date.now() + CLAIM_LEASE_MS) } },
+  );
 }
 
-/** Records a synchronous answer or a failure for a retried submission (ends the claim). */
-export async function recordAnswer(redis: RedisClient, taskId: string, answer: RecordedSubmission): Promise<void> {
-  await redis.set(mediaRedisKeys.taskSubmission(taskId), `a:${JSON.stringify(answer)}`, 'EX', ANSWER_TTL_S);
-}
-
-/** Ends the holder's claim once its record is in the task document (an upstream task id). */
-export async function releaseClaim(redis: RedisClient, taskId: string, holder: string): Promise<void> {
-  await releaseHeld(redis, mediaRedisKeys.taskSubmission(taskId), holder);
+/** Records the holder's answer and ends its lease, with `set` (other fields of the task) in the same write. */
+export async function recordAnswer(
+  Task: TaskModel, taskId: string, holder: string,
+  answer: NonNullable<SubmissionClaim['answer']> | null, set: Partial<TaskDocument> = {},
+): Promise<void> {
+  const submission: SubmissionClaim = { lease_until: new Date(0), holder, answer };
+  await Task.updateOne({ _id: taskId }, { $set: { ...set, submission, updated_at: new Date() } });
 }

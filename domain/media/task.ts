@@ -65,10 +65,14 @@ export interface SyncAnswer {
   answeredAt: number;
 }
 
-/** A finished submission's result kept for a retried one: a synchronous answer (with how it was reached) or the ladder's failure. */
-export interface RecordedSubmission {
-  outcome: ProviderOutcome;
-  sync?: SyncAnswer;
+/** Who is submitting a task upstream, until when, and what came back (a synchronous upstream's answer, or a failure). */
+export interface SubmissionClaim {
+  /** The claim is held while this is in the future; its holder renews it every few seconds. */
+  lease_until: Date;
+  /** Stamped by the holder, so a renewal or a record never touches another attempt's claim. */
+  holder: string;
+  /** The submission's recorded result: a synchronous answer (with how it was reached) or the ladder's failure. */
+  answer?: { outcome: ProviderOutcome; sync?: SyncAnswer } | null;
 }
 
 export interface TaskDocument {
@@ -109,6 +113,13 @@ export interface TaskDocument {
    * (capabilities/media/media-tasks.ts `abandon`).
    */
   release_pending?: boolean;
+  /**
+   * The submission in flight or its answer (capabilities/media/submission-claim.ts):
+   * one attempt at a time calls the upstream, and a retried submission (an
+   * activity retry, a workflow task run again) takes the recorded answer
+   * instead of submitting again.
+   */
+  submission?: SubmissionClaim | null;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
