@@ -1,7 +1,7 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import { mediaRedisKeys } from '../capabilities/media/store';
 import type { Catalogue } from '../domain/catalogue';
-import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState, type TaskDocument, type SyncAnswer } from '../domain/media/task';
+import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState, type TaskDocument } from '../domain/media/task';
 import { MAX_RUN_MS } from '../domain/media/cadence';
 import { settlementNano } from '../domain/media/pricing';
 import type { Db } from '../capabilities/store';
@@ -16,7 +16,6 @@ import type { Wallet } from '../capabilities/accounts/wallet';
 import type { UsageRecorder } from '../capabilities/usage/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
-import { claimSubmission, recordAnswer, renewClaim, CLAIM_RENEW_MS } from '../capabilities/media/submission-claim';
 import { countTaskFinished } from '../platform/metrics/index';
 import { mediaErrorJson } from '../domain/error-bodies';
 import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
@@ -39,9 +38,6 @@ export interface MediaActivityDeps {
 /** Uploads and large answers outlive the idempotency retention (7 days), then go. */
 export const TASK_FILE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
-/** How long a retried submission waits for the attempt still holding the task (the local activity's timeout is 6 minutes). */
-const SUBMIT_CLAIM_WAIT_MS = 5 * 60 * 1000;
-
 /** A task still queued with no workflow this long after submission was left by a crashed gateway. */
 export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
 
@@ -50,12 +46,20 @@ export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
  * submission and carried through the workflow (recorded in its history), so
  * the settlement reads nothing: the task's identity, owner, quote and hold.
  */
-export type TaskFacts = Omit<TaskDocument, 'input' | 'result' | 'final_body' | 'created_at' | 'started_at' | 'completed_at' | 'updated_at' | 'submission'> & {
+export type TaskFacts = Omit<TaskDocument, 'input' | 'result' | 'final_body' | 'created_at' | 'started_at' | 'completed_at' | 'updated_at'> & {
   /** Unix ms (payloads carry JSON: no Date). */
   created_at: number;
 };
 
-export type { SyncAnswer };
+/** How a synchronous upstream answered, written with the settlement (one write instead of two). */
+export interface SyncAnswer {
+  channel: string;
+  attempts: number;
+  /** The ladder's attempts (the call log). */
+  attemptsLog: CallAttempt[];
+  /** Unix ms when the upstream answered. */
+  answeredAt: number;
+}
 
 export type SubmitOutcome =
   | { kind: 'done'; outcome: ProviderOutcome; task?: TaskFacts; sync?: SyncAnswer }
@@ -92,7 +96,7 @@ export function settleAbsentAt(createdAt: Date, nowMs = Date.now()): number {
 
 /** What the settlement needs of a task (tests build a settlement input from a task document with it). */
 export function factsOf(task: TaskDocument): TaskFacts {
-  const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, submission: _sub, ...rest } = task;
+  const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, ...rest } = task;
   return { ...rest, created_at: created_at.getTime() };
 }
 
@@ -166,17 +170,10 @@ function patchTask(deps: MediaActivityDeps, taskId: string, set: Partial<TaskDoc
   return deps.db.Task.updateOne({ _id: taskId }, { $set: { ...set, updated_at: new Date() } });
 }
 
-/**
- * Runs `fn` while reporting liveness every 2 s (local activities cannot
- * heartbeat; regular ones do during long vendor calls) and, given a claim,
- * renewing the submission's lease.
- */
-async function heartbeating<T>(fn: () => Promise<T>, renew?: () => Promise<void>): Promise<T> {
+/** Runs `fn` while reporting liveness every 2 s (local activities cannot heartbeat; regular ones do during long vendor calls). */
+async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  const beat = setInterval(() => {
-    if (!ctx.info.isLocal) ctx.heartbeat();
-    renew?.().catch(() => undefined); // a missed renewal is retried in 2 s; the lease lasts 10
-  }, CLAIM_RENEW_MS);
+  const beat = setInterval(() => { if (!ctx.info.isLocal) ctx.heartbeat(); }, 2000);
   try {
     return await fn();
   } finally {
@@ -191,18 +188,10 @@ function ladderDeadline(deps: MediaActivityDeps, task: TaskDocument): { deadline
   return budget === null ? {} : { deadline: task.created_at.getTime() + budget, deadlineMessage: `no channel answered within ${budget / 1000} s` };
 }
 
-/**
- * Submits over the channel ladder (5xx or a connection failure moves to the
- * next channel) and records what came back, ending the holder's claim
- * (capabilities/media/submission-claim.ts).
- */
-async function submitOverLadder(deps: MediaActivityDeps, task: TaskDocument, facts: TaskFacts, holder: string): Promise<SubmitOutcome> {
+/** Submits over the channel ladder (5xx or a connection failure moves to the next channel) and records what came back. */
+async function submitOverLadder(deps: MediaActivityDeps, task: TaskDocument, facts: TaskFacts): Promise<SubmitOutcome> {
   const entries = callFor(deps, task);
-  const done = async (outcome: ProviderOutcome, sync?: SyncAnswer, set: { attempts_log?: CallAttempt[] } = {}): Promise<SubmitOutcome> => {
-    await recordAnswer(deps.db.Task, task._id, holder, { outcome, ...(sync ? { sync } : {}) }, set);
-    return { kind: 'done', outcome, task: { ...facts, ...set }, ...(sync ? { sync } : {}) };
-  };
-  if (entries.length === 0) return done(failed('upstream_unreachable', 'no channel is available for this model', 503));
+  if (entries.length === 0) return { kind: 'done', outcome: failed('upstream_unreachable', 'no channel is available for this model', 503), task: facts };
   let climbed;
   const tried: CallAttempt[] = [];
   try {
@@ -213,25 +202,19 @@ async function submitOverLadder(deps: MediaActivityDeps, task: TaskDocument, fac
       return r;
     }), { ...ladderDeadline(deps, task), breaker: deps.channelHealth?.forLadder((e: LadderEntry) => e.call.channel.id) });
   } catch (err) {
-    return done(outcomeOfFailure(err), undefined, { attempts_log: tried });
+    const outcome = outcomeOfFailure(err);
+    await patchTask(deps, task._id, { attempts_log: tried });
+    return { kind: 'done', outcome, task: { ...facts, attempts_log: tried } };
   }
   const { value: r, channel: { call }, attempts } = climbed;
   if (r.kind === 'task') {
     // Recorded before returning: a retry after a crash polls this upstream task instead of submitting again.
     const upstream = { channel: call.channel.id, task_id: r.upstreamTaskId, attempts };
-    await recordAnswer(deps.db.Task, task._id, holder, null, { upstream, attempts_log: tried });
+    await patchTask(deps, task._id, { upstream, attempts_log: tried });
     return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId, task: { ...facts, upstream, attempts_log: tried } };
   }
-  // A synchronous answer, recorded so that a retried submission takes it instead of calling the vendor again.
-  return done(r.outcome, { channel: call.channel.id, attempts, attemptsLog: tried, answeredAt: Date.now() });
-}
-
-/** What a recorded submission (this task's, by an earlier attempt) hands to the workflow. */
-function recordedOutcome(task: TaskDocument, facts: TaskFacts): SubmitOutcome | undefined {
-  if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
-  const answer = task.submission?.answer;
-  if (answer) return { kind: 'done', outcome: answer.outcome, task: facts, ...(answer.sync ? { sync: answer.sync } : {}) };
-  return undefined;
+  // A synchronous answer: nothing to record now (a retry submits again either way); the settlement writes it.
+  return { kind: 'done', outcome: r.outcome, task: facts, sync: { channel: call.channel.id, attempts, attemptsLog: tried, answeredAt: Date.now() } };
 }
 
 /** The task document's final fields for its outcome. */
@@ -258,14 +241,10 @@ export function createMediaActivities(deps: MediaActivityDeps) {
   return {
     /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
     async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
-      // One attempt at a time calls the vendor; a retried one takes the first's record, or waits for it.
-      const claim = await claimSubmission(deps.db.Task, input.taskId, Date.now() + SUBMIT_CLAIM_WAIT_MS);
-      const { task } = claim;
-      if (claim.kind === 'recorded') return recordedOutcome(task, factsOf(task))!;
-      return heartbeating(
-        () => submitOverLadder(deps, task, factsOf(task), claim.holder),
-        () => renewClaim(deps.db.Task, task._id, claim.holder),
-      );
+      const task = await loadTask(deps, input.taskId);
+      const facts = factsOf(task);
+      if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
+      return heartbeating(() => submitOverLadder(deps, task, facts));
     },
 
     /** One poll of the upstream task; records running state and progress when they change. Transient errors throw (retried). */

@@ -17,7 +17,7 @@ const TaskSchema = new Schema<TaskDocument>(
     final_body: { type: String, default: null }, final_status: { type: Number, default: null },
     error_code: { type: String, default: null }, error_message: { type: String, default: null }, request_id: String,
     callback_url: { type: String, default: undefined }, attempts_log: { type: [Schema.Types.Mixed], default: undefined },
-    release_pending: { type: Boolean, default: undefined }, submission: { type: Schema.Types.Mixed, default: undefined },
+    release_pending: { type: Boolean, default: undefined },
     created_at: Date, started_at: { type: Date, default: null }, completed_at: { type: Date, default: null }, updated_at: Date,
   },
   { ...docOptions, minimize: false },

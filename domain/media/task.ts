@@ -55,26 +55,6 @@ export interface ProviderOutcome extends TaskOutcome {
 }
 
 /** The task document (collection `tasks`, platform/mongo.ts): one per async submission, task id = workflow id. */
-/** How a synchronous upstream answered, written with the settlement (one write instead of two). */
-export interface SyncAnswer {
-  channel: string;
-  attempts: number;
-  /** The ladder's attempts (the call log). */
-  attemptsLog: CallAttempt[];
-  /** Unix ms when the upstream answered. */
-  answeredAt: number;
-}
-
-/** Who is submitting a task upstream, until when, and what came back (a synchronous upstream's answer, or a failure). */
-export interface SubmissionClaim {
-  /** The claim is held while this is in the future; its holder renews it every few seconds. */
-  lease_until: Date;
-  /** Stamped by the holder, so a renewal or a record never touches another attempt's claim. */
-  holder: string;
-  /** The submission's recorded result: a synchronous answer (with how it was reached) or the ladder's failure. */
-  answer?: { outcome: ProviderOutcome; sync?: SyncAnswer } | null;
-}
-
 export interface TaskDocument {
   /** Task id = Temporal workflow id. */
   _id: string;
@@ -113,13 +93,6 @@ export interface TaskDocument {
    * (capabilities/media/media-tasks.ts `abandon`).
    */
   release_pending?: boolean;
-  /**
-   * The submission in flight or its answer (capabilities/media/submission-claim.ts):
-   * one attempt at a time calls the upstream, and a retried submission (an
-   * activity retry, a workflow task run again) takes the recorded answer
-   * instead of submitting again.
-   */
-  submission?: SubmissionClaim | null;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
