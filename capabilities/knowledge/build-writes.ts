@@ -1,5 +1,6 @@
 import type { mongo } from 'mongoose';
 import { failpoint } from '../../platform/failpoints';
+import { BUILDS_COLLECTION, PAGES_COLLECTION } from './collections';
 import type { OutgoingLink } from '../../domain/knowledge/page';
 import type { CompiledPage } from './compiler/types';
 import { pageDocOf, serializeParts, writePartRecords, PARTS_COLLECTION, type BuildStamp, type MetaRecord } from './build-parts';
@@ -23,7 +24,7 @@ type Collection = mongo.Collection<mongo.Document>;
  */
 export const PAGE_WRITE_BATCH = 100;
 
-/** The collections a build's records go to (collection names: capabilities/knowledge/store.ts, build-parts.ts). */
+/** The collections a build's records go to (names: collections.ts, build-parts.ts). */
 export interface BuildCollections {
   pages: Collection;
   builds: Collection;
@@ -32,7 +33,7 @@ export interface BuildCollections {
 
 /** The collections on a database handle (a mongoose connection's `db`, or a driver client's). */
 export function buildCollections(db: mongo.Db): BuildCollections {
-  return { pages: db.collection('kb_pages'), builds: db.collection('kb_builds'), parts: db.collection(PARTS_COLLECTION) };
+  return { pages: db.collection(PAGES_COLLECTION), builds: db.collection(BUILDS_COLLECTION), parts: db.collection(PARTS_COLLECTION) };
 }
 
 /** What a build's write left: the pages written and the meta record of its parts. */

@@ -1,5 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { docOptions, modelOn } from '../../platform/mongo';
+import { BUILDS_COLLECTION, PAGES_COLLECTION } from './collections';
 
 /**
  * Knowledge bases: the bases, their documents and builds, the compiled
@@ -193,9 +194,9 @@ export function knowledgeModels(conn: Connection): KnowledgeModels {
   return {
     Kb: modelOn(conn, 'Kb', KbSchema, 'kbs'),
     KbDocument: modelOn(conn, 'KbDocument', KbDocumentSchema, 'kb_documents'),
-    Page: modelOn(conn, 'Page', PageSchema, 'kb_pages'),
+    Page: modelOn(conn, 'Page', PageSchema, PAGES_COLLECTION),
     KbFile: modelOn(conn, 'KbFile', KbFileSchema, 'kb_files'),
-    KbBuild: modelOn(conn, 'KbBuild', KbBuildSchema, 'kb_builds'),
+    KbBuild: modelOn(conn, 'KbBuild', KbBuildSchema, BUILDS_COLLECTION),
     KbIdClaim: modelOn(conn, 'KbIdClaim', KbIdClaimSchema, 'kb_id_claims'),
   };
 }
