@@ -1,7 +1,7 @@
 import { Worker as Thread } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '../platform/logger';
 import type { Config } from '../platform/config';
 import { workflowBundleOf, workflowsPathOf } from '../platform/temporal';
@@ -107,14 +107,40 @@ export async function createWorkers(config: Config, deps: ActivityDeps, queues: 
 /** How often the housekeeping workflow runs (orphaned tasks, expired links). */
 export const LINK_SWEEP_INTERVAL_MS = 60 * 1000;
 
-/** Start the deployment's single link sweeper unless it already runs (by the media workers: it runs on their queue). */
+/**
+ * The sweeper's workflow id: one per deployment, and a deployment is its base task queue. Deployments
+ * sharing a Temporal namespace (staging beside production, a second region, the test suite's files) each
+ * sweep their own store: with one id for the namespace, the first deployment's sweeper was the only one,
+ * ran on that deployment's queue, and the others' orphaned tasks were never resumed (a chaos run in a
+ * suite series found one still queued: the sweeper of an earlier test file's queue held the id).
+ */
+export function linkSweeperId(baseTaskQueue: string): string {
+  return `${LINK_SWEEPER_ID}:${baseTaskQueue}`;
+}
+
+/**
+ * Start this deployment's link sweeper unless it already runs (by the media workers: it runs on their
+ * queue). A sweeper under the id every deployment once shared (`media-link-sweeper`) that runs on this
+ * deployment's queue is replaced: stopped once this one runs.
+ */
 export async function ensureLinkSweeper(client: Client, baseTaskQueue: string, log: Logger): Promise<void> {
+  const taskQueue = taskQueueFor(baseTaskQueue, 'linkSweeperWorkflow');
   try {
     await client.workflow.start(linkSweeperWorkflow, {
-      taskQueue: taskQueueFor(baseTaskQueue, 'linkSweeperWorkflow'), workflowId: LINK_SWEEPER_ID, args: [{ intervalMs: LINK_SWEEP_INTERVAL_MS }],
+      taskQueue, workflowId: linkSweeperId(baseTaskQueue), args: [{ intervalMs: LINK_SWEEP_INTERVAL_MS }],
     });
-    log.info('link sweeper started');
+    log.info('link sweeper started', { workflowId: linkSweeperId(baseTaskQueue) });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  try {
+    const legacy = client.workflow.getHandle(LINK_SWEEPER_ID);
+    const d = await legacy.describe();
+    if (d.status.name === 'RUNNING' && d.taskQueue === taskQueue) {
+      await legacy.terminate(`replaced by ${linkSweeperId(baseTaskQueue)}`);
+      log.info('link sweeper under the shared id replaced', { workflowId: linkSweeperId(baseTaskQueue) });
+    }
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) log.warn('link sweeper under the shared id not checked', { err });
   }
 }

@@ -6,7 +6,10 @@ const { sweepExpiredLinks, resumeOrphanTasks } = proxyActivities<MediaActivities
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
 });
 
-/** One per deployment (workflowId `media-link-sweeper`, started by every worker; a second start is refused). */
+/**
+ * One per deployment: workflowId `media-link-sweeper:{base task queue}` (workers/worker.ts `linkSweeperId`),
+ * started by every media worker; a second start is refused.
+ */
 export const LINK_SWEEPER_ID = 'media-link-sweeper';
 const ROUNDS_PER_RUN = 500;
 

@@ -21,6 +21,8 @@ import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../s
 import { buildAll, gatewayNodeFlags } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { pidOfPort } from './lib/cpu';
+import { counters, delta } from './lib/metrics';
+import { Redis } from 'ioredis';
 import { fmt, runLoad, type LoadResult } from './lib/load';
 import type { Phase } from './lib/profile-summary';
 
@@ -32,7 +34,7 @@ const TSX = process.env.BENCH_TSX === '1';
 /** Extra node flags for the gateway (V8 heap trials, e.g. --max-semi-space-size=4). */
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
-const { services, secrets } = await benchServices('chat');
+const { services, secrets, metricsPorts } = await benchServices('chat', { metrics: true });
 const simPort = await freePort();
 await startProcess('simulator', 'dev/simulator/server.ts', { SIMULATOR_PORT: String(simPort) }, simPort);
 const simUrl = `http://127.0.0.1:${simPort}`;
@@ -168,6 +170,16 @@ const rows: [string, LoadResult, LoadResult, LoadResult][] = [];
 const phases: Phase[] = [{ label: `${OPEN_STREAMS} open streams`, startUs: openStartUs, endUs: openEndUs, requests: OPEN_STREAMS }];
 const monoUs = () => Number(process.hrtime.bigint() / 1000n);
 const cpuPerRequest: string[] = [];
+const redisStats = new Redis(services.env.REDIS_URL, { lazyConnect: false });
+/** Operations the stores served so far, by command (Redis INFO commandstats; FerretDB's debug metrics). */
+async function storeOps(): Promise<{ redis: Map<string, number>; mongo: Map<string, number> }> {
+  const info = await redisStats.info('commandstats');
+  const redis = new Map<string, number>();
+  for (const m of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) if (m[1] !== 'info') redis.set(m[1], Number(m[2]));
+  const mongo = await counters(`http://127.0.0.1:${metricsPorts!.ferretdb}/debug/metrics`, 'ferretdb_client_requests_total', 'command');
+  return { redis, mongo };
+}
+const opsLine = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ') || 'none';
 /** utime + stime of the gateway, in clock ticks (100 per second). */
 const cpuTicks = (p: number) => {
   const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
@@ -180,12 +192,17 @@ for (const [label, body, firstChunk] of [['non-streaming', jsonBody, false], ['s
     const d = await runLoad({ ...direct, method: 'POST', body, connections, durationMs: ms, firstChunk });
     const before = cpuTicks(pid);
     const storesBefore = Object.entries(stores).map(([name, p]) => [name, p, p ? cpuTicks(p) : 0] as const);
+    const ops0 = await storeOps();
     const startUs = monoUs();
     const g = await runLoad({ ...through, method: 'POST', body, connections, durationMs: ms, firstChunk });
     phases.push({ label: `${label}, ${connections} client${connections > 1 ? 's' : ''}`, startUs, endUs: monoUs(), requests: g.requests });
     const perReq = (ticks: number) => ((ticks * 10) / g.requests).toFixed(3);
     const storeCpu = storesBefore.filter(([, p]) => p).map(([name, p, t]) => `${name} ${perReq(cpuTicks(p!) - t)}`).join(', ');
     cpuPerRequest.push(`${label}, ${connections} client${connections > 1 ? 's' : ''}: ${perReq(cpuTicks(pid) - before)} ms (stores: ${storeCpu || 'n/a'})`);
+    // The drain runs behind the answers: let it catch up before counting the store's operations.
+    await new Promise((r) => setTimeout(r, 1500));
+    const ops1 = await storeOps();
+    cpuPerRequest.push(`    per request: Redis ${opsLine(delta(ops0.redis, ops1.redis, g.requests))}; FerretDB ${opsLine(delta(ops0.mongo, ops1.mongo, g.requests))}`);
     const b = await runLoad({ ...bare, method: 'POST', body, connections, durationMs: ms, firstChunk });
     rows.push([`${label}, ${connections} client${connections > 1 ? 's' : ''}`, d, g, b]);
   }
@@ -218,6 +235,7 @@ if (CPU_PROF) {
   console.log(`cpu profile of the gateway: ${profDir} (written on exit); per request by phase: npx tsx dev/bench/lib/profile-summary.ts ${profDir}`);
 }
 
+redisStats.disconnect();
 await stopAll();
 await services.stop();
 process.exit(0);
