@@ -1,7 +1,7 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import { mediaRedisKeys } from '../capabilities/media/store';
 import type { Catalogue } from '../domain/catalogue';
-import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState, type TaskDocument } from '../domain/media/task';
+import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState, type TaskDocument, type SyncAnswer } from '../domain/media/task';
 import { MAX_RUN_MS } from '../domain/media/cadence';
 import { settlementNano } from '../domain/media/pricing';
 import type { Db } from '../capabilities/store';
@@ -16,6 +16,7 @@ import type { Wallet } from '../capabilities/accounts/wallet';
 import type { UsageRecorder } from '../capabilities/usage/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
+import { claimSubmission, recordAnswer, releaseClaim, renewClaim, CLAIM_RENEW_MS } from '../capabilities/media/submission-claim';
 import { countTaskFinished } from '../platform/metrics/index';
 import { mediaErrorJson } from '../domain/error-bodies';
 import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
@@ -51,15 +52,7 @@ export type TaskFacts = Omit<TaskDocument, 'input' | 'result' | 'final_body' | '
   created_at: number;
 };
 
-/** How a synchronous upstream answered, written with the settlement (one write instead of two). */
-export interface SyncAnswer {
-  channel: string;
-  attempts: number;
-  /** The ladder's attempts (the call log). */
-  attemptsLog: CallAttempt[];
-  /** Unix ms when the upstream answered. */
-  answeredAt: number;
-}
+export type { SyncAnswer };
 
 export type SubmitOutcome =
   | { kind: 'done'; outcome: ProviderOutcome; task?: TaskFacts; sync?: SyncAnswer }
@@ -170,10 +163,17 @@ function patchTask(deps: MediaActivityDeps, taskId: string, set: Partial<TaskDoc
   return deps.db.Task.updateOne({ _id: taskId }, { $set: { ...set, updated_at: new Date() } });
 }
 
-/** Runs `fn` while reporting liveness every 2 s (local activities cannot heartbeat; regular ones do during long vendor calls). */
-async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` while reporting liveness every 2 s (local activities cannot
+ * heartbeat; regular ones do during long vendor calls) and, given a claim,
+ * renewing the submission's lease.
+ */
+async function heartbeating<T>(fn: () => Promise<T>, renew?: () => Promise<void>): Promise<T> {
   const ctx = Context.current();
-  const beat = setInterval(() => { if (!ctx.info.isLocal) ctx.heartbeat(); }, 2000);
+  const beat = setInterval(() => {
+    if (!ctx.info.isLocal) ctx.heartbeat();
+    renew?.().catch(() => undefined); // a missed renewal is retried in 2 s; the lease lasts 10
+  }, CLAIM_RENEW_MS);
   try {
     return await fn();
   } finally {
@@ -188,10 +188,20 @@ function ladderDeadline(deps: MediaActivityDeps, task: TaskDocument): { deadline
   return budget === null ? {} : { deadline: task.created_at.getTime() + budget, deadlineMessage: `no channel answered within ${budget / 1000} s` };
 }
 
-/** Submits over the channel ladder (5xx or a connection failure moves to the next channel) and records what came back. */
-async function submitOverLadder(deps: MediaActivityDeps, task: TaskDocument, facts: TaskFacts): Promise<SubmitOutcome> {
+/**
+ * Submits over the channel ladder (5xx or a connection failure moves to the
+ * next channel) and records what came back for a retried submission
+ * (capabilities/media/submission-claim.ts): an upstream task id in the task
+ * document, anything else with the claim.
+ */
+async function submitOverLadder(deps: MediaActivityDeps, task: TaskDocument, facts: TaskFacts, holder: string): Promise<SubmitOutcome> {
   const entries = callFor(deps, task);
-  if (entries.length === 0) return { kind: 'done', outcome: failed('upstream_unreachable', 'no channel is available for this model', 503), task: facts };
+  const done = async (outcome: ProviderOutcome, sync?: SyncAnswer, tried?: CallAttempt[]): Promise<SubmitOutcome> => {
+    if (tried) await patchTask(deps, task._id, { attempts_log: tried });
+    await recordAnswer(deps.redis, task._id, { outcome, ...(sync ? { sync } : {}) });
+    return { kind: 'done', outcome, task: tried ? { ...facts, attempts_log: tried } : facts, ...(sync ? { sync } : {}) };
+  };
+  if (entries.length === 0) return done(failed('upstream_unreachable', 'no channel is available for this model', 503));
   let climbed;
   const tried: CallAttempt[] = [];
   try {
@@ -202,19 +212,24 @@ async function submitOverLadder(deps: MediaActivityDeps, task: TaskDocument, fac
       return r;
     }), { ...ladderDeadline(deps, task), breaker: deps.channelHealth?.forLadder((e: LadderEntry) => e.call.channel.id) });
   } catch (err) {
-    const outcome = outcomeOfFailure(err);
-    await patchTask(deps, task._id, { attempts_log: tried });
-    return { kind: 'done', outcome, task: { ...facts, attempts_log: tried } };
+    return done(outcomeOfFailure(err), undefined, tried);
   }
   const { value: r, channel: { call }, attempts } = climbed;
   if (r.kind === 'task') {
     // Recorded before returning: a retry after a crash polls this upstream task instead of submitting again.
     const upstream = { channel: call.channel.id, task_id: r.upstreamTaskId, attempts };
     await patchTask(deps, task._id, { upstream, attempts_log: tried });
+    await releaseClaim(deps.redis, task._id, holder);
     return { kind: 'task', channelId: call.channel.id, upstreamTaskId: r.upstreamTaskId, task: { ...facts, upstream, attempts_log: tried } };
   }
-  // A synchronous answer: nothing to record now (a retry submits again either way); the settlement writes it.
-  return { kind: 'done', outcome: r.outcome, task: facts, sync: { channel: call.channel.id, attempts, attemptsLog: tried, answeredAt: Date.now() } };
+  // A synchronous answer: kept with the claim for a retried submission; the settlement writes it to the task.
+  return done(r.outcome, { channel: call.channel.id, attempts, attemptsLog: tried, answeredAt: Date.now() });
+}
+
+/** An upstream task an earlier attempt recorded in the document: polled, not submitted again. */
+function recordedTask(task: TaskDocument, facts: TaskFacts): SubmitOutcome | undefined {
+  if (!task.upstream?.task_id) return undefined;
+  return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
 }
 
 /** The task document's final fields for its outcome. */
@@ -241,10 +256,23 @@ export function createMediaActivities(deps: MediaActivityDeps) {
   return {
     /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
     async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
+      // One attempt at a time calls the vendor; a retried one takes the first's record, or waits for it.
+      const claim = await claimSubmission(deps.redis, input.taskId);
+      if (claim.kind === 'claimed' && claim.tookOver) {
+        deps.log.warn('a submission claim was still held after the wait: submitting anyway (the vendor may see the request twice)', { task: input.taskId });
+      }
       const task = await loadTask(deps, input.taskId);
       const facts = factsOf(task);
-      if (task.upstream?.task_id) return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
-      return heartbeating(() => submitOverLadder(deps, task, facts));
+      if (claim.kind === 'answered') {
+        const { outcome, sync } = claim.answer;
+        return { kind: 'done', outcome, task: facts, ...(sync ? { sync } : {}) };
+      }
+      const recorded = recordedTask(task, facts);
+      if (recorded) {
+        await releaseClaim(deps.redis, task._id, claim.holder);
+        return recorded;
+      }
+      return heartbeating(() => submitOverLadder(deps, task, facts, claim.holder), () => renewClaim(deps.redis, task._id, claim.holder));
     },
 
     /** One poll of the upstream task; records running state and progress when they change. Transient errors throw (retried). */

@@ -19,6 +19,16 @@ export interface LockOptions {
   leaseMs?: number;
 }
 
+/** Extends `key`'s lease if `holder` still holds it (1), else nothing (0). */
+export function renewHeld(redis: RedisClient, key: string, holder: string, leaseMs: number): Promise<unknown> {
+  return redis.eval(RENEW, 1, key, holder, String(leaseMs));
+}
+
+/** Frees `key` if `holder` still holds it. */
+export function releaseHeld(redis: RedisClient, key: string, holder: string): Promise<unknown> {
+  return redis.eval(RELEASE, 1, key, holder);
+}
+
 /**
  * Runs `fn` while holding the Redis lock `key` (SET NX with a lease, renewed
  * while `fn` runs, released only by its holder). FerretDB makes no
@@ -37,11 +47,11 @@ export async function withLock<T>(redis: RedisClient, key: string, opts: LockOpt
     if (Date.now() >= deadline) throw opts.busy();
     await sleep(poll);
   }
-  const renew = setInterval(() => void redis.eval(RENEW, 1, key, holder, String(leaseMs)).catch(() => undefined), leaseMs / 3);
+  const renew = setInterval(() => void renewHeld(redis, key, holder, leaseMs).catch(() => undefined), leaseMs / 3);
   try {
     return await fn();
   } finally {
     clearInterval(renew);
-    await redis.eval(RELEASE, 1, key, holder).catch(() => undefined);
+    await releaseHeld(redis, key, holder).catch(() => undefined);
   }
 }

@@ -47,4 +47,9 @@ export const mediaRedisKeys = {
   taskPending: (taskId: string) => `taskpend:${taskId}`,
   /** The vendor's clip templates, cached (gateway/routes/clip-templates.ts): `list:{scene|all}`, `item:{id}`. */
   clipTemplates: (what: string) => `cliptpl:${what}`,
+  /**
+   * A task's upstream submission (capabilities/media/submission-claim.ts): `c:{holder}` while an attempt
+   * calls the vendor (a 10 s lease, renewed), then `a:{json}` (its answer, a day) when it was synchronous.
+   */
+  taskSubmission: (taskId: string) => `tasksub:${taskId}`,
 };

@@ -55,6 +55,22 @@ export interface ProviderOutcome extends TaskOutcome {
 }
 
 /** The task document (collection `tasks`, platform/mongo.ts): one per async submission, task id = workflow id. */
+/** How a synchronous upstream answered, written with the settlement (one write instead of two). */
+export interface SyncAnswer {
+  channel: string;
+  attempts: number;
+  /** The ladder's attempts (the call log). */
+  attemptsLog: CallAttempt[];
+  /** Unix ms when the upstream answered. */
+  answeredAt: number;
+}
+
+/** A finished submission's result kept for a retried one: a synchronous answer (with how it was reached) or the ladder's failure. */
+export interface RecordedSubmission {
+  outcome: ProviderOutcome;
+  sync?: SyncAnswer;
+}
+
 export interface TaskDocument {
   /** Task id = Temporal workflow id. */
   _id: string;
