@@ -68,6 +68,8 @@ export async function claimSubmission(redis: RedisClient, taskId: string, waitMs
   for (;;) {
     if ((await redis.set(key, holder, 'PX', CLAIM_LEASE_MS, 'NX')) === 'OK') return { kind: 'claimed', holder };
     const v = await redis.get(key);
+    // Our own SET whose reply was lost (Redis restarting: the client sends unanswered commands again).
+    if (v === holder) return { kind: 'claimed', holder };
     if (v?.startsWith('a:')) return { kind: 'answered', answer: JSON.parse(v.slice(2)) as RecordedSubmission };
     if (v && Date.now() >= deadline && (await redis.eval(TAKE_OVER, 1, key, v, holder, String(CLAIM_LEASE_MS))) === 'OK') {
       return { kind: 'claimed', holder, tookOver: true };
