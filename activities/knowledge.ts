@@ -25,7 +25,7 @@ export interface KnowledgeActivityDeps {
   upstream: UpstreamPools;
   wallet: Wallet;
   /** For the compiler's channel keys (platform/config.ts upstreamApiKey). */
-  config: Pick<Config, 'UPSTREAM_KEYS' | 'KB_COMPILE_THREADS' | 'KB_COMPILE_THREAD_MB' | 'MONGO_URL'>;
+  config: Pick<Config, 'UPSTREAM_KEYS' | 'KB_COMPILE_THREADS' | 'KB_COMPILE_THREAD_MB' | 'KB_COMPILE_THREAD_NICE' | 'MONGO_URL'>;
   /** Where compiles and link scans run; a worker-thread pool made on the first build when absent. */
   compute?: Compute;
 }
@@ -52,7 +52,7 @@ export function createKnowledgeActivities(input: KnowledgeActivityDeps) {
     // Each build step's wall time, at debug level (LOG_LEVEL=debug on the knowledge worker: where a build's time goes).
     timings: (phase: string, ms: number) => input.log.debug('kb build step', { phase, ms: Math.round(ms) }),
     get compute(): Compute {
-      return (pool ??= threadCompute({ threads: input.config.KB_COMPILE_THREADS, heapMb: input.config.KB_COMPILE_THREAD_MB }));
+      return (pool ??= threadCompute({ threads: input.config.KB_COMPILE_THREADS, heapMb: input.config.KB_COMPILE_THREAD_MB, nice: input.config.KB_COMPILE_THREAD_NICE }));
     },
   };
   const rules = new RulesCompiler();

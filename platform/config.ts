@@ -45,6 +45,11 @@ const EnvSchema = z.object({
   KB_COMPILE_THREADS: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(64).optional()),
   /** Heap cap of each compile thread, in MB: a document past it fails its build instead of the worker. */
   KB_COMPILE_THREAD_MB: z.coerce.number().int().min(64).max(16384).default(256),
+  /**
+   * Nice value of each compile thread (0-19; 0: as the worker): on a busy machine the worker's event loop
+   * (workflow tasks, heartbeats, metrics) gets the CPU before a compile does (docs/knowledge-ingestion.md).
+   */
+  KB_COMPILE_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (dev/scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),

@@ -22,7 +22,7 @@ const metrics = await startMetrics(config, 'worker', log);
 metrics?.registry.setDefaultLabels({ service: 'worker', queue });
 // The knowledge worker's compile threads: their pool made now, before it serves (it starts no thread until the first
 // build, but finding or bundling the threads' entry is start-up work, not a stall of a build's event loop).
-const compute = queue === 'knowledge' ? threadCompute({ threads: config.KB_COMPILE_THREADS, heapMb: config.KB_COMPILE_THREAD_MB }) : undefined;
+const compute = queue === 'knowledge' ? threadCompute({ threads: config.KB_COMPILE_THREADS, heapMb: config.KB_COMPILE_THREAD_MB, nice: config.KB_COMPILE_THREAD_NICE }) : undefined;
 const { worker, connection } = await createWorker(config, { ...deps, compute }, { queue });
 if (metrics) {
   watchWorker(metrics, worker);

@@ -7,6 +7,11 @@ import type { CompileInput, CompiledPage, CompileResult } from './compiler/types
 import { linkTargetsOf, readChunkRecords, type BuildStamp, type RawChunk, type StoredBuild, type TargetSet } from './build-parts';
 import { writeBuild, type BuildWritten } from './build-writes';
 import { threadStore } from './thread-store';
+import { workerData } from 'node:worker_threads';
+import { niceThisThread } from '../../platform/thread-priority';
+
+// This thread yields the CPU to the worker's event loop on a busy machine (KB_COMPILE_THREAD_NICE, compute.ts).
+niceThisThread(Number((workerData as { nice?: number } | null)?.nice ?? 0));
 
 /**
  * The CPU-heavy steps of a build, run in a worker thread (capabilities/knowledge/compute.ts

@@ -101,13 +101,17 @@ async function bundleOnce(): Promise<string | null> {
   }
 }
 
-export function threadCompute(opts: { threads?: number; heapMb?: number } = {}): Compute {
+export function threadCompute(opts: { threads?: number; heapMb?: number; nice?: number } = {}): Compute {
   const cores = os.availableParallelism?.() ?? os.cpus().length;
   const threads = opts.threads ?? (cores <= 2 ? 1 : Math.min(4, cores - 1));
   const heapMb = opts.heapMb ?? 256;
   // Made on the first task (the entry may need bundling first); tasks wait for it.
-  const pool = threadEntry().then(({ filename, execArgv }) => new Piscina({
+  // The libuv threadpool is made by the first thread that uses it, and new threads inherit their maker's nice
+  // value: an async fs call from this thread first, so the pool's threads are never made by a niced compile thread.
+  const pool = threadEntry().then(async (entry) => (await fs.promises.access(entry.filename), entry)).then(({ filename, execArgv }) => new Piscina({
     filename, execArgv, minThreads: 0, maxThreads: threads, idleTimeout: 30_000,
+    // Read by the thread at its start (compile-thread.ts): its nice value.
+    workerData: { nice: opts.nice ?? 0 },
     // A young generation of 8 MB (V8's default for a thread is several times that): a compile allocates many
     // short-lived strings, and with the default the thread kept about 90 MB of RSS after one document
     // against 35 MB with this, at the same compile time (measured on the issue-22 collection).
