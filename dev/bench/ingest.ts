@@ -40,7 +40,9 @@ const env: Record<string, string> = { ...services.env, ...secrets, DEPLOYMENT_MO
 await startProcess('simulator', 'dev/simulator/server.ts', { ...env, SIMULATOR_PORT: String(simPort) }, simPort);
 await runOnce('dev/scripts/seed.ts', env);
 const gwMetricsPort = await freePort();
-await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort), METRICS_PORT: String(gwMetricsPort) }, gwPort);
+// BENCH_GATEWAY_NODE_ARGS: more node flags for the gateway (for example --cpu-prof --cpu-prof-dir=DIR).
+await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort), METRICS_PORT: String(gwMetricsPort) }, gwPort,
+  (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean));
 /** The gateway's longest event-loop stall of the last minute, ms (its metrics listener). */
 async function gatewayLoopMaxMs(): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${gwMetricsPort}/metrics`)).text();
