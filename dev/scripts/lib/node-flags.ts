@@ -15,9 +15,12 @@ export function gatewayNodeFlags(): string[] {
 /**
  * The node flags every worker process runs with (`npm run dev`, `npm run start:worker`, the container,
  * benches): one line in workers/node-flags, which the container's shell entry point reads too. Young
- * generation of 4 MB semi-spaces (Node's default is up to 16, more on Node 24): each scavenge copies at
- * most that much, so the worker's event loop stops for less (bench:ingest on the issue-22 collection:
- * RSS 470 -> 400 MB at the peak, 390 -> 330 MB idle, the longest stall 107 -> 78 ms).
+ * generation of 8 MB semi-spaces (Node's default is up to 16, more on Node 24): each scavenge copies at
+ * most that much, so the worker's event loop stops for less (bench:ingest on the issue-22 collection,
+ * 16 -> 4 MB: RSS 470 -> 400 MB at the peak, 390 -> 330 MB idle, the longest stall 107 -> 78 ms). 4 -> 8 MB
+ * (2026-11-28): fewer objects promoted, so fewer old-generation collections, whose final pauses (30-45 ms
+ * of a 70 MB heap) were the last stalls over 50 ms: longest stall 45-61 -> 39-43 ms, 1 -> 0 seconds of a
+ * build over 50 ms, RSS 382-389 -> 402-417 MB at the peak, 330 -> 350 MB idle.
  */
 export function workerNodeFlags(): string[] {
   return fs.readFileSync(path.join(root, 'workers/node-flags'), 'utf8').split(/\s+/).filter(Boolean);
