@@ -37,11 +37,13 @@ export const FRESH_OP_MS = (MARKER_AFTER_ROW_S * 1000) / 2;
 export const CHECKPOINT_MARGIN_MS = 5 * 60_000;
 /**
  * A wallet gets a new checkpoint once this many of its rows were written (seen
- * by one process) since the last one. On a store that reads the whole ledger
- * for the checkpoint's query (platform/mongo.ts filtersByScan: the embedded
- * FerretDB), at least as many as this process had seen of the wallet when it
- * asked for the last one (10,000, 20,000, 40,000, ...): the reads then cost a
- * constant per row instead of growing with the ledger.
+ * by one process) since the last one, and whenever a projection load read this
+ * many rows after the last one (the load's own pass folds them in: no second
+ * read). On a store that reads the whole ledger for any query of it
+ * (platform/mongo.ts filtersByScan: the embedded FerretDB) only the second: a
+ * checkpoint there would scan every row of every wallet, under load, to save
+ * a later load a scan it makes anyway (bench:chat on a ledger of ~150,000 rows:
+ * two thirds of FerretDB's CPU went to those scans).
  */
 export const CHECKPOINT_EVERY_ROWS = 10_000;
 
@@ -111,8 +113,6 @@ export class Wallet {
   /** Open tickets, oldest first (Map keeps insertion order and numbers only grow). */
   private readonly open = new Map<number, number>();
   private readonly sinceCheckpoint = new Map<string, number>();
-  /** Per wallet: its rows this process has seen, and how many it had seen when it last asked for a checkpoint (the spacing on a scanning store). */
-  private readonly seen = new Map<string, { rows: number; atCheckpoint: number }>();
   private readonly checkpointing = new Set<string>();
   /** Figures for tests and metrics. */
   readonly stats = { lastLoadRows: 0, checkpoints: 0 };
@@ -271,6 +271,11 @@ export class Wallet {
       if (!prev && e.recorded_at && e.recorded_at.getTime() > upto.getTime()) continue;
       addRow(sums, e);
     }
+    return this.saveCheckpoint(walletId, upto, sums);
+  }
+
+  /** Write a checkpoint (its id is the wallet and the cut: writing it twice is a no-op). */
+  private async saveCheckpoint(walletId: string, upto: Date, sums: Sums): Promise<WalletCheckpointDoc> {
     const doc: WalletCheckpointDoc = {
       _id: `${walletId}:${upto.getTime()}`,
       account_id: walletId,
@@ -302,11 +307,15 @@ export class Wallet {
     const since = Date.now() - SEQ_WINDOW_TTL_MS;
     const filter = prev ? { account_id: walletId, recorded_at: { $gt: prev.upto } } : { account_id: walletId };
     const cursor = this.db.Ledger.find(filter, { amount_nano: 1, key_id: 1, key_spend_nano: 1, recorded_at: 1, writer: 1, seq: 1 }).lean().cursor();
+    // The next checkpoint, folded in the same pass: the rows up to the cut (as `checkpoint` cuts them).
+    const upto = Date.now() - CHECKPOINT_MARGIN_MS;
+    const cut = fromCheckpoint(prev);
     let tail = 0;
     for await (const e of cursor as AsyncIterable<LedgerDoc>) {
       addRow(sums, e);
       tail++;
       if (e.writer && typeof e.seq === 'number' && (e.recorded_at?.getTime() ?? 0) >= since) direct.push({ writer: e.writer, seq: e.seq });
+      if (!e.recorded_at || e.recorded_at.getTime() <= upto) addRow(cut, e);
     }
     this.stats.lastLoadRows = tail;
     const spends = [...sums.keySpend.entries()];
@@ -321,7 +330,9 @@ export class Wallet {
       ...spends.map(([, v]) => v),
       ...direct.map((d) => d.seq),
     );
-    if (tail >= CHECKPOINT_EVERY_ROWS) this.scheduleCheckpoint(walletId);
+    if (cut.rows - (prev?.rows ?? 0) >= CHECKPOINT_EVERY_ROWS) {
+      await this.saveCheckpoint(walletId, new Date(upto), cut).catch((err: unknown) => this.log?.warn('wallet checkpoint failed; the next one folds these rows in', { wallet: walletId, err }));
+    }
   }
 
   /** Operator repair: drop the projection and rebuild it from the ledger. */
@@ -331,24 +342,16 @@ export class Wallet {
   }
 
   private countRows(rows: LedgerDoc[]): void {
+    // On a scanning store checkpoints are made only by loads (CHECKPOINT_EVERY_ROWS).
+    if (filtersByScan(this.db.Ledger.db)) return;
     for (const r of rows) {
       const n = (this.sinceCheckpoint.get(r.account_id) ?? 0) + 1;
-      const seen = this.seen.get(r.account_id) ?? { rows: 0, atCheckpoint: 0 };
-      seen.rows++;
-      this.seen.set(r.account_id, seen);
-      if (n >= this.checkpointAfter(seen)) {
-        seen.atCheckpoint = seen.rows;
+      if (n >= CHECKPOINT_EVERY_ROWS) {
         this.sinceCheckpoint.delete(r.account_id);
         this.scheduleCheckpoint(r.account_id);
       } else this.sinceCheckpoint.set(r.account_id, n);
     }
     if (this.sinceCheckpoint.size > 100_000) this.sinceCheckpoint.clear();
-    if (this.seen.size > 100_000) this.seen.clear();
-  }
-
-  private checkpointAfter(seen: { atCheckpoint: number }): number {
-    if (!filtersByScan(this.db.Ledger.db)) return CHECKPOINT_EVERY_ROWS;
-    return Math.max(CHECKPOINT_EVERY_ROWS, seen.atCheckpoint);
   }
 
   private scheduleCheckpoint(walletId: string): void {

@@ -2,6 +2,7 @@ import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { CHECKPOINT_MARGIN_MS } from '../../capabilities/accounts/wallet';
 import type { LedgerDoc } from '../../capabilities/accounts/store';
+import { filtersByScan } from '../../platform/mongo';
 
 /**
  * Item 7 of issue 13: a projection rebuild reads the wallet's last checkpoint
@@ -106,4 +107,40 @@ test('a checkpoint never folds in rows recorded within the margin, and a repeate
   await gw.deps.wallet.rebuild(a.id, []);
   t.is(gw.deps.wallet.stats.lastLoadRows, 1);
   t.is(await gw.deps.wallet.balance(a.id), 40_440_000_000);
+});
+
+test('a load folds the next checkpoint into its own pass; on a scanning store written rows schedule none', async (t) => {
+  t.timeout(5 * 60_000);
+  const wallet = gw.deps.wallet;
+  const scanning = filtersByScan(gw.deps.db.Ledger.db);
+  const a = await gw.newAccount();
+  const k = await gw.newKey(a.id);
+  const old = new Date(Date.now() - 3600_000);
+  const rows: LedgerDoc[] = Array.from({ length: 12_000 }, (_, i) => ({
+    _id: `f${a.id}:${i}:charge`, account_id: a.id, key_id: k.id, kind: 'charge', amount_nano: -(1_000 + i), key_spend_nano: 1_000 + i, ref: `f${i}`, created_at: old, recorded_at: old,
+  }));
+  for (let i = 0; i < rows.length; i += 4_000) await gw.deps.db.Ledger.collection.insertMany(rows.slice(i, i + 4_000) as never, { ordered: false });
+  const charged = rows.reduce((s, r) => s + r.key_spend_nano, 0);
+
+  // The drain tells the wallet about rows it wrote: on the embedded store that schedules no checkpoint
+  // (each would scan the whole ledger); on an indexed store the 10,000th row of a wallet does.
+  const before = wallet.stats.checkpoints;
+  wallet.journal.onRows!(rows);
+  await new Promise((r) => setTimeout(r, 200));
+  if (scanning) {
+    t.is(wallet.stats.checkpoints, before, 'no checkpoint from written rows on a scanning store');
+    t.is(await wallet.lastCheckpoint(a.id), null);
+  }
+
+  // A load reads the rows anyway, and writes the checkpoint from the same pass: the next load reads only the grant.
+  await wallet.rebuild(a.id, [k.id]);
+  t.is(wallet.stats.lastLoadRows, scanning ? 12_001 : 1);
+  const cp = await wallet.lastCheckpoint(a.id);
+  t.is(cp!.rows, 12_000, 'the grant, recorded just now, is after the cut');
+  t.is(cp!.balance_nano, -charged);
+  t.deepEqual(cp!.key_spend, [{ key_id: k.id, nano: charged }]);
+  await wallet.rebuild(a.id, [k.id]);
+  t.is(wallet.stats.lastLoadRows, 1);
+  t.is(await wallet.balance(a.id), 40_440_000_000 - charged);
+  t.is(await wallet.keySpend(k.id), charged);
 });
