@@ -46,23 +46,64 @@ export function textLength(value: unknown): number {
 /** Raw text of unparsed events kept per stream before they are counted at once (bounds the memory of a long stream). */
 export const DEFERRED_MAX_CHARS = 64 * 1024;
 
+const isJsonSpace = (c: number): boolean => c === 32 || c === 10 || c === 13 || c === 9;
+
+/**
+ * At least the characters of every JSON string value in `data` held by a member named one of `names`
+ * (`"name": "..."` at any depth), read off the text without parsing it: an escape never decodes to
+ * more characters than it spells, and a `"name"` followed by `:` is a member name (inside a string a
+ * quote is always escaped; a match anywhere else only makes the figure larger). Not a bound for text
+ * that spells a name with a `\u` escape: callers parse such events on arrival.
+ */
+export function stringValueChars(data: string, names: readonly string[]): number {
+  let n = 0;
+  for (const name of names) {
+    for (let i = data.indexOf(name); i !== -1; i = data.indexOf(name, i + 1)) {
+      let j = i + name.length;
+      while (isJsonSpace(data.charCodeAt(j))) j++;
+      if (data.charCodeAt(j) !== 58) continue; // ':'
+      j++;
+      while (isJsonSpace(data.charCodeAt(j))) j++;
+      if (data.charCodeAt(j) !== 34) continue; // '"': a string value
+      const start = ++j;
+      while (j < data.length) {
+        const c = data.charCodeAt(j);
+        if (c === 34) break;
+        j += c === 92 ? 2 : 1; // a backslash escapes the next character
+      }
+      n += Math.min(j, data.length) - start;
+    }
+  }
+  return n;
+}
+
+/** Member names as `stringValueChars` takes them (quoted). */
+export const memberNames = (...names: string[]): readonly string[] => names.map((n) => `"${n}"`);
+
 /**
  * Events that can only add generated characters, kept as text and parsed only
  * when the characters are read (`total`). `atMost` is free to read and never
- * below `total`: the counting function must count characters of JSON strings
- * of the event's data only (a JSON string never decodes to more characters
- * than its text).
+ * below `total`: the strings under `names` in the events' text (the counting
+ * function must count characters of JSON strings under those member names
+ * only). For a usual turn that settles the bill without parsing any of them
+ * (domain/usage-estimate.ts: a token's 16 characters against the envelope of
+ * each chunk, which the raw length would have counted).
  */
 export class DeferredChars {
   private counted = 0;
   private pending: SseEvent[] = [];
   private pendingChars = 0;
+  private pendingBound = 0;
 
-  constructor(private readonly count: (event: SseEvent) => number) {}
+  constructor(
+    private readonly count: (event: SseEvent) => number,
+    private readonly names: readonly string[],
+  ) {}
 
   add(event: SseEvent): void {
     this.pending.push(event);
     this.pendingChars += event.data.length;
+    this.pendingBound += stringValueChars(event.data, this.names);
     if (this.pendingChars > DEFERRED_MAX_CHARS) this.flush();
   }
 
@@ -77,13 +118,14 @@ export class DeferredChars {
   }
 
   get atMost(): number {
-    return this.counted + this.pendingChars;
+    return this.counted + this.pendingBound;
   }
 
   private flush(): void {
     const events = this.pending;
     this.pending = [];
     this.pendingChars = 0;
+    this.pendingBound = 0;
     for (const e of events) this.counted += this.count(e);
   }
 }

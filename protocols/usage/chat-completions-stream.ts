@@ -1,5 +1,5 @@
 import type { SseEvent } from '../types';
-import { hasNonNull, parseData, textLength, type UsageAccumulator } from './accumulator';
+import { DeferredChars, hasNonNull, memberNames, parseData, textLength, type UsageAccumulator } from './accumulator';
 import { chatUsage } from './chat-completions';
 import type { NormalizedUsage } from './normalized';
 
@@ -13,8 +13,21 @@ interface ChunkChoice {
   finish_reason?: unknown;
 }
 
-/** Raw text of unparsed chunks kept per stream before they are counted at once (bounds the memory of a long stream). */
-const DEFERRED_MAX_CHARS = 64 * 1024;
+/** Generated characters of a chunk's deltas (text, reasoning, refusal, tool names and arguments). */
+function deltaChars(chunk: Record<string, unknown> | undefined): number {
+  let n = 0;
+  const choices = chunk && Array.isArray(chunk.choices) ? (chunk.choices as ChunkChoice[]) : [];
+  for (const c of choices) {
+    const d = c?.delta;
+    if (!d) continue;
+    n += textLength(d.content) + textLength(d.reasoning_content) + textLength(d.refusal);
+    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) n += textLength(t?.function?.name) + textLength(t?.function?.arguments);
+  }
+  return n;
+}
+
+/** The members `deltaChars` counts (at any depth: a bound). */
+const DELTA_MEMBERS = memberNames('content', 'reasoning_content', 'refusal', 'name', 'arguments');
 
 /**
  * chat-completions stream: complete on `[DONE]` or a chunk with a finish_reason (spec 1 section 6).
@@ -24,15 +37,14 @@ const DEFERRED_MAX_CHARS = 64 * 1024;
  * chunk (the content deltas, typically all but two) only adds generated characters, which
  * matter only when the upstream's usage is missing, zero or implausibly low for the output
  * (domain/usage-estimate.ts) or the turn was interrupted: those chunks are kept as text and
- * parsed only when `outputChars` is read. `outputCharsAtMost` (their text length, an upper
- * bound on the characters in them) lets the billing skip that in the normal case.
+ * parsed only when `outputChars` is read. `outputCharsAtMost` (the characters of their strings
+ * under those member names, read off the text: ./accumulator.ts `stringValueChars`) lets the
+ * billing skip that in the normal case.
  */
 export class ChatCompletionsUsageAccumulator implements UsageAccumulator {
   usage: NormalizedUsage | undefined;
   completed = false;
-  private counted = 0;
-  private deferred: string[] = [];
-  private deferredChars = 0;
+  private readonly chars = new DeferredChars((event) => deltaChars(parseData(event.data)), DELTA_MEMBERS);
 
   push(event: SseEvent): void {
     const data = event.data;
@@ -44,40 +56,24 @@ export class ChatCompletionsUsageAccumulator implements UsageAccumulator {
       this.take(parseData(data));
       return;
     }
-    this.deferred.push(data);
-    this.deferredChars += data.length;
-    if (this.deferredChars > DEFERRED_MAX_CHARS) this.countDeferred();
+    this.chars.add(event);
   }
 
   /** Characters of generated output so far (exact: counts every chunk still kept as text). */
   get outputChars(): number {
-    if (this.deferred.length > 0) this.countDeferred();
-    return this.counted;
+    return this.chars.total;
   }
 
-  /** At least `outputChars`, without parsing anything: a string's characters never outnumber its JSON text. */
+  /** At least `outputChars`, without parsing anything. */
   get outputCharsAtMost(): number {
-    return this.counted + this.deferredChars;
-  }
-
-  private countDeferred(): void {
-    const pending = this.deferred;
-    this.deferred = [];
-    this.deferredChars = 0;
-    for (const data of pending) this.take(parseData(data));
+    return this.chars.atMost;
   }
 
   private take(chunk: Record<string, unknown> | undefined): void {
     if (!chunk) return;
     if (chunk.usage != null) this.usage = chatUsage(chunk.usage) ?? this.usage;
+    this.chars.addCounted(deltaChars(chunk));
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as ChunkChoice[]) : [];
-    for (const c of choices) {
-      const d = c?.delta;
-      if (d) {
-        this.counted += textLength(d.content) + textLength(d.reasoning_content) + textLength(d.refusal);
-        if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls) this.counted += textLength(t?.function?.name) + textLength(t?.function?.arguments);
-      }
-      if (c?.finish_reason) this.completed = true;
-    }
+    for (const c of choices) if (c?.finish_reason) this.completed = true;
   }
 }

@@ -1,5 +1,5 @@
 import type { SseEvent } from '../types';
-import { DeferredChars, hasNonNull, parseData, textLength, type UsageAccumulator } from './accumulator';
+import { DeferredChars, hasNonNull, memberNames, parseData, textLength, type UsageAccumulator } from './accumulator';
 import { generateContentUsage } from './generate-content';
 import type { NormalizedUsage } from './normalized';
 
@@ -37,10 +37,11 @@ function partChars(chunk: Record<string, unknown>): number {
 export class GenerateContentUsageAccumulator implements UsageAccumulator {
   usage: NormalizedUsage | undefined;
   completed = false;
+  // A deferred chunk has no functionCall (those are parsed on arrival): only its parts' text counts.
   private readonly chars = new DeferredChars((event) => {
     const chunk = parseData(event.data);
     return chunk ? partChars(chunk) : 0;
-  });
+  }, memberNames('text'));
 
   get outputChars(): number {
     return this.chars.total;

@@ -1,5 +1,5 @@
 import type { SseEvent } from '../types';
-import { DeferredChars, parseData, textLength, type UsageAccumulator } from './accumulator';
+import { DeferredChars, memberNames, parseData, textLength, type UsageAccumulator } from './accumulator';
 import { messagesUsage } from './messages';
 import type { NormalizedUsage } from './normalized';
 
@@ -19,6 +19,9 @@ function contentChars(e: Record<string, unknown>, event: SseEvent): number {
   }
 }
 
+/** The members `contentChars` counts (at any depth: a bound). */
+const CONTENT_MEMBERS = memberNames('text', 'name', 'thinking', 'partial_json');
+
 /**
  * messages stream: usage starts in message_start and each message_delta
  * updates it (counts are cumulative, later values win); complete on message_stop.
@@ -36,7 +39,7 @@ export class MessagesUsageAccumulator implements UsageAccumulator {
   private readonly chars = new DeferredChars((event) => {
     const e = parseData(event.data);
     return e ? contentChars(e, event) : 0;
-  });
+  }, CONTENT_MEMBERS);
 
   get outputChars(): number {
     return this.chars.total;

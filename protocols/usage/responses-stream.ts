@@ -1,5 +1,5 @@
 import type { SseEvent } from '../types';
-import { DeferredChars, parseData, textLength, type UsageAccumulator } from './accumulator';
+import { DeferredChars, memberNames, parseData, textLength, type UsageAccumulator } from './accumulator';
 import type { NormalizedUsage } from './normalized';
 import { responsesUsage } from './responses';
 
@@ -13,6 +13,8 @@ const DELTAS = new Set([
 
 const typeOf = (e: Record<string, unknown>, event: SseEvent): string => (typeof e.type === 'string' ? e.type : event.event) ?? '';
 const deltaChars = (e: Record<string, unknown>, event: SseEvent): number => (DELTAS.has(typeOf(e, event)) ? textLength(e.delta) : 0);
+/** The member `deltaChars` counts. */
+const DELTA_MEMBER = memberNames('delta');
 /** Could name a terminal event (response.completed, response.incomplete, response.failed). */
 const terminal = (s: string | undefined): boolean => s !== undefined && (s.includes('complete') || s.includes('failed'));
 
@@ -32,7 +34,7 @@ export class ResponsesUsageAccumulator implements UsageAccumulator {
   private readonly chars = new DeferredChars((event) => {
     const e = parseData(event.data);
     return e ? deltaChars(e, event) : 0;
-  });
+  }, DELTA_MEMBER);
 
   get outputChars(): number {
     return this.chars.total;

@@ -209,7 +209,23 @@ for (const [name, event, lazy, eager] of cases) {
   });
 }
 
-test('content events are kept as text until their characters are read', (t) => {
+/** JSON.parse calls made by `fn`. */
+function parses(fn: () => void): number {
+  const parse = JSON.parse;
+  let n = 0;
+  JSON.parse = ((...args: Parameters<typeof JSON.parse>) => {
+    n++;
+    return parse(...args);
+  }) as typeof JSON.parse;
+  try {
+    fn();
+  } finally {
+    JSON.parse = parse;
+  }
+  return n;
+}
+
+test('content events are kept as text until their characters are read; the bound is read off their text', (t) => {
   const m = new MessagesUsageAccumulator();
   const events: SseEvent[] = [
     { event: 'message_start', data: JSON.stringify({ type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } }) },
@@ -219,25 +235,26 @@ test('content events are kept as text until their characters are read', (t) => {
     { event: 'message_delta', data: JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } }) },
     { event: 'message_stop', data: JSON.stringify({ type: 'message_stop' }) },
   ];
-  for (const e of events) m.push(e);
+  t.is(parses(() => events.forEach((e) => m.push(e))), 3, 'only the message_ events are parsed on arrival');
   t.true(m.completed);
   t.is(m.usage?.outputTokens, 2);
-  t.true(m.outputCharsAtMost! > 5);
-  t.is(m.outputChars, 5);
-  t.is(m.outputCharsAtMost, 5);
+  t.is(parses(() => t.is(m.outputCharsAtMost, 5)), 0, 'the bound parses nothing');
+  t.is(parses(() => t.is(m.outputChars, 5)), 3, 'the exact count parses the content events');
 
   const r = new ResponsesUsageAccumulator();
-  r.push({ event: 'response.output_text.delta', data: JSON.stringify({ type: 'response.output_text.delta', delta: 'Hi there' }) });
+  const delta = { event: 'response.output_text.delta', data: JSON.stringify({ type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'Hi there' }) };
+  t.is(parses(() => r.push(delta)), 0);
   r.push({ event: 'response.completed', data: JSON.stringify({ type: 'response.completed', response: { usage: { input_tokens: 3, output_tokens: 2 } } }) });
   t.true(r.completed);
-  t.true(r.outputCharsAtMost! > 8);
+  t.is(parses(() => t.is(r.outputCharsAtMost, 8)), 0);
   t.is(r.outputChars, 8);
 
   const g = new GenerateContentUsageAccumulator();
-  g.push({ data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'abc' }] } }] }) });
+  const chunk = { data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'abc' }], role: 'model' }, index: 0 }], modelVersion: 'gemini' }) };
+  t.is(parses(() => g.push(chunk)), 0);
   g.push({ data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'd' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 4, candidatesTokenCount: 2 } }) });
   t.true(g.completed);
-  t.true(g.outputCharsAtMost! > 4);
+  t.is(parses(() => t.is(g.outputCharsAtMost, 4)), 0);
   t.is(g.outputChars, 4);
 });
 

@@ -11,6 +11,7 @@ import { ChatCompletionsUsageAccumulator } from '../../protocols/usage/chat-comp
 import { chatUsage } from '../../protocols/usage/chat-completions';
 import type { NormalizedUsage } from '../../protocols/usage/normalized';
 import { usageToBill } from '../../domain/usage-estimate';
+import { memberNames, stringValueChars } from '../../protocols/usage/accumulator';
 
 /** The accumulator as it was: every chunk parsed on arrival (the reference). */
 class EagerReference {
@@ -70,10 +71,19 @@ test('content deltas are not parsed until counted; usage and finish chunks are',
   for (const e of events) lazy.push({ data: e });
   t.true(lazy.completed);
   t.deepEqual(lazy.usage, chatUsage(usage));
-  // Nothing of the content chunks was parsed yet: the bound is their text length.
-  t.true(lazy.outputCharsAtMost > 11);
-  t.is(lazy.outputChars, 11);
-  t.is(lazy.outputCharsAtMost, 11);
+  // Nothing of the content chunks was parsed: the bound is read off their text (the strings under
+  // content, reasoning_content, refusal, name, arguments), not their whole JSON.
+  const parse = JSON.parse;
+  let parsed = 0;
+  JSON.parse = ((...args: Parameters<typeof JSON.parse>) => (parsed++, parse(...args))) as typeof JSON.parse;
+  try {
+    t.is(lazy.outputCharsAtMost, 11);
+    t.is(parsed, 0);
+    t.is(lazy.outputChars, 11);
+    t.is(parsed, 3, 'the exact count parses the three content chunks');
+  } finally {
+    JSON.parse = parse;
+  }
   same(t, events);
 });
 
@@ -178,4 +188,56 @@ test('billing with the bound gives what billing with the exact count gives', (t)
   let reads = 0;
   usageToBill({ reported: { inputTokens: 10, outputTokens: 16, cachedTokens: 0, cacheWriteTokens: 0, serverToolCalls: 0 }, get outputChars() { reads++; return 60; }, outputCharsAtMost: 200, promptBytes: 40, completed: true });
   t.is(reads, 0);
+});
+
+test('a usual stream is billed without parsing its content chunks: the envelope does not count toward the bound', (t) => {
+  // An OpenAI-shaped stream of 16 one-token chunks: each chunk's JSON is ~150 characters, its text 3-5.
+  const envelope = (delta: unknown, finish: string | null) =>
+    JSON.stringify({ id: 'chatcmpl-Bx7f9aQ2kLmN0pRsTuVwXyZ', object: 'chat.completion.chunk', created: 1764300000, model: 'gpt-5.1-2025-11-13', system_fingerprint: 'fp_5f2a9c', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null });
+  const words = Array.from({ length: 16 }, (_, i) => ` w${i}`);
+  const events = [envelope({ role: 'assistant', content: '', refusal: null }, null), ...words.map((w) => envelope({ content: w }, null)), envelope({}, 'stop'),
+    JSON.stringify({ id: 'chatcmpl-Bx7f9aQ2kLmN0pRsTuVwXyZ', object: 'chat.completion.chunk', created: 1764300000, model: 'gpt-5.1-2025-11-13', choices: [], usage: { prompt_tokens: 12, completion_tokens: 16, total_tokens: 28 } }), '[DONE]'];
+  const lazy = new ChatCompletionsUsageAccumulator();
+  for (const e of events) lazy.push({ data: e });
+  let reads = 0;
+  const billed = usageToBill({
+    reported: { inputTokens: 12, outputTokens: 16, cachedTokens: 0, cacheWriteTokens: 0, serverToolCalls: 0 },
+    get outputChars() {
+      reads++;
+      return lazy.outputChars;
+    },
+    outputCharsAtMost: lazy.outputCharsAtMost,
+    promptBytes: 60,
+    completed: lazy.completed,
+  });
+  t.is(reads, 0, 'the bound settled the bill');
+  t.is(lazy.outputCharsAtMost, words.join('').length);
+  t.false(billed.estimated);
+});
+
+/** The characters of every string held by a member of one of `names`, at any depth (what the bound must cover). */
+function valueChars(v: unknown, names: Set<string>): number {
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + valueChars(x, names), 0);
+  if (v === null || typeof v !== 'object') return 0;
+  let n = 0;
+  for (const [k, x] of Object.entries(v)) n += (names.has(k) && typeof x === 'string' ? x.length : 0) + valueChars(x, names);
+  return n;
+}
+
+test('stringValueChars is never below the characters of the named members, however the JSON is spaced', (t) => {
+  const names = ['content', 'name', 'arguments', 'text'];
+  const quoted = memberNames(...names);
+  const key = fc.constantFrom(...names, 'reasoning_content', 'x_content', 'content_x', 'name"', 'text\\', 'id');
+  const str = fc.oneof(fc.string(), fc.constantFrom('"content":"', '\\', '\\"', '"', '"text": "', '\\u0041', 'é😀'));
+  const value = fc.letrec((tie) => ({
+    v: fc.oneof({ depthSize: 'small' }, str, fc.constant(null), fc.integer(), fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(key, tie('v'), { maxKeys: 4 })),
+  })).v;
+  fc.assert(
+    fc.property(value, fc.constantFrom(0, 1, 2, 3), (v, how) => {
+      const text = how === 0 ? JSON.stringify(v) : how === 3 ? JSON.stringify(v).replaceAll('":', '" :\t') : JSON.stringify(v, null, how);
+      return stringValueChars(text, quoted) >= valueChars(v, new Set(names));
+    }),
+    { numRuns: 5000 },
+  );
+  t.pass();
 });
