@@ -137,3 +137,33 @@ test.serial('every key a wallet script touches shares one hash slot', async (t) 
     t.is(slots.size, 1, `${acct}: ${keys.join(' ')}`);
   }
 });
+
+test.serial('the journal carries dates as epoch milliseconds, and the drain writes them back as dates (entries from before, ISO strings, too)', async (t) => {
+  const a = await gw.newAccount();
+  const k = await gw.newKey(a.id);
+  const at = new Date('2026-11-28T07:00:00.123Z');
+  const op = charge(a.id, k.id, 'dated', 7_000);
+  const row = { _id: op.ref!, request_id: op.ref!, account_id: a.id, key_id: k.id, endpoint: 'chat.completions', status: 'success', cost_nano: 7_000, created_at: at } as const;
+  const entry = JSON.parse(gw.deps.wallet.journal.entry({ l: { _id: op.opId, account_id: a.id, key_id: k.id, kind: 'charge', amount_nano: -7_000, key_spend_nano: 7_000, ref: op.ref!, created_at: at }, u: row }));
+  t.is(entry.l.created_at, at.getTime());
+  t.is(entry.u.created_at, at.getTime());
+  t.true(row.created_at instanceof Date, 'the caller\'s row is not changed');
+  const ticket = gw.deps.wallet.ticket();
+  t.is((await gw.deps.wallet.applyAhead(op, row, ticket)).status, 'applied');
+  ticket.close();
+  // An entry as an older gateway wrote it (dates as ISO strings), left in the journal across an upgrade.
+  const oldRef = `req_${a.id}_old`;
+  await gw.deps.redis.xadd(accountRedisKeys.journalOf(a.id), '*', 'e', JSON.stringify({ u: { ...row, _id: oldRef, request_id: oldRef, created_at: at.toISOString() } }));
+  gw.deps.wallet.journal.kick(a.id);
+  await gw.deps.wallet.journal.flush();
+  const ledger = await gw.deps.db.Ledger.findById(op.opId).lean();
+  t.true(ledger!.created_at instanceof Date);
+  t.true(Math.abs(ledger!.created_at.getTime() - Date.now()) < 60_000, 'the ledger row keeps the time the charge was made');
+  for (const id of [op.ref!, oldRef]) {
+    const u = await gw.deps.db.Usage.findById(id).lean<UsageDoc>();
+    t.true(u!.created_at instanceof Date, id);
+    t.is(u!.created_at.getTime(), at.getTime(), id);
+  }
+  // And a date query finds them (stored as dates, not numbers).
+  t.is(await gw.deps.db.Usage.countDocuments({ account_id: a.id, created_at: { $gte: new Date(at.getTime() - 1), $lte: new Date(at.getTime() + 1) } }), 2);
+});
