@@ -24,6 +24,9 @@ function partChars(chunk: Record<string, unknown>): number {
   return n;
 }
 
+/** The member a deferred chunk's characters are counted in. */
+const PART_TEXT = memberNames('text');
+
 /**
  * generate-content stream: every chunk may carry usageMetadata (running
  * totals, the last one wins); complete when a candidate has a finishReason.
@@ -41,7 +44,7 @@ export class GenerateContentUsageAccumulator implements UsageAccumulator {
   private readonly chars = new DeferredChars((event) => {
     const chunk = parseData(event.data);
     return chunk ? partChars(chunk) : 0;
-  }, memberNames('text'));
+  }, PART_TEXT);
 
   get outputChars(): number {
     return this.chars.total;
