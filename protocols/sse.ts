@@ -44,15 +44,20 @@ export class SseParser {
     const out: SseEvent[] = [];
     let start = 0;
     const buf = this.buffer;
-    for (let i = 0; i < buf.length; i++) {
-      const c = buf.charCodeAt(i);
-      if (c !== 10 && c !== 13) continue;
+    // Line ends found with indexOf (a native scan), not a loop over every character: a chunk of a
+    // stream is a few kilobytes of JSON with a line end every hundred or so. `\r` is rare: one scan.
+    let lf = buf.indexOf('\n');
+    let cr = buf.indexOf('\r');
+    while (lf !== -1 || cr !== -1) {
+      let i = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
       this.line(buf.slice(start, i), out);
-      if (c === 13) {
+      if (i === cr) {
         if (i + 1 === buf.length) this.pendingCr = true;
         else if (buf.charCodeAt(i + 1) === 10) i++;
       }
       start = i + 1;
+      if (lf !== -1 && lf < start) lf = buf.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = buf.indexOf('\r', start);
     }
     this.buffer = start === 0 ? buf : buf.slice(start);
     return out;

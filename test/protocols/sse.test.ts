@@ -54,3 +54,60 @@ test('formatSse writes event and data lines, splitting multi-line data', (t) => 
   const p = new SseParser();
   t.deepEqual(p.push(formatSse('a\nb', 'x')), [{ event: 'x', data: 'a\nb' }]);
 });
+
+/** The event-stream rules on the whole text at once (what the incremental parser must give, however it is cut). */
+function reference(text: string): Array<{ event?: string; data: string }> {
+  const out: Array<{ event?: string; data: string }> = [];
+  let data: string[] = [];
+  let event: string | undefined;
+  const dispatch = () => {
+    if (data.length) out.push(event ? { event, data: data.join('\n') } : { data: data.join('\n') });
+    data = [];
+    event = undefined;
+  };
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const lines = body.split(/\r\n|\r|\n/);
+  const last = lines.pop()!; // after the last line end: an unterminated line, handled as end() does
+  for (const line of [...lines, ...(last ? [last] : [])]) {
+    if (line === '') dispatch();
+    else if (line[0] !== ':') {
+      const colon = line.indexOf(':');
+      const field = colon === -1 ? line : line.slice(0, colon);
+      let value = colon === -1 ? '' : line.slice(colon + 1);
+      if (value[0] === ' ') value = value.slice(1);
+      if (field === 'data') data.push(value);
+      else if (field === 'event') event = value;
+    }
+  }
+  dispatch();
+  return out;
+}
+
+test('any stream, any line ends, cut anywhere: the events of the whole text', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const value = fc.oneof(fc.string(), fc.constantFrom('{"choices":[{"delta":{"content":"é😀"}}]}', '[DONE]', ' lead', ':colon', ''));
+  const line = fc.oneof(
+    value.map((v) => `data: ${v.replace(/[\r\n]/g, ' ')}`),
+    fc.constantFrom('event: message_delta', ': comment', 'id: 7', 'retry: 10', 'data', 'data:x', ''),
+  );
+  const stream = fc.tuple(fc.array(line, { maxLength: 14 }), fc.array(fc.constantFrom('\n', '\r\n', '\r'), { minLength: 1, maxLength: 14 }), fc.boolean(), fc.boolean());
+  fc.assert(
+    fc.property(stream, fc.array(fc.nat(), { maxLength: 6 }), ([lines, ends, bom, terminated], cuts) => {
+      let text = (bom ? '\ufeff' : '') + lines.map((l, i) => l + ends[i % ends.length]).join('');
+      if (terminated) text += '\n\n';
+      const bytes = Buffer.from(text, 'utf8');
+      const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+      const p = new SseParser();
+      const got: unknown[] = [];
+      let prev = 0;
+      for (const c of [...at, bytes.length]) {
+        got.push(...p.push(bytes.subarray(prev, c)));
+        prev = c;
+      }
+      got.push(...p.end());
+      return JSON.stringify(got) === JSON.stringify(reference(text));
+    }),
+    { numRuns: 4000 },
+  );
+  t.pass();
+});
