@@ -39,12 +39,14 @@ import { traceLink } from './middleware/trace-link';
 import { openApiRoutes } from './openapi/http';
 import { indexRoutes } from './route-index';
 import { batchRoutes } from './routes/batches';
+import { leanHeaderSetter } from './response-headers';
 
 /** The gateway as a Koa app, without listening: server.ts listens, tests may use app.callback(). */
 export function createApp(deps: ServiceDeps): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = false;
   app.silent = true;
+  leanHeaderSetter(app);
   setBodyTimeouts(app, { idleMs: deps.config.BODY_IDLE_TIMEOUT_MS, totalMs: deps.config.BODY_READ_TIMEOUT_MS });
   // The access log wraps the error handler, so it records the status the client got.
   app.use(trace(deps.log));
