@@ -11,7 +11,7 @@
  * A is the gateway built in BENCH_A (dev/scripts/build.ts there, run from there);
  * B is this worktree's. BENCH_A_FLAGS / BENCH_B_FLAGS: node flags for each
  * (heap trials such as --max-semi-space-size=2; none by default, as `npm start`).
- * Env: BENCH_ROUNDS (5), BENCH_SECONDS (3, per load), BENCH_PAIRED (3000: sequential requests per
+ * Env: BENCH_LOG_LEVEL (the gateways'; default info, production's default), BENCH_ROUNDS (5), BENCH_SECONDS (3, per load), BENCH_PAIRED (3000: sequential requests per
  * target in the paired phase, which rotates direct, a bare proxy, A and B request by request; 0 skips it).
  * Both gateways drain the shared settlement journal, so each may pay for some
  * of the other's batches: read a difference under about 25 % in CPU or
@@ -46,7 +46,7 @@ async function gateway(name: string, dir: string, nodeFlags: string[]) {
   const port = await freePort();
   const g = spawnManaged({
     name, cmd: process.execPath, args: [...gatewayNodeFlags(), ...nodeFlags, path.join(dir, 'dist/gateway.mjs')], cwd: dir,
-    env: { ...process.env, ...env, PORT: String(port) }, logFile: path.resolve(`.data/bench-logs/${name}.log`),
+    env: { ...process.env, ...env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', PORT: String(port) }, logFile: path.resolve(`.data/bench-logs/${name}.log`),
   });
   await waitForPort(port, g, 120_000);
   return { name, url: `http://127.0.0.1:${port}`, pid: g.child.pid! };
