@@ -12,8 +12,9 @@ tracing() {
   [[ -n "${OTEL_EXPORTER_OTLP_ENDPOINT:-}${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT:-}" ]] && return 0
   [[ -n "${OTEL_TRACES_EXPORTER:-}" && "${OTEL_TRACES_EXPORTER}" != none ]]
 }
-# The gateway's node flags (gateway/node-flags, platform/heap.ts): Node 24 sizes the young generation from
-# the machine's memory, which put 2,000 open streams at about 400 MB of RSS against 300 with 16 MB semi-spaces.
+# The gateway's node flags (gateway/node-flags, dev/scripts/lib/node-flags.ts): 16 MB semi-spaces (Node 24 sizes
+# the young generation from the machine's memory: 2,000 open streams at about 400 MB of RSS against 300), and
+# the garbage collector on the gateway's own thread (V8 sizes its helper threads from the host's cores).
 GATEWAY_FLAGS=$(cat gateway/node-flags)
 # The workers' (workers/node-flags): 4 MB semi-spaces, so each scavenge stops a worker's event loop for less.
 WORKER_FLAGS=$(cat workers/node-flags)
