@@ -9,7 +9,7 @@
  * each gateway. Prints the median of the rounds and B's figures over A's.
  *   BENCH_A=/path/to/other/worktree npm run bench:chat-ab
  * A is the gateway built in BENCH_A (dev/scripts/build.ts there, run from there);
- * B is this worktree's. BENCH_A_FLAGS / BENCH_B_FLAGS: node flags for each
+ * B is this worktree's. Each runs with its own worktree's gateway/node-flags. BENCH_A_FLAGS / BENCH_B_FLAGS: more node flags for each
  * (heap trials such as --max-semi-space-size=2; none by default, as `npm start`).
  * Env: BENCH_LOG_LEVEL (the gateways'; default info, production's default), BENCH_ROUNDS (5), BENCH_SECONDS (3, per load), BENCH_PAIRED (3000: sequential requests per
  * target in the paired phase, which rotates direct, a bare proxy, A and B request by request; 0 skips it).
@@ -42,10 +42,16 @@ await runOnce('dev/scripts/seed.ts', env);
 await buildAll();
 execFileSync(process.execPath, ['--import', 'tsx', 'dev/scripts/build.ts'], { cwd: A_DIR, stdio: 'inherit' });
 
+/** The node flags a worktree's gateway runs with as `npm start` runs it there (its own gateway/node-flags). */
+function ownNodeFlags(dir: string): string[] {
+  const file = path.join(dir, 'gateway/node-flags');
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split(/\s+/).filter(Boolean) : gatewayNodeFlags();
+}
+
 async function gateway(name: string, dir: string, nodeFlags: string[]) {
   const port = await freePort();
   const g = spawnManaged({
-    name, cmd: process.execPath, args: [...gatewayNodeFlags(), ...nodeFlags, path.join(dir, 'dist/gateway.mjs')], cwd: dir,
+    name, cmd: process.execPath, args: [...ownNodeFlags(dir), ...nodeFlags, path.join(dir, 'dist/gateway.mjs')], cwd: dir,
     env: { ...process.env, ...env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', PORT: String(port) }, logFile: path.resolve(`.data/bench-logs/${name}.log`),
   });
   await waitForPort(port, g, 120_000);
