@@ -110,3 +110,40 @@ export const shardTag = (accountId: string) => `{ws${shardOf(accountId)}}`;
 export function sameShard(a: string, b: string): boolean {
   return a === b || shardOf(a) === shardOf(b);
 }
+
+/** Hot-path commands of this process waiting on Redis (`sendHot`). */
+let hotInFlight = 0;
+
+/**
+ * Send one hot-path command (a chat call's auth read or gate, its charge) at once when nothing else of
+ * this process waits on Redis, and through ioredis's auto-pipeline otherwise. The auto-pipeline holds
+ * a command until the event loop's check phase to batch it with others: worth it under concurrency
+ * (at 64 clients it saves 7-11 % of the gateway's CPU a call), a cost alone (one client: the call's
+ * p50 1.53 -> 1.29 ms with no auto-pipeline at all). Sent at once only when no auto-pipelined command
+ * is queued either, so no command overtakes one issued before it. A single Redis only: a Cluster's
+ * commands always take its auto-pipeline.
+ */
+export function sendHot<T>(redis: RedisClient, send: () => Promise<T>): Promise<T> {
+  const alone = hotInFlight === 0 && redis.options.enableAutoPipelining === true && !(redis instanceof Cluster) && redis.autoPipelineQueueSize === 0;
+  hotInFlight++;
+  let sent: Promise<T>;
+  try {
+    if (alone) {
+      // ioredis reads the option when the command is issued (synchronously, in send).
+      redis.options.enableAutoPipelining = false;
+      try {
+        sent = send();
+      } finally {
+        redis.options.enableAutoPipelining = true;
+      }
+    } else {
+      sent = send();
+    }
+  } catch (err) {
+    hotInFlight--;
+    throw err;
+  }
+  return sent.finally(() => {
+    hotInFlight--;
+  });
+}

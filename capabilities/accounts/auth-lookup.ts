@@ -1,6 +1,6 @@
 import type { AccountRecord, KeyRecord } from '../../domain/api-key';
 import { accountRedisKeys } from './store';
-import { sameShard, type RedisClient } from '../../platform/redis';
+import { sameShard, sendHot, type RedisClient } from '../../platform/redis';
 import type { KeyOwner, KeyService } from './keys';
 import type { AccountService } from './accounts';
 import type { Wallet } from './wallet';
@@ -107,10 +107,10 @@ export class AuthLookup {
     // Accounts without limits (the default) need no script: a plain MGET reads the same state. If the fresh
     // account record shows limits were just set, this very request goes through the Lua gate below.
     if (!limit || !this.limited.has(accountId)) {
-      const [keyJson, accountJson, ownBalance, ownSpend] = await this.redis.mget(
+      const [keyJson, accountJson, ownBalance, ownSpend] = await sendHot(this.redis, () => this.redis.mget(
         accountRedisKeys.keyRecord(accountId, keyId), accountRedisKeys.account(accountId),
         apart ? accountRedisKeys.none(accountId) : accountRedisKeys.balance(walletId), apart ? accountRedisKeys.none(accountId) : accountRedisKeys.keySpend(walletId, keyId),
-      );
+      ));
       const [balance, spend] = walletSide ? await walletSide : [ownBalance, ownSpend];
       if (keyJson && accountJson && balance !== null) {
         const account = JSON.parse(accountJson) as AccountRecord;
@@ -123,12 +123,12 @@ export class AuthLookup {
         this.limited.add(accountId);
       }
     }
-    const r = await this.redis.authGate(
+    const r = await sendHot(this.redis, () => this.redis.authGate(
       accountRedisKeys.keyRecord(accountId, keyId), accountRedisKeys.account(accountId),
       apart ? accountRedisKeys.none(accountId) : accountRedisKeys.balance(walletId), apart ? accountRedisKeys.none(accountId) : accountRedisKeys.keySpend(walletId, keyId),
       accountRedisKeys.rateWindow(accountId), accountRedisKeys.rateLeases(accountId),
       limit?.member ?? '-', limit?.leaseMs ?? 0, limit ? '1' : '0',
-    );
+    ));
     const [keyJson, accountJson, ownBalance, ownSpend, limited] = r;
     const [balance, spend] = walletSide ? await walletSide : [ownBalance, ownSpend];
     if (!keyJson || !accountJson) {

@@ -6,7 +6,7 @@ import type { Logger } from '../../platform/logger';
 import { BatchInserter, insertIgnoringDuplicates } from '../../platform/batch-insert';
 import { BatchExists } from '../../platform/batch-exists';
 import { filtersByScan } from '../../platform/mongo';
-import { sameShard, type RedisClient } from '../../platform/redis';
+import { sameShard, sendHot, type RedisClient } from '../../platform/redis';
 import { walletOf } from '../../domain/api-key';
 import { LedgerJournal, MARKER_AFTER_ROW_S } from './ledger-journal';
 import { countWalletOp } from '../../platform/metrics/index';
@@ -392,7 +392,7 @@ export class Wallet {
         mode = 'm';
         arg = MARKER_SAFETY_S;
       }
-      const [status, bal, spent, entryId] = await this.redis.walletApply(
+      const [status, bal, spent, entryId] = await sendHot(this.redis, () => this.redis.walletApply(
         accountRedisKeys.balance(w),
         accountRedisKeys.keySpend(w, op.keyId ?? '-'),
         dedupeKey,
@@ -409,7 +409,7 @@ export class Wallet {
         how.entry,
         mode === 'm' && how.entry ? '1' : '0',
         lease?.member ?? '',
-      );
+      ));
       if (status === -2) {
         await this.load(w);
         continue;
