@@ -42,16 +42,10 @@ await runOnce('dev/scripts/seed.ts', env);
 await buildAll();
 execFileSync(process.execPath, ['--import', 'tsx', 'dev/scripts/build.ts'], { cwd: A_DIR, stdio: 'inherit' });
 
-/** The node flags a worktree's gateway runs with as `npm start` runs it there (its own gateway/node-flags). */
-function ownNodeFlags(dir: string): string[] {
-  const file = path.join(dir, 'gateway/node-flags');
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split(/\s+/).filter(Boolean) : gatewayNodeFlags();
-}
-
 async function gateway(name: string, dir: string, nodeFlags: string[]) {
   const port = await freePort();
   const g = spawnManaged({
-    name, cmd: process.execPath, args: [...ownNodeFlags(dir), ...nodeFlags, path.join(dir, 'dist/gateway.mjs')], cwd: dir,
+    name, cmd: process.execPath, args: [...gatewayNodeFlags(dir), ...nodeFlags, path.join(dir, 'dist/gateway.mjs')], cwd: dir,
     env: { ...process.env, ...env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', PORT: String(port) }, logFile: path.resolve(`.data/bench-logs/${name}.log`),
   });
   await waitForPort(port, g, 120_000);

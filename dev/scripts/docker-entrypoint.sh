@@ -16,7 +16,7 @@ tracing() {
 # the young generation from the machine's memory: 2,000 open streams at about 400 MB of RSS against 300), and
 # the garbage collector on the gateway's own thread (V8 sizes its helper threads from the host's cores).
 GATEWAY_FLAGS=$(cat gateway/node-flags)
-# The workers' (workers/node-flags): 4 MB semi-spaces, so each scavenge stops a worker's event loop for less.
+# The workers' (workers/node-flags): 8 MB semi-spaces, so each scavenge stops a worker's event loop for less.
 WORKER_FLAGS=$(cat workers/node-flags)
 case "${1:-gateway}" in
   gateway) if tracing; then serve gateway/server.ts $GATEWAY_FLAGS; else exec node $GATEWAY_FLAGS dist/gateway.mjs; fi ;;

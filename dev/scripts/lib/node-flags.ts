@@ -16,8 +16,8 @@ const root = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
  * (`--v8-pool-size=1`: 0.312 ms). Pauses the same: scavenges p50 7.4 / max 27 ms against 7.0 / 23, mark-compact
  * pauses 3-28 ms against 7-27 (--trace-gc, 64 clients, 20 s).
  */
-export function gatewayNodeFlags(): string[] {
-  return fs.readFileSync(path.join(root, 'gateway/node-flags'), 'utf8').split(/\s+/).filter(Boolean);
+export function gatewayNodeFlags(worktree = root): string[] {
+  return fs.readFileSync(path.join(worktree, 'gateway/node-flags'), 'utf8').split(/\s+/).filter(Boolean);
 }
 
 /**
