@@ -76,7 +76,7 @@ export async function usageRow(gw: TestGateway, requestId: string, ms = 5000): P
 }
 
 export async function usageRows(gw: TestGateway, accountId: string): Promise<any[]> {
-  await gw.deps.usage.flush();
+  await gw.flushRows();
   return gw.deps.db.Usage.find({ account_id: accountId }).lean();
 }
 

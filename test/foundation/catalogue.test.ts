@@ -69,7 +69,7 @@ test('POST /v1/embeddings is 404 model_not_found and leaves a rejected usage row
   t.is(res.status, 404);
   const body = (await res.json()) as { error: { code: string } };
   t.is(body.error.code, 'model_not_found');
-  await gw.deps.usage.flush();
+  await gw.flushRows();
   const row = await gw.deps.db.Usage.findById(res.headers.get('x-gateway-trace')).lean();
   t.truthy(row);
   t.is(row!.status, 'rejected');

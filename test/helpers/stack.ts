@@ -53,6 +53,13 @@ export interface TestGateway {
   admin<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   newAccount(opts?: { name?: string; enterprise?: boolean }): Promise<{ id: string; balance_usd: string }>;
   newKey(accountId: string, fields?: Record<string, unknown>): Promise<{ id: string; key: string }>;
+  /**
+   * Write every usage row this process holds to Mongo: those appended to the
+   * ledger journal (refusals, charges' rows; drained in the background) and
+   * those in the in-memory batch. A test that counts rows right after its
+   * calls reads them after this, not after the batch alone.
+   */
+  flushRows(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -118,6 +125,10 @@ export async function startGateway(
       const r = await admin('POST', `/accounts/${accountId}/keys`, { name: 'k', ...fields });
       if (r.status !== 201) throw new Error(`key not created: ${JSON.stringify(r.body)}`);
       return r.body;
+    },
+    async flushRows() {
+      await deps.wallet.journal.flush();
+      await deps.usage.flush();
     },
     async close() {
       await workers?.shutdown();

@@ -106,7 +106,7 @@ for (const s of scenarios) {
       const task = await gw.deps.db.Task.findById(id).lean();
       t.is(task?.state, 'succeeded');
       t.is(task?.cost_nano, 2 * price);
-      await gw.deps.usage.flush();
+      await gw.flushRows();
       const rows = await gw.deps.db.Usage.find({ task_id: id }).lean();
       t.is(rows.length, 1);
       t.is(rows[0].status, 'success');

@@ -121,7 +121,7 @@ test('50 concurrent submissions against a balance that covers 20: exactly 20 acc
   const bodies = await Promise.all(res.filter((r) => r.status === 402).map((r) => r.json() as Promise<{ error: { code: string } }>));
   t.true(bodies.every((b) => b.error.code === 'quota_exceeded'));
   t.is((await gw.deps.db.Task.find({ account_id: a.id }).lean()).length, 20);
-  await gw.deps.usage.flush();
+  await gw.flushRows();
   const all = await gw.deps.db.Usage.find({ account_id: a.id }).lean();
   const rejected = all.filter((r) => r.status === 'rejected');
   t.is(rejected.length, 30);

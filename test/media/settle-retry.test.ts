@@ -119,7 +119,7 @@ test.serial('two workers settling the same task at once: one applies, both repor
   const costs = await Promise.all([a.acts.settleMediaTask(input), b.acts.settleMediaTask(input), a.acts.settleMediaTask(input)]);
   t.deepEqual(costs, [{ costNano: PRICE }, { costNano: PRICE }, { costNano: PRICE }]);
   const m = await moneyOf(accountId, keyId, task._id);
-  await gw.deps.usage.flush();
+  await gw.flushRows();
   t.is(m.balance, GRANT - PRICE);
   t.is(m.ledger, GRANT - PRICE);
   t.is(m.spend, PRICE);
@@ -145,7 +145,7 @@ test.serial('a crowd of workers settling one task at once: none throws, one appl
   t.is(m.ledger, GRANT - PRICE);
   t.is(m.spend, PRICE);
   t.deepEqual(m.rows, [`${task._id}:reserve=${-PRICE}`, `${task._id}:settle=0`].sort(), 'the settlement applied once');
-  await gw.deps.usage.flush();
+  await gw.flushRows();
   const usage = await gw.deps.db.Usage.find({ _id: task._id }).lean<Array<{ status: string; cost_nano: number }>>();
   t.is(usage.length, 1);
   t.like(usage[0], { status: 'success', cost_nano: PRICE });

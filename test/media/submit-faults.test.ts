@@ -52,7 +52,7 @@ async function submit(key: string) {
 }
 
 async function books(accountId: string, keyId: string, requestId: string) {
-  await gw.deps.usage.flush();
+  await gw.flushRows();
   const tasks = await gw.deps.db.Task.find({ request_id: requestId }).lean<TaskDocument[]>();
   const ledger = await gw.deps.db.Ledger.find({ ref: { $in: tasks.map((t) => t._id) } }).lean();
   const holds = await gw.deps.db.Ledger.find({ account_id: accountId, kind: 'reserve' }).lean();
