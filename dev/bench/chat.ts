@@ -11,6 +11,7 @@
  * BENCH_TSX=1 runs its TypeScript through tsx instead (as dev and tests do).
  * CPU per request is the gateway's own and, alongside, its stores' (Redis, FerretDB) over the same load.
  * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/),
+ * BENCH_GC=0 (no --trace-gc-nvp: the garbage collection per request by phase is printed last otherwise),
  * BENCH_NODE_FLAGS (extra node flags for the gateway), BENCH_LOG_LEVEL (the gateway's; default info, as production's default,
  * so its access log line per request is part of what is measured; the lines go to .data/bench-logs/gateway.log).
  * The summary at the end puts the gateway against the bare Koa relay of the same run (issue 25's targets).
@@ -27,6 +28,7 @@ import { counters, delta } from './lib/metrics';
 import { Redis } from 'ioredis';
 import { fmt, runLoad, type LoadResult } from './lib/load';
 import type { Phase } from './lib/profile-summary';
+import { describeGc, gcOfPhase, GC_TRACE_FLAG, readGcLines } from './lib/gc-log';
 
 const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
 const SEQ_MS = Math.max(3000, DURATION_MS / 2);
@@ -45,14 +47,22 @@ const gatewayEnv = { ...env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' };
 await runOnce('dev/scripts/seed.ts', env);
 const gwPort = await freePort();
 const profDir = path.resolve('.data/bench-prof');
-const profArgs = [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...NODE_FLAGS];
+// V8's line per collection (dev/bench/lib/gc-log.ts), read back from the gateway's log after the run.
+const GC_TRACE = process.env.BENCH_GC !== '0';
+const gatewayLog = path.resolve('.data/bench-logs/gateway.log');
+const gcLogFrom = fs.existsSync(gatewayLog) ? fs.statSync(gatewayLog).size : 0;
+const profArgs = [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(GC_TRACE ? [GC_TRACE_FLAG] : []), ...NODE_FLAGS];
+let gatewaySpawnedAtUs = 0;
 let gateway: Managed;
-if (TSX) gateway = await startProcess('gateway', 'gateway/server.ts', { ...gatewayEnv, PORT: String(gwPort) }, gwPort, profArgs);
-else {
+if (TSX) {
+  gatewaySpawnedAtUs = Number(process.hrtime.bigint() / 1000n);
+  gateway = await startProcess('gateway', 'gateway/server.ts', { ...gatewayEnv, PORT: String(gwPort) }, gwPort, profArgs);
+} else {
   await buildAll();
+  gatewaySpawnedAtUs = Number(process.hrtime.bigint() / 1000n);
   gateway = spawnManaged({
     name: 'gateway', cmd: process.execPath, args: [...gatewayNodeFlags(), ...profArgs, 'dist/gateway.mjs'],
-    env: { ...process.env, ...gatewayEnv, PORT: String(gwPort) }, logFile: path.resolve('.data/bench-logs/gateway.log'),
+    env: { ...process.env, ...gatewayEnv, PORT: String(gwPort) }, logFile: gatewayLog,
   });
   await waitForPort(gwPort, gateway, 120_000);
 }
@@ -269,4 +279,11 @@ if (CPU_PROF) {
 redisStats.disconnect();
 await stopAll();
 await services.stop();
+if (GC_TRACE) {
+  // Read once the gateway has exited: V8 writes these lines through stdio's buffer, flushed at exit.
+  const lines = readGcLines(gatewayLog, gcLogFrom);
+  console.log('');
+  console.log(`gateway garbage collection per request (${GC_TRACE_FLAG}; BENCH_GC=0 leaves it out):`);
+  for (const phase of phases) console.log(`  ${describeGc(phase.label, gcOfPhase(lines, phase, gatewaySpawnedAtUs))}`);
+}
 process.exit(0);
