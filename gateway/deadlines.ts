@@ -7,6 +7,8 @@
  * sweep runs every `tick` ms (a twentieth of the shortest deadline in use,
  * between 5 ms and 1 s), so a deadline fires at most one tick late.
  */
+import { LiveList, type LiveEntry } from '../platform/live-list';
+
 export interface Deadline {
   /** Forget the deadline (the request ended first). */
   clear(): void;
@@ -14,7 +16,7 @@ export interface Deadline {
   reset(ms: number): void;
 }
 
-interface Entry extends Deadline {
+interface Armed {
   at: number;
   fire: () => void;
 }
@@ -22,16 +24,21 @@ interface Entry extends Deadline {
 const MIN_TICK_MS = 5;
 const MAX_TICK_MS = 1_000;
 
-const live = new Set<Entry>();
+/** Not a Set: platform/live-list.ts says why. */
+const live = new LiveList<Armed>();
 let sweeper: NodeJS.Timeout | undefined;
 let tickMs = MAX_TICK_MS;
 
 function sweep(): void {
   const now = performance.now();
-  for (const e of live) {
-    if (e.at > now) continue;
-    live.delete(e);
-    e.fire();
+  let due: Array<LiveEntry<Armed>> | undefined;
+  live.forEach((e) => {
+    if (e.value.at <= now) (due ??= []).push(e);
+  });
+  for (const e of due ?? []) {
+    const armed = e.value;
+    // A deadline fired before this one may have cleared it.
+    if (armed && live.delete(e)) armed.fire();
   }
   if (live.size === 0 && sweeper) {
     clearInterval(sweeper);
@@ -41,15 +48,8 @@ function sweep(): void {
 
 /** Call `fire` once `ms` have passed, unless cleared first. */
 export function deadlineIn(ms: number, fire: () => void): Deadline {
-  const entry: Entry = {
-    at: performance.now() + ms,
-    fire,
-    clear: () => void live.delete(entry),
-    reset: (next: number) => {
-      entry.at = performance.now() + next;
-    },
-  };
-  live.add(entry);
+  const armed: Armed = { at: performance.now() + ms, fire };
+  const entry = live.add(armed);
   const tick = Math.min(MAX_TICK_MS, Math.max(MIN_TICK_MS, Math.floor(ms / 20)));
   if (!sweeper || tick < tickMs) {
     if (sweeper) clearInterval(sweeper);
@@ -57,5 +57,10 @@ export function deadlineIn(ms: number, fire: () => void): Deadline {
     sweeper = setInterval(sweep, tickMs);
     sweeper.unref();
   }
-  return entry;
+  return {
+    clear: () => void live.delete(entry),
+    reset: (next: number) => {
+      armed.at = performance.now() + next;
+    },
+  };
 }

@@ -14,6 +14,7 @@ import { countUsageEstimated } from '../../platform/metrics/index';
 import type { UsageMisreport } from '../../domain/usage-estimate';
 import { walletOf } from '../../domain/api-key';
 import { deadlineIn } from '../deadlines';
+import { LiveList } from '../../platform/live-list';
 
 export type ChatOutcome = 'success' | 'interrupted' | 'error';
 
@@ -154,7 +155,8 @@ async function writeCharge(deps: ServiceDeps, op: LedgerOp, row: StoredUsage, ti
 const DURABLE_WAIT_MS = 1_000;
 /** Past this many settlements still retrying, callers wait for theirs (back-pressure, not an unbounded backlog). */
 const MAX_BACKGROUND = 256;
-const background = new Set<Promise<unknown>>();
+/** Not a Set: platform/live-list.ts says why. */
+const background = new LiveList<Promise<unknown>>();
 
 /**
  * Settle before the answer's last byte goes out: the caller awaits this, then
@@ -167,8 +169,8 @@ export function settleDurably(deps: ServiceDeps, ctx: Ctx, model: Model, usage: 
     () => undefined,
     (err: unknown) => deps.log.error('chat settlement failed', { trace: ctx.state.requestId, err }),
   );
-  background.add(p);
-  void p.finally(() => background.delete(p));
+  const entry = background.add(p);
+  void p.finally(() => background.delete(entry));
   ctx.state.settlement = p; // its end, for what must follow the charge (an escrow's in-flight record, gateway/chat/agent-serve.ts)
   if (background.size > MAX_BACKGROUND) return p;
   // The wait's bound is an entry in the shared deadline sweep, not a timer per call.
@@ -183,7 +185,7 @@ export function settleDurably(deps: ServiceDeps, ctx: Ctx, model: Model, usage: 
 
 /** Wait for every settlement still running (shutdown, tests). */
 export async function drainSettlements(): Promise<void> {
-  while (background.size > 0) await Promise.all([...background]);
+  while (background.size > 0) await Promise.all(background.values());
 }
 
 /** Test hook: SIGKILL this process once the answer has been handed to the socket (FAILPOINTS=chat.answered). */

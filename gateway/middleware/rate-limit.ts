@@ -4,6 +4,7 @@ import type { RateDecision } from '../../capabilities/accounts/auth-lookup';
 import type { PlatformDeps } from '../../capabilities/deps';
 import type { Ctx, Middleware } from '../context';
 import { countRateLimited } from '../../platform/metrics/index';
+import { LiveList } from '../../platform/live-list';
 
 /** A crashed gateway's concurrency slots expire after this; live requests renew it. */
 export const LEASE_MS = 60_000;
@@ -57,8 +58,8 @@ export interface HeldLease {
   freed(): void;
 }
 
-/** Every live slot of this process, renewed together by one timer (not one timer per request). */
-const live = new Map<string, { redis: PlatformDeps['redis']; key: string; member: string }>();
+/** Every live slot of this process, renewed together by one timer (not one timer per request). Not a Map: platform/live-list.ts says why. */
+const live = new LiveList<{ redis: PlatformDeps['redis']; key: string; member: string }>();
 let renewTimer: NodeJS.Timeout | null = null;
 
 function renewAll(): void {
@@ -75,8 +76,7 @@ function renewAll(): void {
 export function holdLease(deps: Pick<PlatformDeps, 'redis'>, ctx: Ctx, accountId: string): () => void {
   const key = accountRedisKeys.rateLeases(accountId);
   const member = ctx.state.requestId;
-  const id = `${key}\n${member}`;
-  live.set(id, { redis: deps.redis, key, member });
+  const entry = live.add({ redis: deps.redis, key, member });
   if (!renewTimer) {
     renewTimer = setInterval(renewAll, RENEW_EVERY_MS);
     renewTimer.unref();
@@ -85,7 +85,7 @@ export function holdLease(deps: Pick<PlatformDeps, 'redis'>, ctx: Ctx, accountId
   const stop = (): boolean => {
     if (done) return false;
     done = true;
-    live.delete(id);
+    live.delete(entry);
     if (live.size === 0 && renewTimer) {
       clearInterval(renewTimer);
       renewTimer = null;
