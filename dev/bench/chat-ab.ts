@@ -77,7 +77,9 @@ const ticks = (pid: number) => {
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(f[11]) + Number(f[12]);
 };
-const rss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const status = (pid: number, field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+/** Resident now, and the peak since start (VmHWM). */
+const rss = (pid: number) => `${status(pid, 'VmRSS').toFixed(1)} MB (peak ${status(pid, 'VmHWM').toFixed(1)} MB)`;
 
 interface Fig { seq: number; ttfb: number; rps64: number; cpuSeq: number; cpuTtfb: number; cpu64: number }
 async function measure(base: string, pid?: number): Promise<Fig> {
@@ -120,7 +122,7 @@ console.log(`${new Date().toISOString()}  load average ${os.loadavg().map((x) =>
 console.log(`A = ${path.resolve(A_DIR)} (${flags(process.env.BENCH_A_FLAGS).join(' ') || 'no flags'}), B = ${process.cwd()} (${flags(process.env.BENCH_B_FLAGS).join(' ') || 'no flags'})`);
 console.log(`direct: seq p50 ${med('direct', 'seq').toFixed(3)} ms, TTFB p50 ${med('direct', 'ttfb').toFixed(3)} ms, ${med('direct', 'rps64').toFixed(0)} req/s @64`);
 for (const k of ['A', 'B'] as const) {
-  console.log(`${k}: seq added p50 ${added(k, 'seq').toFixed(3)} ms, TTFB added p50 ${added(k, 'ttfb').toFixed(3)} ms, @64 ${ratio(k).toFixed(3)} of direct (${med(k, 'rps64').toFixed(0)} req/s), CPU ms/req seq ${med(k, 'cpuSeq').toFixed(3)}, TTFB ${med(k, 'cpuTtfb').toFixed(3)}, @64 ${med(k, 'cpu64').toFixed(3)}, RSS ${rss(k === 'A' ? A.pid : B.pid).toFixed(1)} MB`);
+  console.log(`${k}: seq added p50 ${added(k, 'seq').toFixed(3)} ms, TTFB added p50 ${added(k, 'ttfb').toFixed(3)} ms, @64 ${ratio(k).toFixed(3)} of direct (${med(k, 'rps64').toFixed(0)} req/s), CPU ms/req seq ${med(k, 'cpuSeq').toFixed(3)}, TTFB ${med(k, 'cpuTtfb').toFixed(3)}, @64 ${med(k, 'cpu64').toFixed(3)}, RSS ${rss(k === 'A' ? A.pid : B.pid)}`);
 }
 console.log(`B over A: seq added x${(added('B', 'seq') / added('A', 'seq')).toFixed(2)}, TTFB added x${(added('B', 'ttfb') / added('A', 'ttfb')).toFixed(2)}, @64 x${(ratio('B') / ratio('A')).toFixed(2)}, CPU/req @64 x${(med('B', 'cpu64') / med('A', 'cpu64')).toFixed(2)}`);
 

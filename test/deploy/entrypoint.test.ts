@@ -1,0 +1,57 @@
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+/**
+ * The container's entry point (dev/scripts/docker-entrypoint.sh) hands node the flags of
+ * gateway/node-flags, then GATEWAY_HEAP_MB's old-generation cap (the chart's gateway.heapMB), which wins
+ * as the later flag. A `node` first on PATH prints what it was given instead of running anything.
+ */
+const run = promisify(execFile);
+const ENTRY = path.resolve('dev/scripts/docker-entrypoint.sh');
+
+async function nodeArgs(args: string[], env: Record<string, string> = {}): Promise<string[]> {
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'entry-'));
+  try {
+    fs.writeFileSync(path.join(bin, 'node'), '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n', { mode: 0o755 });
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_') && k !== 'GATEWAY_HEAP_MB'));
+    const { stdout } = await run('bash', [ENTRY, ...args], { env: { ...clean, ...env, PATH: `${bin}:${process.env.PATH}` } });
+    return stdout.split('\n').filter(Boolean);
+  } finally {
+    fs.rmSync(bin, { recursive: true, force: true });
+  }
+}
+
+const heapFlags = (argv: string[]) => argv.filter((a) => a.startsWith('--max-old-space-size='));
+
+test('the gateway starts with gateway/node-flags, its heap cap among them', async (t) => {
+  const argv = await nodeArgs(['gateway']);
+  const flags = fs.readFileSync('gateway/node-flags', 'utf8').split(/\s+/).filter(Boolean);
+  t.deepEqual(argv, [...flags, 'dist/gateway.mjs']);
+  t.deepEqual(heapFlags(argv), ['--max-old-space-size=640']);
+});
+
+test('GATEWAY_HEAP_MB comes after node-flags, so its cap is the one node keeps', async (t) => {
+  const argv = await nodeArgs(['gateway'], { GATEWAY_HEAP_MB: '1536' });
+  t.deepEqual(heapFlags(argv), ['--max-old-space-size=640', '--max-old-space-size=1536']);
+  t.is(argv.at(-1), 'dist/gateway.mjs');
+  // Node itself: the later of two caps wins.
+  const { stdout } = await run(process.execPath, ['--max-old-space-size=640', '--max-old-space-size=1536', '-p', "require('v8').getHeapStatistics().heap_size_limit / 2 ** 20"]);
+  t.true(Number(stdout) > 1536, `heap limit ${stdout.trim()} MB`);
+});
+
+test('a GATEWAY_HEAP_MB that is not a whole number of MB stops the container with a message', async (t) => {
+  for (const bad of ['1.5g', '0', 'lots', '-1']) {
+    const err = await t.throwsAsync(nodeArgs(['gateway'], { GATEWAY_HEAP_MB: bad }));
+    t.regex((err as Error & { stderr: string }).stderr, /GATEWAY_HEAP_MB: a whole number of MB/, bad);
+  }
+});
+
+test('workers are not given the gateway cap', async (t) => {
+  const argv = await nodeArgs(['worker'], { GATEWAY_HEAP_MB: '1536' });
+  t.deepEqual(heapFlags(argv), []);
+  t.is(argv.at(-1), 'dist/worker.mjs');
+});
