@@ -4,7 +4,7 @@ import v8 from 'node:v8';
  * How far V8 lets the old generation grow past what the last full collection kept
  * (GATEWAY_HEAP_GROWING_PERCENT, V8's `--heap-growing-percent`); 0 leaves V8's own rule, which
  * allows up to 4x on a small heap when the heap's cap is 2 GB or more, and less under a lower cap
- * (about 1.45x under gateway/node-flags' 640 MB). A gateway's live set is small (about 60 MB idle, 130 MB with
+ * (about 1.45x at 640 MB: GATEWAY_HEAP_MB, or a container's memory limit, from which Node sizes it). A gateway's live set is small (about 60 MB idle, 130 MB with
  * 2,000 open streams) but the garbage of a burst is promoted before it dies, so under V8's rule the
  * heap runs to about 190 MB before a full collection and the RSS follows. Measured
  * (dev/bench/README.md, round 5): at 25, RSS after load 171 against 256 MB and the 2,000-stream peak

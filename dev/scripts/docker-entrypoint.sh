@@ -16,8 +16,8 @@ tracing() {
 # the young generation from the machine's memory: 2,000 open streams at about 400 MB of RSS against 300), and
 # the garbage collector on the gateway's own thread (V8 sizes its helper threads from the host's cores).
 GATEWAY_FLAGS=$(cat gateway/node-flags)
-# GATEWAY_HEAP_MB (the chart's gateway.heapMB): the old-generation cap for this pod's memory limit; a
-# flag given later wins over node-flags' --max-old-space-size.
+# GATEWAY_HEAP_MB (the chart's gateway.heapMB): an old-generation cap in MB. Unset, Node sizes the heap from
+# the container's memory limit (about half of it). Given after node-flags, so it wins over any cap there.
 if [[ -n "${GATEWAY_HEAP_MB:-}" ]]; then
   [[ "$GATEWAY_HEAP_MB" =~ ^[1-9][0-9]{1,5}$ ]] || { echo "GATEWAY_HEAP_MB: a whole number of MB, got '$GATEWAY_HEAP_MB'" >&2; exit 64; }
   GATEWAY_FLAGS="$GATEWAY_FLAGS --max-old-space-size=$GATEWAY_HEAP_MB"

@@ -7,8 +7,8 @@ import { promisify } from 'node:util';
 
 /**
  * The container's entry point (dev/scripts/docker-entrypoint.sh) hands node the flags of
- * gateway/node-flags, then GATEWAY_HEAP_MB's old-generation cap (the chart's gateway.heapMB), which wins
- * as the later flag. A `node` first on PATH prints what it was given instead of running anything.
+ * gateway/node-flags, then GATEWAY_HEAP_MB's old-generation cap when given (the chart's gateway.heapMB),
+ * after them so it wins over any cap there. A `node` first on PATH prints what it was given instead of running anything.
  */
 const run = promisify(execFile);
 const ENTRY = path.resolve('dev/scripts/docker-entrypoint.sh');
@@ -27,18 +27,19 @@ async function nodeArgs(args: string[], env: Record<string, string> = {}): Promi
 
 const heapFlags = (argv: string[]) => argv.filter((a) => a.startsWith('--max-old-space-size='));
 
-test('the gateway starts with gateway/node-flags, its heap cap among them', async (t) => {
+test('the gateway starts with gateway/node-flags and no heap cap of its own', async (t) => {
   const argv = await nodeArgs(['gateway']);
   const flags = fs.readFileSync('gateway/node-flags', 'utf8').split(/\s+/).filter(Boolean);
   t.deepEqual(argv, [...flags, 'dist/gateway.mjs']);
-  t.deepEqual(heapFlags(argv), ['--max-old-space-size=640']);
+  t.deepEqual(heapFlags(argv), []);
 });
 
 test('GATEWAY_HEAP_MB comes after node-flags, so its cap is the one node keeps', async (t) => {
   const argv = await nodeArgs(['gateway'], { GATEWAY_HEAP_MB: '1536' });
-  t.deepEqual(heapFlags(argv), ['--max-old-space-size=640', '--max-old-space-size=1536']);
+  t.deepEqual(heapFlags(argv), ['--max-old-space-size=1536']);
+  t.deepEqual(argv.slice(0, -2), fs.readFileSync('gateway/node-flags', 'utf8').split(/\s+/).filter(Boolean));
   t.is(argv.at(-1), 'dist/gateway.mjs');
-  // Node itself: the later of two caps wins.
+  // Node itself: of two caps, the later wins (a cap in node-flags is overridden the same way).
   const { stdout } = await run(process.execPath, ['--max-old-space-size=640', '--max-old-space-size=1536', '-p', "require('v8').getHeapStatistics().heap_size_limit / 2 ** 20"]);
   t.true(Number(stdout) > 1536, `heap limit ${stdout.trim()} MB`);
 });

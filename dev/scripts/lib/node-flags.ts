@@ -14,13 +14,14 @@ const root = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
  * on one stack (2 cores, 64 clients, 7 interleaved rounds, 2026-11-28): CPU per call 0.349 -> 0.298 ms
  * non-streaming, 0.481 -> 0.426 streaming, throughput +5 %, sequential p50 and p99 unchanged
  * (`--v8-pool-size=1`: 0.312 ms). Pauses the same: scavenges p50 7.4 / max 27 ms against 7.0 / 23, mark-compact
- * pauses 3-28 ms against 7-27 (--trace-gc, 64 clients, 20 s). `--max-old-space-size=640`: with Node's own cap
- * (from the machine's memory: 4 GB here) V8 lets the old generation grow up to fourfold between
- * mark-compacts; under a lower cap it grows by less (V8 scales the factor down for caps under 2 GB), so the
- * per-call garbage that reaches the old generation is collected sooner. Two gateways side by side, 64 clients
- * (bench:chat-ab, 2026-11-29): peak RSS 353 -> 204 MB, CPU a call 0.364 -> 0.374 ms (noise level); 1024 gave
- * 229 MB, 384 gave 201. The chart passes its own cap for the pod's memory limit (GATEWAY_HEAP_MB, read by
- * dev/scripts/docker-entrypoint.sh), about 60 % of it; 640 fits the chart's default 1 GiB.
+ * pauses 3-28 ms against 7-27 (--trace-gc, 64 clients, 20 s). No heap cap here: Node sizes the old
+ * generation from the machine's memory, or from a container's memory limit (about half of it: 524 MB
+ * under a 1 GiB cgroup), and a cap under 2 GB also makes V8 grow the heap less between full collections.
+ * Two gateways side by side, 64 clients, 6 interleaved rounds (bench:chat-ab, 2026-11-29): a 640 MB cap
+ * took the peak RSS from 333 to 211 MB and cost 14 % more CPU a call (0.339 -> 0.385 ms) and 9 % of the
+ * throughput; 1024 MB, 333 -> 222 MB for 12 % more CPU; a 4,144 MB cap (this machine's own) the same as
+ * none. An operator trades the one for the other with GATEWAY_HEAP_MB (the chart's gateway.heapMB, passed
+ * after these flags by dev/scripts/docker-entrypoint.sh).
  */
 export function gatewayNodeFlags(worktree = root): string[] {
   return fs.readFileSync(path.join(worktree, 'gateway/node-flags'), 'utf8').split(/\s+/).filter(Boolean);
