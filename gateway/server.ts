@@ -8,7 +8,7 @@ import { eventLoopServing } from '../platform/metrics/event-loop';
 import { currentTracing } from '../platform/tracing/current';
 import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../platform/process-guards';
-import { tuneHeap } from '../platform/heap';
+import { heapGrowingPercent, tuneHeap } from '../platform/heap';
 
 /** Capped by the kernel (net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
@@ -20,7 +20,7 @@ if (paymentsProblem) {
   process.stderr.write(`gateway: refusing to start: ${paymentsProblem}\n`);
   process.exit(1);
 }
-tuneHeap(config.GATEWAY_HEAP_GROWING_PERCENT);
+tuneHeap(heapGrowingPercent(config.GATEWAY_HEAP_GROWING_PERCENT));
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
 guardProcess(log);
 const deps = await buildDeps(config, log);
