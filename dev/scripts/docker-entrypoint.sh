@@ -19,7 +19,7 @@ GATEWAY_FLAGS=$(cat gateway/node-flags)
 # GATEWAY_HEAP_MB (the chart's gateway.heapMB): an old-generation cap in MB. Unset, Node sizes the heap from
 # the container's memory limit (about half of it). Given after node-flags, so it wins over any cap there.
 if [[ -n "${GATEWAY_HEAP_MB:-}" ]]; then
-  [[ "$GATEWAY_HEAP_MB" =~ ^[1-9][0-9]{1,5}$ ]] || { echo "GATEWAY_HEAP_MB: a whole number of MB, got '$GATEWAY_HEAP_MB'" >&2; exit 64; }
+  [[ "$GATEWAY_HEAP_MB" =~ ^[1-9][0-9]{1,5}$ ]] || { echo "GATEWAY_HEAP_MB: a whole number of MB from 10 to 999999, got '$GATEWAY_HEAP_MB'" >&2; exit 64; }
   GATEWAY_FLAGS="$GATEWAY_FLAGS --max-old-space-size=$GATEWAY_HEAP_MB"
 fi
 # The workers' (workers/node-flags): 8 MB semi-spaces, so each scavenge stops a worker's event loop for less.

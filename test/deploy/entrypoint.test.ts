@@ -45,7 +45,7 @@ test('GATEWAY_HEAP_MB comes after node-flags, so its cap is the one node keeps',
 });
 
 test('a GATEWAY_HEAP_MB that is not a whole number of MB stops the container with a message', async (t) => {
-  for (const bad of ['1.5g', '0', 'lots', '-1']) {
+  for (const bad of ['1.5g', '0', '5', 'lots', '-1']) {
     const err = await t.throwsAsync(nodeArgs(['gateway'], { GATEWAY_HEAP_MB: bad }));
     t.regex((err as Error & { stderr: string }).stderr, /GATEWAY_HEAP_MB: a whole number of MB/, bad);
   }

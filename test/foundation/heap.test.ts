@@ -15,7 +15,3 @@ test('a configured growth is used as given, 0 included', (t) => {
   t.is(heapGrowingPercent(0, 4144 * MB), 0);
   t.is(heapGrowingPercent(100, 524 * MB), 100);
 });
-
-test('without a limit given, this process\'s own heap limit decides', (t) => {
-  t.true([0, 100].includes(heapGrowingPercent(undefined)));
-});
