@@ -84,6 +84,25 @@ export class AuthLookup {
     r.snapshot.keySpendNano += costNano;
   }
 
+  /**
+   * A snapshot's key and account records from the JSON text Redis holds. Text equal to what the last
+   * snapshot of this key hash was made from (the usual case: records change when someone edits them)
+   * reuses that snapshot's records and text, so a call neither parses both records again nor holds its
+   * own copies of them while it runs (an open stream holds its snapshot to the end). The records are
+   * frozen, deeply: they are shared by every call of the key until the text changes.
+   */
+  private records(hash: string, keyJson: string, accountJson: string): Pick<AuthSnapshot, 'key' | 'account' | 'raw'> {
+    const prev = this.recent.get(hash)?.snapshot;
+    const sameKey = prev?.raw?.key === keyJson;
+    const sameAccount = prev?.raw?.account === accountJson && prev.account !== null;
+    if (sameKey && sameAccount) return { key: prev.key, account: prev.account, raw: prev.raw };
+    return {
+      key: sameKey ? prev!.key : deepFreeze(JSON.parse(keyJson) as KeyRecord),
+      account: sameAccount ? prev!.account : deepFreeze(JSON.parse(accountJson) as AccountRecord),
+      raw: { key: sameKey ? prev!.raw!.key : keyJson, account: sameAccount ? prev!.raw!.account : accountJson },
+    };
+  }
+
   private remember(hash: string, snapshot: AuthSnapshot): AuthSnapshot {
     if (this.recent.size > 100_000) this.recent.clear();
     this.recent.set(hash, { snapshot, at: Date.now() });
@@ -113,12 +132,10 @@ export class AuthLookup {
       ));
       const [balance, spend] = walletSide ? await walletSide : [ownBalance, ownSpend];
       if (keyJson && accountJson && balance !== null) {
-        const account = JSON.parse(accountJson) as AccountRecord;
+        const records = this.records(hash, keyJson, accountJson);
+        const account = records.account!;
         if (!limit || (!account.rpm && !account.concurrency)) {
-          return this.remember(hash, {
-            key: JSON.parse(keyJson) as KeyRecord, account, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0,
-            raw: { key: keyJson, account: accountJson },
-          });
+          return this.remember(hash, { ...records, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0 });
         }
         this.limited.add(accountId);
       }
@@ -140,11 +157,9 @@ export class AuthLookup {
       return this.byHash(hash, limit);
     }
     const snapshot: AuthSnapshot = {
-      key: JSON.parse(keyJson) as KeyRecord,
-      account: JSON.parse(accountJson) as AccountRecord,
+      ...this.records(hash, keyJson, accountJson),
       balanceNano: balance !== null ? Number(balance) : await this.wallet.balance(walletId),
       keySpendNano: spend !== null ? Number(spend) : 0,
-      raw: { key: keyJson, account: accountJson },
     };
     if (limited !== 1) this.limited.delete(accountId);
     if (limited === 1) {
@@ -152,4 +167,13 @@ export class AuthLookup {
     }
     return this.remember(hash, snapshot);
   }
+}
+
+/** A parsed JSON value made read-only all the way down (what JSON.parse returns: plain objects and arrays). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }
