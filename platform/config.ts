@@ -62,10 +62,8 @@ const EnvSchema = z.object({
    */
   CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('prepare'),
   /**
-   * The gateway's old-generation growth past its last full collection, in percent (platform/heap.ts).
-   * Unset: 100 when the heap's cap is 2 GB or more (where V8's own rule allows 4x), V8's own rule under a
-   * lower cap (a pod's memory limit: about 1.45x already). 0 keeps V8's rule; 25 cut the RSS after load
-   * from 256 to 171 MB, for 15-20 % more CPU on small high-rate requests.
+   * The gateway's old-generation growth past its last full collection, in percent; unset, the gateway
+   * picks it from the heap's cap (platform/heap.ts `heapGrowingPercent`, which has the rule and its figures).
    */
   GATEWAY_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(300).optional(),
   /**

@@ -16,12 +16,9 @@ const root = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
  * (`--v8-pool-size=1`: 0.312 ms). Pauses the same: scavenges p50 7.4 / max 27 ms against 7.0 / 23, mark-compact
  * pauses 3-28 ms against 7-27 (--trace-gc, 64 clients, 20 s). No heap cap here: Node sizes the old
  * generation from the machine's memory, or from a container's memory limit (about half of it: 524 MB
- * under a 1 GiB cgroup), and a cap under 2 GB also makes V8 grow the heap less between full collections.
- * Two gateways side by side, 64 clients, 6 interleaved rounds (bench:chat-ab, 2026-11-29): a 640 MB cap
- * took the peak RSS from 333 to 211 MB and cost 14 % more CPU a call (0.339 -> 0.385 ms) and 9 % of the
- * throughput; 1024 MB, 333 -> 222 MB for 12 % more CPU; a 4,144 MB cap (this machine's own) the same as
- * none. An operator trades the one for the other with GATEWAY_HEAP_MB (the chart's gateway.heapMB, passed
- * after these flags by dev/scripts/docker-entrypoint.sh).
+ * under a 1 GiB cgroup), and a cap under 2 GB also makes V8 grow the heap less between full collections,
+ * trading CPU for memory: an operator's choice, GATEWAY_HEAP_MB (the chart's gateway.heapMB, passed after
+ * these flags by dev/scripts/docker-entrypoint.sh; docs/operations.md has the measured trade).
  */
 export function gatewayNodeFlags(worktree = root): string[] {
   return fs.readFileSync(path.join(worktree, 'gateway/node-flags'), 'utf8').split(/\s+/).filter(Boolean);
