@@ -47,6 +47,8 @@ interface RawRequest {
   timeoutMs?: number;
   /** Resolve only when the server closes the connection (or at the timeout). */
   waitForClose?: boolean;
+  /** Keep writing the whole body even once an answer has come (a client that reads only after sending, as Python's requests does). */
+  sendAll?: boolean;
 }
 
 /** True once the buffer holds a status line, headers and the whole Content-Length body. */
@@ -60,7 +62,8 @@ function complete(buf: Buffer): boolean {
 /** One request on a fresh socket; resolves when the server has answered and closed, or after `timeoutMs`. */
 function raw(req: RawRequest): Promise<RawAnswer> {
   return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
+    // A client that sends all before reading also goes on sending after the server's FIN (TCP allows it; such clients do).
+    const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: req.sendAll === true });
     const received: Buffer[] = [];
     let sent = 0;
     let closed = false;
@@ -91,7 +94,7 @@ function raw(req: RawRequest): Promise<RawAnswer> {
         return;
       }
       for await (const chunk of req.body()) {
-        if (closed || answered || socket.destroyed) break;
+        if (closed || (answered && !req.sendAll) || socket.destroyed) break;
         const ok = socket.write(chunk);
         sent += chunk.length;
         if (!ok) {
@@ -106,6 +109,7 @@ function raw(req: RawRequest): Promise<RawAnswer> {
           });
         }
       }
+      if (req.sendAll && !socket.destroyed) socket.end();
     });
   });
 }
@@ -221,6 +225,26 @@ test.serial('a 100 MB chunked messages body (no Content-Length) is a 413 in the 
   const a = await raw({ head: head('/v1/messages', `x-api-key: ${key}`, ['transfer-encoding: chunked']), body: chunked, waitForClose: true, timeoutMs: 20_000 });
   expectRefusal(t, a, 413, 'anthropic', /exceeds 32 MB/);
   t.true(a.closed, 'the server closed the connection');
+  await healthy(t);
+});
+
+test.serial('a client that sends its whole 40 MB body before reading still reads the 413 (the server drains before it closes)', async (t) => {
+  // Over the 32 MB limit by 8 MB: the gateway answers at 32 MB, then reads and drops the rest for a while
+  // (gateway/lingering-close.ts) instead of closing with unread bytes, whose reset would cut the answer.
+  const chunk = Buffer.alloc(MB, 0x20);
+  const a = await raw({
+    head: head('/v1/messages', `x-api-key: ${key}`, ['transfer-encoding: chunked']),
+    body: async function* () {
+      for (let i = 0; i < 40; i++) yield Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
+      yield Buffer.from('0\r\n\r\n');
+    },
+    sendAll: true,
+    waitForClose: true,
+    timeoutMs: 20_000,
+  });
+  t.is(a.sent, 40 * (MB + 10) + 5, 'the whole body went out');
+  expectRefusal(t, a, 413, 'anthropic', /exceeds 32 MB/);
+  t.true(a.closed);
   await healthy(t);
 });
 
