@@ -2,9 +2,8 @@ import { GatewayError, type ErrorCode } from '../../domain/errors';
 import type { Logger } from '../../platform/logger';
 import type { Ctx, Middleware } from '../context';
 import { errorBody, shapeOfPath } from '../errors/shapes';
-import { ClientDisconnected } from './body';
+import { ClientDisconnected, lingerAfterAnswer } from './body';
 import { isStoreUnavailable } from '../../platform/store-retry';
-import { lingerAfterAnswer } from '../lingering-close';
 
 /**
  * First in the chain: every error becomes a response in the called
@@ -27,7 +26,7 @@ export function errorHandler(log: Logger): Middleware {
       if (ctx.headerSent || !ctx.writable) return;
       ctx.status = err.status;
       if (err.headers) ctx.set(err.headers);
-      // A refusal that closes the connection mid-upload (413, 408): the client gets to read it (gateway/lingering-close.ts).
+      // A refusal that closes the connection mid-upload (413, 408): the client gets to read it (middleware/body.ts `lingerAfterAnswer`).
       if (String(err.headers?.Connection ?? '').toLowerCase() === 'close') lingerAfterAnswer(ctx.req);
       ctx.body = errorBody(err, shapeOfPath(ctx.path));
     }

@@ -230,7 +230,7 @@ test.serial('a 100 MB chunked messages body (no Content-Length) is a 413 in the 
 
 test.serial('a client that sends its whole 40 MB body before reading still reads the 413 (the server drains before it closes)', async (t) => {
   // Over the 32 MB limit by 8 MB: the gateway answers at 32 MB, then reads and drops the rest for a while
-  // (gateway/lingering-close.ts) instead of closing with unread bytes, whose reset would cut the answer.
+  // (gateway/middleware/body.ts `lingerAfterAnswer`) instead of closing with unread bytes, whose reset would cut the answer.
   const chunk = Buffer.alloc(MB, 0x20);
   const a = await raw({
     head: head('/v1/messages', `x-api-key: ${key}`, ['transfer-encoding: chunked']),
