@@ -9,6 +9,7 @@ import { openAiErrorBody } from '../../domain/error-bodies';
 import { armed, failpoint } from '../../platform/failpoints';
 import { costReport, type CostReport } from '../../domain/cost-report';
 import { isUsageFrame, rewriteUsageFrame, splitFrames } from './cost-fields';
+import { flattenStoredHead } from '../response-headers';
 
 /** The one error chunk of the chat-completions built-in-tool path (spec 1 section 6). */
 export const BUILTIN_TOOL_STREAM_ERROR =
@@ -59,6 +60,7 @@ export async function relayStream(
     'cache-control': 'no-cache',
     connection: 'keep-alive',
   });
+  flattenStoredHead(out);
   const parser = new SseParser();
   const acc = createUsageAccumulator(s.upstream);
   const enc = s.translation?.stream({ model: call.model.id, includeUsage: call.includeUsage });

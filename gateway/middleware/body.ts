@@ -29,7 +29,8 @@ export function jsonBody(limitBytes: number, opts: { memberBytes?: boolean } = {
     const members = measure ? new Map<string, number>() : undefined;
     ctx.state.body = parseJsonBody(raw, members);
     ctx.state.bodyMemberBytes = members;
-    await next();
+    // Returned, not awaited: nothing happens after it, and a stream would keep this frame suspended.
+    return next();
   };
 }
 

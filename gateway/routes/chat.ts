@@ -64,7 +64,7 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     const channels = deps.catalogue().channels(model, 'chat-completions');
     if (channels.length === 0) throw errors.noChannel(model.id, 'chat-completions');
     const builtins = builtinToolsOf(body.tools);
-    await runChat(deps, ctx, {
+    return runChat(deps, ctx, {
       client: 'chat-completions',
       model,
       body,
@@ -86,7 +86,7 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     }
     const body = parseRequest('messages', ctx.state.body) as Body;
     const model = resolveModel(deps, ctx, body.model);
-    await runChat(deps, ctx, catalogueCall(deps, ctx, 'messages', model, body, {
+    return runChat(deps, ctx, catalogueCall(deps, ctx, 'messages', model, body, {
       stream: body.stream === true,
       maxTokens: body.max_tokens,
       promptForEstimate: body.messages,
@@ -101,7 +101,7 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     if (method !== 'generateContent' && method !== 'streamGenerateContent') {
       throw errors.notFound(`unknown method '${method || target}': use {model}:generateContent or {model}:streamGenerateContent`);
     }
-    await next();
+    return next();
   };
   const generateContent = async (ctx: Ctx) => {
     const target = String(ctx.params.target);
@@ -111,7 +111,7 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     const { alt } = stream ? validQuery(ctx, StreamQuery) : { alt: undefined };
     const body = parseRequest('generate-content', ctx.state.body) as Body;
     const model = resolveModel(deps, ctx, target.slice(0, cut).replace(/^models\//, ''));
-    await runChat(deps, ctx, catalogueCall(deps, ctx, 'generate-content', model, body, {
+    return runChat(deps, ctx, catalogueCall(deps, ctx, 'generate-content', model, body, {
       stream,
       jsonArrayStream: stream && alt !== 'sse',
       maxTokens: body.generationConfig?.maxOutputTokens,
@@ -128,7 +128,7 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     }
     const body = parseRequest('responses', raw) as Body;
     const model = resolveModel(deps, ctx, body.model);
-    await runChat(deps, ctx, catalogueCall(deps, ctx, 'responses', model, body, {
+    return runChat(deps, ctx, catalogueCall(deps, ctx, 'responses', model, body, {
       stream: body.stream === true,
       maxTokens: body.max_output_tokens,
       promptForEstimate: body.input,
