@@ -2,6 +2,7 @@
 // control API under /_control. JSON in and out, no auth. See README.md.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from './http';
+import { DEFAULT_OUTPUT_TOKENS, setOutputLength } from './text';
 
 export type Fault =
   | { type: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
@@ -376,7 +377,16 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, p
         state.clearRequests(qChannel());
         sendJson(res, 200, { ok: true });
         return true;
+      case 'POST /_control/output': {
+        const b = await jsonBody(req);
+        const tokens = nonNegInt(b.tokens, 'tokens');
+        if (tokens < 1 || tokens > 100_000) throw new BadRequest('tokens must be 1 to 100000');
+        setOutputLength(tokens);
+        sendJson(res, 200, { ok: true, tokens });
+        return true;
+      }
       case 'POST /_control/reset':
+        setOutputLength(DEFAULT_OUTPUT_TOKENS);
         state.reset();
         sendJson(res, 200, { ok: true });
         return true;

@@ -1,7 +1,8 @@
 // Deterministic output and token counting, shared by every chat dialect.
 // The rules (also in README.md):
 //   - prompt tokens  = max(1, ceil(characters of all message text / 4))
-//   - output words   = min(cap, DEFAULT_OUTPUT_TOKENS), one token per word,
+//   - output words   = min(cap, DEFAULT_OUTPUT_TOKENS or the length set by
+//                      POST /_control/output), one token per word,
 //                      drawn from WORDS by a PRNG seeded with FNV-1a(seed text)
 //   - tool arguments = a small JSON object filled from the tool's JSON schema
 
@@ -55,12 +56,23 @@ export function tokensForChars(chars: number): number {
   return Math.max(1, Math.ceil(chars / 4));
 }
 
-/** Output length: min(cap, 24); a cap below 24 ends the turn with "length". */
+/** The answer's length when the request's cap allows it (POST /_control/output; reset: 24). */
+let length = DEFAULT_OUTPUT_TOKENS;
+
+export function setOutputLength(tokens: number): void {
+  length = tokens;
+}
+
+export function outputLength(): number {
+  return length;
+}
+
+/** Output length: min(cap, the answer's length, 24 unless set); a cap below it ends the turn with "length". */
 export function outputBudget(cap: unknown): { count: number; capped: boolean } {
-  if (typeof cap === 'number' && Number.isFinite(cap) && cap >= 0 && cap < DEFAULT_OUTPUT_TOKENS) {
+  if (typeof cap === 'number' && Number.isFinite(cap) && cap >= 0 && cap < length) {
     return { count: Math.floor(cap), capped: true };
   }
-  return { count: DEFAULT_OUTPUT_TOKENS, capped: false };
+  return { count: length, capped: false };
 }
 
 const TEXT_KEYS = ['content', 'text', 'parts', 'output', 'functionResponse', 'response'];

@@ -21,6 +21,36 @@ const openai = (ch: string) => new OpenAI({ baseURL: `${url}/ch/${ch}/v1`, apiKe
 const anthropic = (ch: string) => new Anthropic({ baseURL: `${url}/ch/${ch}`, apiKey: 'k', maxRetries: 0 });
 const chatBody = (extra: Record<string, unknown> = {}) => ({ model: 'm', messages: [{ role: 'user', content: 'hello' }], ...extra });
 
+// Serial: the answers' length is the whole simulator's, and serial tests finish before the others start.
+test.serial('the answers\' length: long streams on request, a smaller cap still ends with length, reset back to 24', async (t) => {
+  const ch = channel('c');
+  t.is((await control(url, 'POST', '/_control/output', { tokens: 0 })).status, 400);
+  t.is((await control(url, 'POST', '/_control/output', { tokens: 300 })).status, 200);
+  try {
+    const stream = await openai(ch).chat.completions.create({ ...chatBody(), stream: true, stream_options: { include_usage: true } } as any);
+    let text = '';
+    let usage: any = null;
+    for await (const chunk of stream as any) {
+      if (chunk.usage) usage = chunk.usage;
+      text += chunk.choices[0]?.delta?.content ?? '';
+    }
+    t.is(text.split(' ').length, 300);
+    t.is(usage.completion_tokens, 300);
+    const m = await anthropic(ch).messages.create({ model: 'c', max_tokens: 1000, messages: [{ role: 'user', content: 'hello' }] });
+    t.is(m.usage.output_tokens, 300);
+    const long = await openai(ch).chat.completions.create(chatBody() as any);
+    t.is(long.usage!.completion_tokens, 300);
+    const capped = await openai(ch).chat.completions.create(chatBody({ max_tokens: 10 }) as any);
+    t.is(capped.choices[0].finish_reason, 'length');
+    t.is(capped.usage!.completion_tokens, 10);
+  } finally {
+    t.is((await control(url, 'POST', '/_control/reset')).status, 200);
+  }
+  // The same body again: answered at the default length, not from a plan made at the other one.
+  const again = await openai(ch).chat.completions.create(chatBody() as any);
+  t.is(again.usage!.completion_tokens, 24);
+});
+
 test('usage override on chat completions: prompt 250000, cached, reasoning, server tools', async (t) => {
   const ch = channel('c');
   await setUsage(url, ch, { prompt_tokens: 250000, cached_tokens: 120000, reasoning_tokens: 30, server_tool_calls: 3 });

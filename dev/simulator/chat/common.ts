@@ -5,6 +5,7 @@ import type { SimulatorState, UsageOverride } from '../control';
 import { sendBody, sendHalfThenDestroy, delay, JSON_TYPE } from '../http';
 import { sendStream, type Frames, type StreamFault } from '../sse';
 import type { Dialect } from '../errors';
+import { outputLength } from '../text';
 
 export interface ChatCall {
   req: IncomingMessage;
@@ -40,13 +41,19 @@ export function parseObject(body: string): Record<string, unknown> | undefined {
 }
 
 /**
- * Plans depend on the request body only (never on the channel), so a small
+ * Plans depend on the request body (never on the channel) and the answers'
+ * length (POST /_control/output, which empties every cache), so a small
  * cache keyed by route + body skips parsing and planning for repeated bodies
  * (benchmarks, retries across channels).
  */
 export function planCache<P>(max = 256): (key: string, build: () => P | undefined) => P | undefined {
   const cache = new Map<string, P>();
+  let length = outputLength();
   return (key, build) => {
+    if (length !== outputLength()) {
+      cache.clear();
+      length = outputLength();
+    }
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
     const p = build();
