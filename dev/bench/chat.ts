@@ -10,7 +10,8 @@
  * The gateway runs as production runs it, compiled (dev/scripts/build.ts, dist/gateway.mjs);
  * BENCH_TSX=1 runs its TypeScript through tsx instead (as dev and tests do).
  * CPU per request is the gateway's own and, alongside, its stores' (Redis, FerretDB) over the same load.
- * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/),
+ * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_STREAM_TOKENS (20) and BENCH_STREAM_DELAY_MS (1000): each open stream's
+ * length and pace (a long answer: 300 and 100), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/),
  * BENCH_GC=0 (no --trace-gc-nvp: the garbage collection per request by phase is printed last otherwise),
  * BENCH_NODE_FLAGS (extra node flags for the gateway), BENCH_LOG_LEVEL (the gateway's; default info, as production's default,
  * so its access log line per request is part of what is measured; the lines go to .data/bench-logs/gateway.log).
@@ -33,6 +34,8 @@ import { describeGc, gcOfPhase, GC_TRACE_FLAG, readGcLines } from './lib/gc-log'
 const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
 const SEQ_MS = Math.max(3000, DURATION_MS / 2);
 const OPEN_STREAMS = Number(process.env.BENCH_STREAMS ?? 2000);
+const STREAM_TOKENS = Number(process.env.BENCH_STREAM_TOKENS ?? 20);
+const STREAM_DELAY_MS = Number(process.env.BENCH_STREAM_DELAY_MS ?? 1000);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const TSX = process.env.BENCH_TSX === '1';
 /** Extra node flags for the gateway (V8 heap trials, e.g. --max-semi-space-size=4). */
@@ -118,14 +121,16 @@ for (const target of [direct, through]) {
 }
 
 // ---------------------------------------------------------------- 2,000 open streams, peak RSS
-// First, while the process is young: VmHWM is the peak since start. Streams of 20 tokens, one per second.
+// First, while the process is young: VmHWM is the peak since start. Streams of 20 tokens, one per second (by default).
 const idle = status(pid);
-await simControl('/latency', { ttft_ms: 0, token_delay_ms: 1000 });
-const openBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_tokens: 20, stream: true });
+await simControl('/latency', { ttft_ms: 0, token_delay_ms: STREAM_DELAY_MS });
+// The simulator answers 24 tokens unless told otherwise; max_tokens caps the answer at STREAM_TOKENS.
+if (STREAM_TOKENS > 24) await simControl('/output', { tokens: STREAM_TOKENS });
+const openBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_tokens: STREAM_TOKENS, stream: true });
 
 interface OpenStreams { allFirstMs: number; firstBytes: number; completed: number; failed: number; reasons: Map<string, number>; firstP50Ms: number }
 /**
- * OPEN_STREAMS streams opened at once on their own connections, each held until its 20 tokens are in.
+ * OPEN_STREAMS streams opened at once on their own connections, each held until its STREAM_TOKENS tokens are in.
  * Run against the simulator directly first, then through the gateway: the direct figure is what the
  * load generator and the simulator (on the same cores) manage without any gateway in between.
  */
@@ -156,7 +161,7 @@ async function openStreams(target: { url: string; headers: Record<string, string
     }
   });
   const sampler = during ? setInterval(during, 250) : undefined;
-  await Promise.race([Promise.all(streams), new Promise((res) => setTimeout(res, 120_000))]);
+  await Promise.race([Promise.all(streams), new Promise((res) => setTimeout(res, 120_000 + STREAM_TOKENS * STREAM_DELAY_MS))]);
   if (sampler) clearInterval(sampler);
   await agent.close();
   firsts.sort((a, b) => a - b);
@@ -175,8 +180,9 @@ const openThrough = await openStreams(through, () => {
 const openEndUs = Number(process.hrtime.bigint() / 1000n);
 const afterStreams = status(pid);
 await simControl('/latency', { ttft_ms: 0, token_delay_ms: 0 });
+if (STREAM_TOKENS > 24) await simControl('/output', { tokens: 24 });
 const streamReport = [
-  `${OPEN_STREAMS} concurrent streams (20 tokens at 1/s each), opened at once:`,
+  `${OPEN_STREAMS} concurrent streams (${STREAM_TOKENS} tokens, one every ${STREAM_DELAY_MS} ms), opened at once:`,
   `  direct to the simulator: ${describe(openDirect)}`,
   `  through the gateway:     ${describe(openThrough)}`,
   `  gateway RSS ${mb(fresh.VmRSS)} 2 s after start, ${mb(idle.VmRSS)} after warm-up, during ${mb(sample.VmRSS)}, peak (VmHWM) ${mb(afterStreams.VmHWM)}`,

@@ -43,8 +43,15 @@ export function textLength(value: unknown): number {
   return typeof value === 'string' ? value.length : 0;
 }
 
-/** Raw text of unparsed events kept per stream before they are counted at once (bounds the memory of a long stream). */
-export const DEFERRED_MAX_CHARS = 64 * 1024;
+/**
+ * Raw text of unparsed events a stream keeps before it counts them, and from then on counts every
+ * event as it arrives. A short answer (about 30 chunks) is never parsed; a long one holds at most this
+ * much, once. Held events outlive the collector's young generation, so holding costs far more memory
+ * than the text: 2,000 streams of 300 chunks peaked at 545-561 MB of RSS when each held up to 64 KB at
+ * a time, 353-363 MB with this rule, 304-328 MB parsing every event (which costs a short stream about
+ * 8 % more CPU); dev/bench/README.md, round 11.
+ */
+export const DEFERRED_MAX_CHARS = 8 * 1024;
 
 /** Member names whose string values `stringValueChars` counts (one regular expression for them all). */
 export interface MemberNames {
@@ -99,6 +106,8 @@ export class DeferredChars {
   private pending: SseEvent[] = [];
   private pendingChars = 0;
   private pendingBound = 0;
+  /** Past DEFERRED_MAX_CHARS: a long answer, whose events are counted as they arrive. */
+  private eager = false;
 
   constructor(
     private readonly count: (event: SseEvent) => number,
@@ -106,10 +115,17 @@ export class DeferredChars {
   ) {}
 
   add(event: SseEvent): void {
+    if (this.eager) {
+      this.counted += this.count(event);
+      return;
+    }
     this.pending.push(event);
     this.pendingChars += event.data.length;
     this.pendingBound += stringValueChars(event.data, this.names);
-    if (this.pendingChars > DEFERRED_MAX_CHARS) this.flush();
+    if (this.pendingChars > DEFERRED_MAX_CHARS) {
+      this.flush();
+      this.eager = true;
+    }
   }
 
   /** Characters counted right away (an event parsed on arrival). */

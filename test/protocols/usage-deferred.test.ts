@@ -11,7 +11,7 @@ import { ChatCompletionsUsageAccumulator } from '../../protocols/usage/chat-comp
 import { chatUsage } from '../../protocols/usage/chat-completions';
 import type { NormalizedUsage } from '../../protocols/usage/normalized';
 import { usageToBill } from '../../domain/usage-estimate';
-import { memberNames, stringValueChars } from '../../protocols/usage/accumulator';
+import { DEFERRED_MAX_CHARS, memberNames, stringValueChars } from '../../protocols/usage/accumulator';
 
 /** The accumulator as it was: every chunk parsed on arrival (the reference). */
 class EagerReference {
@@ -127,6 +127,36 @@ test('a long stream is counted in pieces and stays exact', (t) => {
   const { lazy, ref } = both(events);
   t.true(lazy.outputCharsAtMost >= ref.outputChars);
   t.is(lazy.outputChars, ref.outputChars);
+});
+
+test('past DEFERRED_MAX_CHARS a long stream counts each chunk as it arrives and keeps none', (t) => {
+  const lazy = new ChatCompletionsUsageAccumulator();
+  const ref = new EagerReference();
+  const parse = JSON.parse;
+  let parsed = 0;
+  let i = 0;
+  JSON.parse = ((...args: Parameters<typeof JSON.parse>) => (parsed++, parse(...args))) as typeof JSON.parse;
+  try {
+    let held = 0;
+    // A short answer's worth (under the limit): nothing parsed.
+    for (; held + 200 <= DEFERRED_MAX_CHARS; i++) {
+      const e = chunk({ content: `token ${i} ` });
+      held += e.length;
+      lazy.push({ data: e });
+    }
+    t.is(parsed, 0);
+    // Over the limit: the held chunks are counted at once, then each new one on arrival.
+    for (let k = 0; k < 5; k++, i++) lazy.push({ data: chunk({ content: `token ${i} ` }) });
+    const atLimit = parsed;
+    t.true(atLimit >= i - 5, `the held chunks were counted (${atLimit} of ${i})`);
+    for (let k = 0; k < 100; k++, i++) lazy.push({ data: chunk({ content: `token ${i} ` }) });
+    t.is(parsed, atLimit + 100, 'one parse a chunk once the stream is long');
+  } finally {
+    JSON.parse = parse;
+  }
+  for (let j = 0; j < i; j++) ref.push(chunk({ content: `token ${j} ` }));
+  t.is(lazy.outputChars, ref.outputChars);
+  t.is(lazy.outputCharsAtMost, ref.outputChars, 'nothing held: the bound is the count');
 });
 
 // Chunks built from pieces that look like the markers, serialised in several ways.
