@@ -1,4 +1,5 @@
 import { SseParser } from '../../protocols/sse';
+import { DEFERRED_MAX_CHARS } from '../../protocols/usage/accumulator';
 import type { StreamTranslator } from '../../protocols/translate/types';
 import type { SseEvent } from '../../protocols/types';
 
@@ -40,4 +41,16 @@ export function readFrames(frames: string[]): Array<{ event?: string; json: any 
     ...(e.event ? { event: e.event } : {}),
     json: e.data === '[DONE]' ? '[DONE]' : JSON.parse(e.data),
   }));
+}
+
+/** Events repeated past DEFERRED_MAX_CHARS, then more: a long stream, which counts on arrival past the limit. */
+export function pastTheLimit<E extends { data: string }>(seed: E[], tail: E[]): E[] {
+  const events: E[] = [];
+  for (let n = 0; n <= DEFERRED_MAX_CHARS; ) {
+    for (const e of seed) {
+      events.push(e);
+      n += e.data.length + 1;
+    }
+  }
+  return [...events, ...tail];
 }

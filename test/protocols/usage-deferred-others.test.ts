@@ -18,6 +18,7 @@ import { generateContentUsage } from '../../protocols/usage/generate-content';
 import type { NormalizedUsage } from '../../protocols/usage/normalized';
 import type { SseEvent } from '../../protocols/types';
 import type { UsageAccumulator } from '../../protocols/usage/accumulator';
+import { pastTheLimit } from './helpers';
 
 const parse = (data: string): any => {
   try {
@@ -196,6 +197,17 @@ const cases: Array<[string, fc.Arbitrary<SseEvent>, () => UsageAccumulator, () =
 ];
 
 for (const [name, event, lazy, eager] of cases) {
+  test(`${name}: any long stream (past the held limit) gives the same usage, end and characters as parsing every event`, (t) => {
+    fc.assert(
+      fc.property(fc.array(event, { minLength: 1, maxLength: 6 }), fc.array(event, { maxLength: 12 }), (seed, tail) => {
+        const why = agree(lazy(), eager(), pastTheLimit(seed, tail));
+        if (why) throw new Error(why);
+        return true;
+      }),
+      { numRuns: 300 },
+    );
+    t.pass();
+  });
   test(`${name}: any stream gives the same usage, end and characters as parsing every event`, (t) => {
     fc.assert(
       fc.property(fc.array(event, { maxLength: 12 }), (events) => {

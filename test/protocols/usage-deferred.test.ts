@@ -12,6 +12,7 @@ import { chatUsage } from '../../protocols/usage/chat-completions';
 import type { NormalizedUsage } from '../../protocols/usage/normalized';
 import { usageToBill } from '../../domain/usage-estimate';
 import { DEFERRED_MAX_CHARS, memberNames, stringValueChars } from '../../protocols/usage/accumulator';
+import { pastTheLimit } from './helpers';
 
 /** The accumulator as it was: every chunk parsed on arrival (the reference). */
 class EagerReference {
@@ -199,6 +200,18 @@ test('any stream: the same usage, completion and characters as parsing every chu
       return JSON.stringify(lazy.usage) === JSON.stringify(ref.usage) && lazy.completed === ref.completed && bound >= ref.outputChars && lazy.outputChars === ref.outputChars;
     }),
     { numRuns: 3000 },
+  );
+  t.pass();
+});
+
+test('any long stream: the same usage, completion and characters as parsing every chunk', (t) => {
+  fc.assert(
+    fc.property(fc.array(event, { minLength: 1, maxLength: 6 }), fc.array(event, { maxLength: 12 }), (seed, tail) => {
+      const { lazy, ref } = both(pastTheLimit(seed.map((data) => ({ data })), tail.map((data) => ({ data }))).map((e) => e.data));
+      const bound = lazy.outputCharsAtMost;
+      return JSON.stringify(lazy.usage) === JSON.stringify(ref.usage) && lazy.completed === ref.completed && bound >= ref.outputChars && lazy.outputChars === ref.outputChars;
+    }),
+    { numRuns: 300 },
   );
   t.pass();
 });
