@@ -134,6 +134,32 @@ for (const c of cases) {
   }
 }
 
+/** The case's body with room for a long answer (every protocol's output cap at 1,000). */
+function longBody(c: Case, stream: boolean, text: string): Record<string, unknown> {
+  const b = c.body(stream, text) as Record<string, any>;
+  if (c.protocol === 'responses') b.max_output_tokens = 1000;
+  else if (c.protocol === 'generate-content') b.generationConfig = { maxOutputTokens: 1000 };
+  else b.max_tokens = 1000;
+  return b;
+}
+
+for (const c of cases) {
+  // A long answer's deltas are counted as they arrive once it has held 8 KB of them (protocols/usage/accumulator.ts).
+  test.serial(`${c.protocol} stream: a 600-token answer with zero usage is billed on every character it delivered`, async (t) => {
+    await gw.control('POST', '/output', { tokens: 600 });
+    await setUsage(gw, c.channel, { prompt_tokens: 0, output_tokens: 0 });
+    const text = `long zero usage ${c.protocol}`;
+    const r = await post(gw, c.path(true), longBody(c, true, text), { key, headers: c.headers });
+    t.is(r.status, 200, r.text);
+    t.true(r.text.length > 64 * 1024, `a long answer (${r.text.length} bytes)`);
+    const chars = c.outputChars(r.text, true);
+    const row = await usageRow(gw, r.trace);
+    t.true(row.usage_estimated);
+    t.is(row.output_tokens, estimateTokens(chars));
+    t.is(row.cost_nano, cost(c.model, row.input_tokens, row.output_tokens));
+  });
+}
+
 test.serial('chat-completions json: an answer without any usage object is billed on the estimate', async (t) => {
   const content = 'An answer from an upstream that never reports usage at all.';
   await gw.control('POST', '/faults', {
