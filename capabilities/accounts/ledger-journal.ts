@@ -33,6 +33,11 @@ const DRAIN_AT_ENTRIES = 1000;
  * that finishes after all does no harm).
  */
 const CLAIM_IDLE_MS = 10_000;
+/**
+ * A flush waits at most this long for entries another process read before it and is still writing
+ * (its insert in flight): a reader that flushes then sees every row appended before its flush.
+ */
+const FLUSH_WAIT_MS = 1_000;
 /** Consumers with nothing pending and idle this long (processes gone) are removed from the group. */
 const FORGET_CONSUMER_MS = 15 * 60_000;
 /**
@@ -183,8 +188,14 @@ export class LedgerJournal {
     this.timer.unref();
   }
 
-  /** Write everything appended so far (and anything left pending by this process) to Mongo. */
+  /**
+   * Write everything appended so far (and anything left pending by this process) to Mongo, then wait
+   * (up to FLUSH_WAIT_MS) for what another gateway or worker read first and is still writing: every
+   * entry appended before the flush, by any process, has its rows in Mongo when it returns.
+   */
   async flush(): Promise<void> {
+    const [sec, usec] = await this.redis.time();
+    const since = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
     while (this.running) await this.running;
     // This pass covers every shard: a delayed drain still scheduled has nothing left to do.
     this.takeDirty();
@@ -192,6 +203,22 @@ export class LedgerJournal {
     this.soon = null;
     let busy = await this.pass(ALL_SHARDS, true);
     while (busy.length > 0) busy = await this.pass(busy, false);
+    await this.writtenUpTo(since);
+  }
+
+  /**
+   * Wait until no shard holds an entry appended at or before `since` (Redis's clock, which stamps the
+   * entries' ids): entries are deleted once their rows are written. Bounded: an entry whose consumer
+   * died is taken over only after CLAIM_IDLE_MS, and the reader goes on without it.
+   */
+  private async writtenUpTo(since: number): Promise<void> {
+    const deadline = Date.now() + FLUSH_WAIT_MS;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      const oldest = await Promise.all(ALL_SHARDS.map((s) => this.redis.xrange(accountRedisKeys.journal(s), '-', '+', 'COUNT', 1)));
+      const waiting = oldest.some((r) => r.length > 0 && Number(r[0][0].slice(0, r[0][0].indexOf('-'))) <= since);
+      if (!waiting || Date.now() >= deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 
   async stop(timeoutMs = 5_000): Promise<void> {
