@@ -30,6 +30,7 @@ import { Redis } from 'ioredis';
 import { fmt, runLoad, type LoadResult } from './lib/load';
 import type { Phase } from './lib/profile-summary';
 import { describeGc, gcOfPhase, GC_TRACE_FLAG, readGcLines } from './lib/gc-log';
+import { DEFAULT_OUTPUT_TOKENS } from '../simulator/text';
 
 const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 8) * 1000;
 const SEQ_MS = Math.max(3000, DURATION_MS / 2);
@@ -124,8 +125,8 @@ for (const target of [direct, through]) {
 // First, while the process is young: VmHWM is the peak since start. Streams of 20 tokens, one per second (by default).
 const idle = status(pid);
 await simControl('/latency', { ttft_ms: 0, token_delay_ms: STREAM_DELAY_MS });
-// The simulator answers 24 tokens unless told otherwise; max_tokens caps the answer at STREAM_TOKENS.
-if (STREAM_TOKENS > 24) await simControl('/output', { tokens: STREAM_TOKENS });
+// The simulator answers DEFAULT_OUTPUT_TOKENS unless told otherwise; max_tokens caps the answer at STREAM_TOKENS.
+if (STREAM_TOKENS > DEFAULT_OUTPUT_TOKENS) await simControl('/output', { tokens: STREAM_TOKENS });
 const openBody = JSON.stringify({ model: 'gpt-5.1', messages: message, max_tokens: STREAM_TOKENS, stream: true });
 
 interface OpenStreams { allFirstMs: number; firstBytes: number; completed: number; failed: number; reasons: Map<string, number>; firstP50Ms: number }
@@ -180,7 +181,7 @@ const openThrough = await openStreams(through, () => {
 const openEndUs = Number(process.hrtime.bigint() / 1000n);
 const afterStreams = status(pid);
 await simControl('/latency', { ttft_ms: 0, token_delay_ms: 0 });
-if (STREAM_TOKENS > 24) await simControl('/output', { tokens: 24 });
+if (STREAM_TOKENS > DEFAULT_OUTPUT_TOKENS) await simControl('/output', { tokens: DEFAULT_OUTPUT_TOKENS });
 const streamReport = [
   `${OPEN_STREAMS} concurrent streams (${STREAM_TOKENS} tokens, one every ${STREAM_DELAY_MS} ms), opened at once:`,
   `  direct to the simulator: ${describe(openDirect)}`,
