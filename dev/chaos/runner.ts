@@ -75,6 +75,13 @@ export const CHAOS_CHECKS: ReadonlyArray<[check: string, figure: string]> = [
   ['no gateway or worker exited on its own (Redis and store restarts included)', 'unexpected_exits'],
 ];
 
+/**
+ * How long after a client's end its gateway may still be settling the call (a call cut short, or answered
+ * during a Redis outage): the charge's write-ahead is retried about 5 s through a Redis outage, then
+ * written to the ledger retried about 12 s through a store outage (gateway/chat/settle.ts).
+ */
+const SETTLE_AFTER_CLIENT_MS = 30_000;
+
 interface Proc { name: string; kind: 'gateway' | 'worker'; port?: number; managed: Managed; killedAt?: number; replacing?: boolean }
 
 const CHAT: Array<{ path: (stream: boolean) => string; body: (stream: boolean, text: string) => unknown; headers?: Record<string, string>; channels: string[] }> = [
@@ -198,12 +205,26 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const supervisor = supervise();
   const live = () => gateways.filter((g) => !g.managed.done() && g.killedAt === undefined);
   const base = () => `http://127.0.0.1:${pick(rnd, live()).port}`;
-  /** A gateway for one call, and whether it was killed while the call ran (its unsettled work died with it). */
+  /**
+   * A gateway for one call, and whether it was killed while the call ran (its unsettled work died with it),
+   * up to a time: the client's end for an answer it read to the end (the charge is durable before the
+   * stream's last event, so a kill after that loses nothing), later for a call the client cut short.
+   */
   const serve = () => {
     const g = pick(rnd, live());
     const started = Date.now();
-    return { url: `http://127.0.0.1:${g.port}`, name: g.name, started, diedDuring: () => g.killedAt !== undefined && g.killedAt >= started };
+    const diedBy = (until: number) => g.killedAt !== undefined && g.killedAt >= started && g.killedAt <= until;
+    return { url: `http://127.0.0.1:${g.port}`, name: g.name, started, diedDuring: () => diedBy(Date.now()), diedBy };
   };
+  /**
+   * Chat calls whose gateway may still be settling them after the client's end: a call the client aborted
+   * or lost (settled on what was delivered once the client is gone), and an answer that went out during a
+   * Redis outage (it waits 1 s for its charge's write-ahead, then goes out while the charge is retried in
+   * the background: gateway/chat/settle.ts). Either keeps retrying through the outage for up to
+   * SETTLE_AFTER_CLIENT_MS, and a kill of its gateway meanwhile may rightly leave no row. Which calls
+   * qualify is known once the run is over (the outages' windows).
+   */
+  const settledLate: Array<{ trace: string; started: number; ended: number; cut: boolean; diedBy: (until: number) => boolean }> = [];
 
   const admin = async (method: string, p: string, body?: unknown) => {
     for (let i = 0; ; i++) {
@@ -226,7 +247,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     accounts.push({ id: a.id, keys: [{ id: k.id, key: k.key, disabledSince: null }, { id: l.id, key: l.key, disabledSince: null }] });
   }
   /** Service outages (Redis or store restarts, upstream pauses): a refusal then may rightly have no usage row. */
-  const outages: Array<{ from: number; to: number }> = [];
+  const outages: Array<{ what: 'redis' | 'store' | 'upstream'; from: number; to: number }> = [];
   const inOutage = (from: number, to: number) => outages.some((o) => from <= o.to + 2_000 && to >= o.from);
   /** Calls served (2xx) with a key that was disabled for the whole call: each should have been a 401. */
   let disabledServed = 0;
@@ -315,6 +336,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           const disabledBefore = key.disabledSince;
           let trace: string | null = null;
           let status = 0;
+          let cut = '';
           try {
             const res = await fetch(gwc.url + ch.path(stream), {
               method: 'POST', signal: ac.signal,
@@ -330,15 +352,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
               chatMs.push(Date.now() - gwc.started);
             }
           } catch {
+            cut = ac.signal.aborted ? 'client aborted' : 'connection lost';
             if (ac.signal.aborted) figures.chat_aborted++;
             else figures.chat_lost_connection++;
           }
-          if (trace) answered(trace, status, gwc.started, `${ch.path(stream)} via ${gwc.name}`);
+          if (trace) answered(trace, status, gwc.started, `${ch.path(stream)} via ${gwc.name}${cut ? `, ${cut}` : ''}`);
           if (status >= 200 && status < 300 && disabledBefore !== null && key.disabledSince === disabledBefore) {
             disabledServed++;
             if (disabledServedShown.length < 5) disabledServedShown.push(`${trace} (key ${key.id} disabled ${gwc.started - disabledBefore} ms before the call, via ${gwc.name} at +${((gwc.started - t0) / 1000).toFixed(1)} s)`);
           }
           if (trace && gwc.diedDuring()) diedWithGateway.add(trace);
+          else if (trace) settledLate.push({ trace, started: gwc.started, ended: Date.now(), cut: cut !== '', diedBy: gwc.diedBy });
         } else if (roll < 0.95) {
           // Idempotency keys are per account and per key (the main key only, so a replay is never refused as disabled).
           const replay = r() < 0.3 && idem.size > 0;
@@ -414,29 +438,29 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     }
   };
   /** Runs one outage-making fault and remembers its window. */
-  const outage = async (what: string, run: () => Promise<void>) => {
+  const outage = async (service: 'redis' | 'store' | 'upstream', what: string, run: () => Promise<void>) => {
     const from = Date.now();
     log(`  +${Math.round((from - t0) / 1000)} s fault: ${what}`);
     try {
       await run();
     } finally {
-      outages.push({ from, to: Date.now() });
+      outages.push({ what: service, from, to: Date.now() });
     }
   };
   const faults = () => Promise.all([
     every(1, opts.killWorkerEveryMs ?? 20_000, true, (r) => kill(workers, r)),
     every(2, opts.killGatewayEveryMs ?? 60_000, true, (r) => kill(gateways, r)),
     every(3, opts.restartRedisEveryMs, opts.restartService, async () => {
-      await outage('restart Redis', () => opts.restartService!('redis'));
+      await outage('redis', 'restart Redis', () => opts.restartService!('redis'));
       figures.redis_restarts++;
     }),
     every(4, opts.restartStoreEveryMs, opts.restartService, async () => {
-      await outage('SIGKILL and restart the store', () => opts.restartService!('mongo', 'kill'));
+      await outage('store', 'SIGKILL and restart the store', () => opts.restartService!('mongo', 'kill'));
       figures.store_restarts++;
     }),
     every(5, opts.pauseUpstreamEveryMs, opts.pauseUpstream, async (r) => {
       const ms = 2_000 + Math.floor(r() * 3_000);
-      await outage(`pause the upstream for ${ms} ms`, () => opts.pauseUpstream!(ms));
+      await outage('upstream', `pause the upstream for ${ms} ms`, () => opts.pauseUpstream!(ms));
       figures.upstream_pauses++;
     }),
   ]);
@@ -507,6 +531,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   stopping = true;
   await supervisor;
   for (const p of [...gateways, ...workers]) await p.managed.stop(20_000);
+  const redisDown = (from: number, to: number) => outages.some((o) => o.what === 'redis' && from <= o.to && to >= o.from);
+  for (const c of settledLate) {
+    if ((c.cut || redisDown(c.started, c.ended)) && c.diedBy(c.ended + SETTLE_AFTER_CLIENT_MS)) diedWithGateway.add(c.trace);
+  }
   await check({ db, env, accounts, traces, rowOptional, diedWithGateway, idem, figures, failures });
   scanLogs(logDir, [
     ...accounts.flatMap((a) => a.keys.map((k) => [`key ${k.id}`, k.key] as [string, string])),
