@@ -2,7 +2,10 @@
  * This gateway against the peers a user could put in front of the same
  * upstream, all measured in one run on this machine: Portkey's gateway (npm
  * `@portkey-ai/gateway`) and LiteLLM's proxy (PyPI `litellm[proxy]`, no
- * database), and the upstream simulator called directly. Every target gets
+ * database), the floor of a proxy hop (a bare Koa + undici relay,
+ * `servers/bare-proxy.ts`, and a bare Go `httputil.ReverseProxy`,
+ * `servers/bare-go-proxy.go`, built on first use), and the upstream simulator
+ * called directly. Every target gets
  * the same chat-completions request for the same upstream channel; each
  * answer is checked (JSON with a message and usage; a stream with chunks and
  * `[DONE]`) before anything is timed. This gateway runs with auth, per-account
@@ -13,15 +16,18 @@
  * Printed per target: req/s at 64 clients (non-streaming), sequential p50/p99
  * and the added p50 over direct, streaming time to first byte p50 (sequential)
  * and its added p50, CPU per request of its process tree, RSS after load;
- * then the ratios the issue sets as targets. Each figure is the median of
- * BENCH_ROUNDS rounds (3).
+ * then issue 25's summary: the gateway against the bare Koa relay of the same
+ * run (throughput, its own added p50 and stream first byte over the relay's)
+ * and against Portkey. Each figure is the median of BENCH_ROUNDS rounds (3).
  *   npm run bench:peers
  * Env: BENCH_SECONDS (5, per load), BENCH_ROUNDS (3), BENCH_PEERS (portkey,litellm; "" for none).
  * The peers are installed on first use, outside the clone:
- *   ~/.cache/model-gateway/peers/portkey-<v>/ (npm) and ~/.cache/model-gateway/peers/litellm-<v>/ (a venv).
+ *   ~/.cache/model-gateway/peers/portkey-<v>/ (npm) and ~/.cache/model-gateway/peers/litellm-<v>/ (a venv);
+ *   the Go relay is built with the machine's Go (standard library only) into
+ *   ~/.cache/model-gateway/peers/bare-go-proxy-<hash of its source>.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,6 +44,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PEERS = (process.env.BENCH_PEERS ?? 'portkey,litellm').split(',').filter(Boolean);
 const CACHE = path.join(os.homedir(), '.cache', 'model-gateway', 'peers');
 const MODEL = 'gpt-5.1';
+const BARE_KOA = 'bare Koa relay';
 const CHANNEL = 'openai-a';
 
 // ------------------------------------------------------------------ peers installed outside the clone
@@ -62,6 +69,20 @@ function ensureLitellm(): string {
     execFileSync('python3', ['-m', 'venv', dir], { stdio: 'inherit' });
     execFileSync(path.join(dir, 'bin', 'pip'), ['install', '-q', `litellm[proxy]==${LITELLM_VERSION}`], { stdio: 'inherit' });
     fs.writeFileSync(path.join(dir, '.installed'), '');
+  }
+  return bin;
+}
+
+/** The bare Go relay, built once per version of its source. */
+function ensureGoRelay(): string {
+  const source = path.resolve('dev/bench/servers/bare-go-proxy.go');
+  const hash = createHash('sha256').update(fs.readFileSync(source)).digest('hex').slice(0, 12);
+  const bin = path.join(CACHE, `bare-go-proxy-${hash}`);
+  if (!fs.existsSync(bin)) {
+    console.log(`building ${path.relative(process.cwd(), source)} with ${execFileSync('go', ['version']).toString().trim()} ...`);
+    fs.mkdirSync(CACHE, { recursive: true });
+    execFileSync('go', ['build', '-trimpath', '-o', `${bin}.tmp`, source], { stdio: 'inherit', cwd: CACHE });
+    fs.renameSync(`${bin}.tmp`, bin);
   }
   return bin;
 }
@@ -147,7 +168,19 @@ const targets: Target[] = [
   { name: 'gateway (tsx)', url: `http://127.0.0.1:${gwTsxPort}/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, pid: gwTsx.child.pid },
 ];
 
-const peers: Managed[] = [];
+// The floor of a proxy hop on this machine, in Node and in Go: what the gateway adds over the Koa relay is its own.
+const bareKoaPort = await freePort();
+const bareKoa = await startProcess('bare-proxy', 'dev/bench/servers/bare-proxy.ts', { UPSTREAM: `${simUrl}/ch/${CHANNEL}`, PORT: String(bareKoaPort) }, bareKoaPort);
+targets.push({ name: BARE_KOA, url: `http://127.0.0.1:${bareKoaPort}/v1/chat/completions`, headers: json, pid: bareKoa.child.pid });
+const bareGoPort = await freePort();
+const bareGo = spawnManaged({
+  name: 'bare-go-proxy', cmd: ensureGoRelay(), args: [], env: { ...process.env, UPSTREAM: `${simUrl}/ch/${CHANNEL}`, PORT: String(bareGoPort) },
+  logFile: path.resolve('.data/bench-logs/bare-go-proxy.log'),
+});
+await waitForPort(bareGoPort, bareGo, 30_000);
+targets.push({ name: 'bare Go relay', url: `http://127.0.0.1:${bareGoPort}/v1/chat/completions`, headers: json, pid: bareGo.child.pid });
+
+const peers: Managed[] = [bareGo];
 if (PEERS.includes('portkey')) {
   const entry = ensurePortkey();
   const port = await freePort();
@@ -274,14 +307,17 @@ for (const t of targets) {
 }
 const g = fig.get('gateway')!;
 const tsx = fig.get('gateway (tsx)')!;
+const relay = fig.get(BARE_KOA)!;
 const portkey = [...fig].find(([n]) => n.startsWith('portkey'))?.[1];
 console.log('');
-console.log('targets (issue 13), this gateway as production runs it (compiled):');
+console.log('against the bare Koa relay of this run (issue 25), this gateway as production runs it (compiled):');
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
-console.log(`  sequential added p50 ${(g.seqP50 - d.seqP50).toFixed(3)} ms (target < 0.4): ${verdict(g.seqP50 - d.seqP50 < 0.4)}`);
-console.log(`  streaming TTFB added p50 ${(g.ttfbP50 - d.ttfbP50).toFixed(3)} ms (target < 0.5): ${verdict(g.ttfbP50 - d.ttfbP50 < 0.5)}`);
-console.log(`  64-client throughput ${(g.rps64 / d.rps64).toFixed(3)} of direct (target >= 0.25): ${verdict(g.rps64 / d.rps64 >= 0.25)}`);
-if (portkey) console.log(`  64-client throughput ${(g.rps64 / portkey.rps64).toFixed(2)} x Portkey (target >= 5): ${verdict(g.rps64 / portkey.rps64 >= 5)}`);
+const ownP50 = g.seqP50 - relay.seqP50;
+const ownTtfb = g.ttfbP50 - relay.ttfbP50;
+console.log(`  64-client throughput ${(g.rps64 / relay.rps64).toFixed(2)} of the relay (target >= 0.5): ${verdict(g.rps64 / relay.rps64 >= 0.5)}`);
+console.log(`  own added p50, sequential: ${ownP50.toFixed(3)} ms over the relay's (target < 0.25): ${verdict(ownP50 < 0.25)}`);
+console.log(`  own added stream first byte p50: ${num(ownTtfb, 3)} ms over the relay's (target < 0.25): ${verdict(ownTtfb < 0.25)}`);
+if (portkey) console.log(`  64-client throughput ${(g.rps64 / portkey.rps64).toFixed(2)} x Portkey (target >= 2): ${verdict(g.rps64 / portkey.rps64 >= 2)}`);
 console.log(`compiled vs tsx: throughput x${(g.rps64 / tsx.rps64).toFixed(2)}, sequential p50 ${num(g.seqP50, 3)} vs ${num(tsx.seqP50, 3)} ms, CPU/req ${num(g.cpuMsPerReq, 3)} vs ${num(tsx.cpuMsPerReq, 3)} ms, RSS ${num(g.rssMb, 0)} vs ${num(tsx.rssMb, 0)} MB`);
 
 for (const p of peers) await p.stop();
