@@ -76,11 +76,14 @@ export const CHAOS_CHECKS: ReadonlyArray<[check: string, figure: string]> = [
 ];
 
 /**
- * How long after a client's end its gateway may still be settling the call (a call cut short, or answered
- * during a Redis outage): the charge's write-ahead is retried about 5 s through a Redis outage, then
- * written to the ledger retried about 12 s through a store outage (gateway/chat/settle.ts).
+ * How long after a client's end its gateway may still be settling the call when Redis was down meanwhile
+ * (a call cut short, or answered during the outage): the charge's write-ahead is retried about 5 s
+ * through a Redis outage, then written to the ledger retried about 12 s through a store outage
+ * (gateway/chat/settle.ts).
  */
 const SETTLE_AFTER_CLIENT_MS = 30_000;
+/** The same with every service up, for a call cut short: its settlement starts once the gateway sees the client gone. */
+const SETTLE_AFTER_CUT_MS = 5_000;
 
 interface Proc { name: string; kind: 'gateway' | 'worker'; port?: number; managed: Managed; killedAt?: number; replacing?: boolean }
 
@@ -218,11 +221,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   };
   /**
    * Chat calls whose gateway may still be settling them after the client's end: a call the client aborted
-   * or lost (settled on what was delivered once the client is gone), and an answer that went out during a
-   * Redis outage (it waits 1 s for its charge's write-ahead, then goes out while the charge is retried in
-   * the background: gateway/chat/settle.ts). Either keeps retrying through the outage for up to
-   * SETTLE_AFTER_CLIENT_MS, and a kill of its gateway meanwhile may rightly leave no row. Which calls
-   * qualify is known once the run is over (the outages' windows).
+   * or lost (settled on what was delivered once the client is gone: within SETTLE_AFTER_CUT_MS, or
+   * SETTLE_AFTER_CLIENT_MS if Redis went down meanwhile), and an answer that went out during a Redis
+   * outage (it waits 1 s for its charge's write-ahead, then goes out while the charge is retried in the
+   * background: gateway/chat/settle.ts; SETTLE_AFTER_CLIENT_MS). A kill of its gateway in that time may
+   * rightly leave no row. Which calls qualify is known once the run is over (the outages' windows).
    */
   const settledLate: Array<{ trace: string; started: number; ended: number; cut: boolean; diedBy: (until: number) => boolean }> = [];
 
@@ -533,7 +536,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   for (const p of [...gateways, ...workers]) await p.managed.stop(20_000);
   const redisDown = (from: number, to: number) => outages.some((o) => o.what === 'redis' && from <= o.to && to >= o.from);
   for (const c of settledLate) {
-    if ((c.cut || redisDown(c.started, c.ended)) && c.diedBy(c.ended + SETTLE_AFTER_CLIENT_MS)) diedWithGateway.add(c.trace);
+    const settling = c.cut
+      ? (redisDown(c.started, c.ended + SETTLE_AFTER_CUT_MS) ? SETTLE_AFTER_CLIENT_MS : SETTLE_AFTER_CUT_MS)
+      : redisDown(c.started, c.ended) ? SETTLE_AFTER_CLIENT_MS : 0;
+    if (settling && c.diedBy(c.ended + settling)) diedWithGateway.add(c.trace);
   }
   await check({ db, env, accounts, traces, rowOptional, diedWithGateway, idem, figures, failures });
   scanLogs(logDir, [
