@@ -534,7 +534,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   stopping = true;
   await supervisor;
   for (const p of [...gateways, ...workers]) await p.managed.stop(20_000);
-  const redisDown = (from: number, to: number) => outages.some((o) => o.what === 'redis' && from <= o.to && to >= o.from);
+  // Redis counts as down until 2 s after its restart returned (the clients' reconnection), as in inOutage.
+  const redisDown = (from: number, to: number) => outages.some((o) => o.what === 'redis' && from <= o.to + 2_000 && to >= o.from);
   for (const c of settledLate) {
     const settling = c.cut
       ? (redisDown(c.started, c.ended + SETTLE_AFTER_CUT_MS) ? SETTLE_AFTER_CLIENT_MS : SETTLE_AFTER_CUT_MS)
