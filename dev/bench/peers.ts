@@ -172,15 +172,24 @@ const targets: Target[] = [
 const bareKoaPort = await freePort();
 const bareKoa = await startProcess('bare-proxy', 'dev/bench/servers/bare-proxy.ts', { UPSTREAM: `${simUrl}/ch/${CHANNEL}`, PORT: String(bareKoaPort) }, bareKoaPort);
 targets.push({ name: BARE_KOA, url: `http://127.0.0.1:${bareKoaPort}/v1/chat/completions`, headers: json, pid: bareKoa.child.pid });
-const bareGoPort = await freePort();
-const bareGo = spawnManaged({
-  name: 'bare-go-proxy', cmd: ensureGoRelay(), args: [], env: { ...process.env, UPSTREAM: `${simUrl}/ch/${CHANNEL}`, PORT: String(bareGoPort) },
-  logFile: path.resolve('.data/bench-logs/bare-go-proxy.log'),
-});
-await waitForPort(bareGoPort, bareGo, 30_000);
-targets.push({ name: 'bare Go relay', url: `http://127.0.0.1:${bareGoPort}/v1/chat/completions`, headers: json, pid: bareGo.child.pid });
+const peers: Managed[] = [];
+let goRelay: string | undefined;
+try {
+  goRelay = ensureGoRelay();
+} catch (err) {
+  console.log(`  the bare Go relay is left out: it could not be built (${String(err).split('\n')[0]})`);
+}
+if (goRelay) {
+  const bareGoPort = await freePort();
+  const bareGo = spawnManaged({
+    name: 'bare-go-proxy', cmd: goRelay, args: [], env: { ...process.env, UPSTREAM: `${simUrl}/ch/${CHANNEL}`, PORT: String(bareGoPort) },
+    logFile: path.resolve('.data/bench-logs/bare-go-proxy.log'),
+  });
+  await waitForPort(bareGoPort, bareGo, 30_000);
+  peers.push(bareGo);
+  targets.push({ name: 'bare Go relay', url: `http://127.0.0.1:${bareGoPort}/v1/chat/completions`, headers: json, pid: bareGo.child.pid });
+}
 
-const peers: Managed[] = [bareGo];
 if (PEERS.includes('portkey')) {
   const entry = ensurePortkey();
   const port = await freePort();
