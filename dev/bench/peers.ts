@@ -83,6 +83,8 @@ function ensureGoRelay(): string {
     fs.mkdirSync(CACHE, { recursive: true });
     execFileSync('go', ['build', '-trimpath', '-o', `${bin}.tmp`, source], { stdio: 'inherit', cwd: CACHE });
     fs.renameSync(`${bin}.tmp`, bin);
+    // Builds of earlier versions of the source are not used again.
+    for (const f of fs.readdirSync(CACHE)) if (f.startsWith('bare-go-proxy-') && path.join(CACHE, f) !== bin) fs.rmSync(path.join(CACHE, f), { force: true });
   }
   return bin;
 }
