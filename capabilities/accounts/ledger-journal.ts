@@ -196,6 +196,12 @@ export class LedgerJournal {
   async flush(): Promise<void> {
     const [sec, usec] = await this.redis.time();
     const since = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    await this.drainOwn();
+    await this.writtenUpTo(since);
+  }
+
+  /** Write everything appended so far, and anything left pending by this process, to Mongo. */
+  private async drainOwn(): Promise<void> {
     while (this.running) await this.running;
     // This pass covers every shard: a delayed drain still scheduled has nothing left to do.
     this.takeDirty();
@@ -203,7 +209,6 @@ export class LedgerJournal {
     this.soon = null;
     let busy = await this.pass(ALL_SHARDS, true);
     while (busy.length > 0) busy = await this.pass(busy, false);
-    await this.writtenUpTo(since);
   }
 
   /**
@@ -226,7 +231,8 @@ export class LedgerJournal {
     this.timer = null;
     if (this.soon) clearTimeout(this.soon);
     this.soon = null;
-    await Promise.race([this.flush().catch(() => undefined), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    // A process stopping writes what it can; other processes' entries in flight are theirs to finish.
+    await Promise.race([this.drainOwn().catch(() => undefined), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
   }
 
   private takeDirty(): number[] {
