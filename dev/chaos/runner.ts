@@ -77,7 +77,7 @@ export const CHAOS_CHECKS: ReadonlyArray<[check: string, figure: string]> = [
 
 /**
  * How long after a client's end its gateway may still be settling the call when Redis was down meanwhile
- * (a call cut short, or answered during the outage): the charge's write-ahead is retried about 5 s
+ * (a call cut short, or answered during the outage): the charge's write-ahead is retried about 10 s
  * through a Redis outage, then written to the ledger retried about 12 s through a store outage
  * (gateway/chat/settle.ts).
  */
