@@ -1,4 +1,4 @@
-import { Context, ApplicationFailure } from '@temporalio/activity';
+import { Context, ApplicationFailure, CancelledFailure } from '@temporalio/activity';
 import { mediaRedisKeys } from '../capabilities/media/store';
 import type { Catalogue } from '../domain/catalogue';
 import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState, type TaskDocument, type SyncAnswer } from '../domain/media/task';
@@ -17,7 +17,9 @@ import type { UsageRecorder } from '../capabilities/usage/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
 import { claimSubmission, recordAnswer, releaseClaim, renewClaim, CLAIM_RENEW_MS } from '../capabilities/media/submission-claim';
+import { decideSettlement } from '../capabilities/media/settlement-decision';
 import { countTaskFinished } from '../platform/metrics/index';
+import { traceSettlement } from '../platform/tracing/settlement';
 import { mediaErrorJson } from '../domain/error-bodies';
 import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
 import type { ChannelHealth } from '../capabilities/catalogue/channel-health';
@@ -57,6 +59,19 @@ export type { SyncAnswer };
 export type SubmitOutcome =
   | { kind: 'done'; outcome: ProviderOutcome; task?: TaskFacts; sync?: SyncAnswer }
   | { kind: 'task'; channelId: string; upstreamTaskId: string; task?: TaskFacts };
+
+/** A synchronous answer (or the ladder's failure) settled by the submission itself. */
+export interface SettledOutcome {
+  kind: 'settled';
+  state: ProviderOutcome['state'];
+  costNano: number;
+}
+
+export interface SettleResult {
+  costNano: number;
+  /** The outcome settled: the task's first settlement's (absent from results recorded before 2026-11-29). */
+  state?: ProviderOutcome['state'];
+}
 
 export interface SettleInput {
   taskId: string;
@@ -247,6 +262,90 @@ function finalFields(task: TaskDocument, input: SettleInput, cost: number, units
   };
 }
 
+/** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
+async function submit(deps: MediaActivityDeps, taskId: string): Promise<SubmitOutcome> {
+  // One attempt at a time calls the vendor; a retried one takes the first's record, or waits for it.
+  const claim = await claimSubmission(deps.redis, taskId);
+  if (claim.kind === 'claimed' && claim.tookOver) {
+    deps.log.warn('a submission claim was still held after the wait: submitting anyway (the vendor may see the request twice)', { task: taskId });
+  }
+  const task = await loadTask(deps, taskId);
+  const facts = factsOf(task);
+  if (claim.kind === 'answered') {
+    const { outcome, sync } = claim.answer;
+    return { kind: 'done', outcome, task: facts, ...(sync ? { sync } : {}) };
+  }
+  const recorded = recordedTask(task, facts);
+  if (recorded) {
+    await releaseClaim(deps.redis, task._id, claim.holder);
+    return recorded;
+  }
+  return heartbeating(() => submitOverLadder(deps, task, facts, claim.holder), () => renewClaim(deps.redis, task._id, claim.holder));
+}
+
+/**
+ * Settle on the actual output and refund the surplus (all of it on failure,
+ * expiry or cancellation); then the task and its usage row turn final.
+ * The wallet op `{taskId}:settle` is applied once however often and on
+ * whichever worker this runs (a retry, a replay after a worker died):
+ * `applyMarkedAhead` reads the ledger for its row, then the script
+ * checks the op's marker, moves the projection and writes the op ahead
+ * to the journal (drained to the ledger in batches). The ledger read is
+ * skipped while the task is young (settleAbsentAt). Given the
+ * submission's facts, the task is not read: two Redis scripts (the
+ * decision, the wallet op), two writes. The outcome applied is the task's
+ * first settlement's (capabilities/media/settlement-decision.ts).
+ */
+async function settle(deps: MediaActivityDeps, proposed: SettleInput): Promise<Required<SettleResult>> {
+  // The first settlement's outcome decides, whatever this one was asked to settle (capabilities/media/settlement-decision.ts).
+  const decided = await decideSettlement(deps.redis, proposed.taskId, { outcome: proposed.outcome, ...(proposed.sync ? { sync: proposed.sync } : {}), progress: proposed.progress ?? null });
+  if (decided.outcome.state !== proposed.outcome.state) {
+    deps.log.warn('an earlier settlement of this task decided another outcome: applying it', { task: proposed.taskId, proposed: proposed.outcome.state, decided: decided.outcome.state });
+  }
+  const input: SettleInput = { ...proposed, outcome: decided.outcome, sync: decided.sync, progress: decided.progress };
+  const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(deps, input.taskId);
+  const o = input.outcome;
+  const cost = o.state === 'succeeded' ? settlementNano(task.quote, o.units) : 0;
+  const refund = task.reserved_nano - cost;
+  await deps.wallet.applyMarkedAhead({
+    opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
+    amountNano: refund, keySpendNano: -refund, ref: task._id,
+  }, { absentAt: settleAbsentAt(task.created_at) });
+  failpoint('media.settle.after-wallet');
+  const now = new Date();
+  const completedAt = FINAL_STATES.has(task.state) && task.completed_at ? task.completed_at : now;
+  const upstream = input.sync ? { channel: input.sync.channel, task_id: null, attempts: input.sync.attempts } : task.upstream;
+  // The usage row turns final before the task does: a client that sees the task settled finds its row settled.
+  const units = o.state === 'succeeded' ? o.units : 0;
+  const expiresAt = o.expiresAt ? new Date(o.expiresAt) : null;
+  await deps.usage.replace(usageRowFromTask({ ...task, upstream }, {
+    status: o.state === 'succeeded' ? 'success' : 'error', costNano: cost, units, errorCode: o.errorCode ?? null,
+    errorMessage: o.errorMessage ?? null, completedAt, urls: o.urls, expiresAt,
+  }));
+  await patchTask(deps, task._id, finalFields(task, input, cost, units, completedAt, expiresAt, upstream));
+  if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
+  // Polls read the final document from now on (capabilities/media/media-tasks.ts, the pending marker).
+  if (task.kind === 'image') await deps.redis.del(mediaRedisKeys.taskPending(task._id));
+  failpoint('media.settle.before-report');
+  return { costNano: cost, state: o.state };
+}
+
+/**
+ * The submission's answer, unless the workflow cancels the activity first
+ * (Temporal UI): then a CancelledFailure at once, as the workflow expects,
+ * while the vendor call runs on and is recorded with the claim (never
+ * settled here). A worker shutting down does not count: its submission
+ * finishes as before.
+ */
+function unlessCancelled<T>(work: Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const cancelled = ctx.cancelled.catch((err: unknown) => {
+    if (err instanceof CancelledFailure && err.message === 'CANCELLED') throw err;
+    return work; // another reason (worker shutdown, a timeout): the work decides
+  });
+  return Promise.race([work, cancelled]);
+}
+
 /**
  * Side effects of the media task workflow. Every activity is idempotent by
  * the task id: a retry after a crash finds what the first try did (the
@@ -254,25 +353,36 @@ function finalFields(task: TaskDocument, input: SettleInput, cost: number, units
  */
 export function createMediaActivities(deps: MediaActivityDeps) {
   return {
-    /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
+    /** Submit upstream over the channel ladder (histories started before `submitAndSettleMediaTask`). */
     async submitMediaTask(input: { taskId: string }): Promise<SubmitOutcome> {
-      // One attempt at a time calls the vendor; a retried one takes the first's record, or waits for it.
-      const claim = await claimSubmission(deps.redis, input.taskId);
-      if (claim.kind === 'claimed' && claim.tookOver) {
-        deps.log.warn('a submission claim was still held after the wait: submitting anyway (the vendor may see the request twice)', { task: input.taskId });
+      return submit(deps, input.taskId);
+    },
+
+    /**
+     * Submit, and settle a synchronous answer (or the ladder's failure) on
+     * the spot: the workflow then has no settlement of its own to run (one
+     * local activity and one workflow activation fewer a task). An upstream
+     * task is returned for the workflow to poll, as `submitMediaTask` does.
+     * The workflow waits for this activity's end when it is cancelled
+     * (WAIT_CANCELLATION_COMPLETED, workflows/media-task.ts), so a
+     * cancellation and this settlement never both settle: cancelled while
+     * the vendor works, it ends cancelled and settles nothing; asked to stop
+     * once the answer is in, or if the settlement here fails, it returns the
+     * answer unsettled and the workflow settles it (`settleMediaTask`,
+     * retried until it does, on the same outcome). A re-run after a
+     * settlement here (a crash before the workflow recorded the activity)
+     * finds the answer with the claim and settles again, idempotently.
+     */
+    async submitAndSettleMediaTask(input: { taskId: string }): Promise<SubmitOutcome | SettledOutcome> {
+      const sub = await unlessCancelled(submit(deps, input.taskId));
+      if (sub.kind !== 'done' || Context.current().cancellationSignal.aborted) return sub;
+      try {
+        const { costNano, state } = await traceSettlement(() => settle(deps, { taskId: input.taskId, outcome: sub.outcome, task: sub.task, sync: sub.sync, progress: null }));
+        return { kind: 'settled', state, costNano };
+      } catch (err) {
+        deps.log.warn('settling a synchronous answer in its submission failed: the workflow settles it', { task: input.taskId, err: (err as Error).message });
+        return sub;
       }
-      const task = await loadTask(deps, input.taskId);
-      const facts = factsOf(task);
-      if (claim.kind === 'answered') {
-        const { outcome, sync } = claim.answer;
-        return { kind: 'done', outcome, task: facts, ...(sync ? { sync } : {}) };
-      }
-      const recorded = recordedTask(task, facts);
-      if (recorded) {
-        await releaseClaim(deps.redis, task._id, claim.holder);
-        return recorded;
-      }
-      return heartbeating(() => submitOverLadder(deps, task, facts, claim.holder), () => renewClaim(deps.redis, task._id, claim.holder));
     },
 
     /** One poll of the upstream task; records running state and progress when they change. Transient errors throw (retried). */
@@ -292,43 +402,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       return { state: r.outcome ? r.outcome.state : state, progress, outcome: r.outcome };
     },
 
-    /**
-     * Settle on the actual output and refund the surplus (all of it on failure,
-     * expiry or cancellation); then the task and its usage row turn final.
-     * The wallet op `{taskId}:settle` is applied once however often and on
-     * whichever worker this runs (a retry, a replay after a worker died):
-     * `applyMarkedAhead` reads the ledger for its row, then the script
-     * checks the op's marker, moves the projection and writes the op ahead
-     * to the journal (drained to the ledger in batches). The ledger read is
-     * skipped while the task is young (settleAbsentAt). Given the
-     * submission's facts, the task is not read: one Redis script, two writes.
-     */
-    async settleMediaTask(input: SettleInput): Promise<{ costNano: number }> {
-      const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(deps, input.taskId);
-      const o = input.outcome;
-      const cost = o.state === 'succeeded' ? settlementNano(task.quote, o.units) : 0;
-      const refund = task.reserved_nano - cost;
-      await deps.wallet.applyMarkedAhead({
-        opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
-        amountNano: refund, keySpendNano: -refund, ref: task._id,
-      }, { absentAt: settleAbsentAt(task.created_at) });
-      failpoint('media.settle.after-wallet');
-      const now = new Date();
-      const completedAt = FINAL_STATES.has(task.state) && task.completed_at ? task.completed_at : now;
-      const upstream = input.sync ? { channel: input.sync.channel, task_id: null, attempts: input.sync.attempts } : task.upstream;
-      // The usage row turns final before the task does: a client that sees the task settled finds its row settled.
-      const units = o.state === 'succeeded' ? o.units : 0;
-      const expiresAt = o.expiresAt ? new Date(o.expiresAt) : null;
-      await deps.usage.replace(usageRowFromTask({ ...task, upstream }, {
-        status: o.state === 'succeeded' ? 'success' : 'error', costNano: cost, units, errorCode: o.errorCode ?? null,
-        errorMessage: o.errorMessage ?? null, completedAt, urls: o.urls, expiresAt,
-      }));
-      await patchTask(deps, task._id, finalFields(task, input, cost, units, completedAt, expiresAt, upstream));
-      if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
-      // Polls read the final document from now on (capabilities/media/media-tasks.ts, the pending marker).
-      if (task.kind === 'image') await deps.redis.del(mediaRedisKeys.taskPending(task._id));
-      failpoint('media.settle.before-report');
-      return { costNano: cost };
+    /** Settle a task's outcome (see `settle`): the workflow's own step, retried until it succeeds. */
+    async settleMediaTask(input: SettleInput): Promise<SettleResult> {
+      return settle(deps, input);
     },
 
     /** Start the workflows of tasks a crashed gateway accepted but never started (capabilities/media/media-tasks.ts). */

@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, proxyLocalActivities, sleep, startChild, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, patched, proxyLocalActivities, sleep, startChild, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { taskWebhookWorkflow } from './task-webhook';
 import { TASK_WEBHOOK_WORKFLOW, taskWebhookWorkflowId } from '../domain/workflow-ids';
@@ -11,7 +11,8 @@ import { mediaErrorJson } from '../domain/error-bodies';
  * Activities run as local activities: in the worker that runs the workflow
  * task, recorded in its history as markers, with no activity-task round trip
  * through the server. A synchronous upstream (most image vendors) is then
- * submitted and settled within the task's first workflow task. Crash safety
+ * submitted and settled within the task's first workflow task, by one
+ * activity (`submitAndSettleMediaTask`). Crash safety
  * is unchanged: a worker that dies mid-activity loses its workflow task, a
  * new worker replays and re-runs the activity, and every activity is
  * idempotent by the task id.
@@ -19,10 +20,21 @@ import { mediaErrorJson } from '../domain/error-bodies';
  * Timeouts and retries are named once here. The submission may wait on a
  * synchronous vendor call (images: up to 280 s over the channel ladder).
  */
-const { submitMediaTask } = proxyLocalActivities<MediaActivities>({
+const SUBMISSION = {
   startToCloseTimeout: '6 minutes',
   localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '15 seconds', maximumAttempts: 5 },
+} as const;
+/** Histories started before the settlement moved into the submission (SETTLE_IN_SUBMISSION). */
+const { submitMediaTask } = proxyLocalActivities<MediaActivities>(SUBMISSION);
+/**
+ * Waits for the activity's own end when cancelled: it may be settling a
+ * synchronous answer, and the workflow must not settle the task a second
+ * time meanwhile (activities/media.ts says how it ends).
+ */
+const { submitAndSettleMediaTask } = proxyLocalActivities<MediaActivities>({
+  ...SUBMISSION,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 const { pollMediaTask } = proxyLocalActivities<MediaActivities>({
   startToCloseTimeout: '20 seconds',
@@ -35,6 +47,12 @@ const { settleMediaTask } = proxyLocalActivities<MediaActivities>({
   localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
+
+/**
+ * The submission settles a synchronous answer itself (docs/workflow-changes.md):
+ * a task the vendor answers at once runs one local activity instead of two.
+ */
+const SETTLE_IN_SUBMISSION = 'media-task-settle-in-submission-20261129';
 
 export interface MediaTaskInput {
   taskId: string;
@@ -71,9 +89,14 @@ export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTas
   let task: TaskFacts | undefined;
   let sync: SyncAnswer | undefined;
   let progress: number | null = null;
+  let settled: MediaTaskResult | undefined;
   try {
     await CancellationScope.cancellable(async () => {
-      const sub = await submitMediaTask({ taskId: input.taskId });
+      const sub = patched(SETTLE_IN_SUBMISSION) ? await submitAndSettleMediaTask({ taskId: input.taskId }) : await submitMediaTask({ taskId: input.taskId });
+      if (sub.kind === 'settled') {
+        settled = { state: sub.state, costNano: sub.costNano };
+        return;
+      }
       task = sub.task;
       if (sub.kind === 'done') {
         outcome = sub.outcome;
@@ -98,11 +121,16 @@ export async function mediaTaskWorkflow(input: MediaTaskInput): Promise<MediaTas
     if (isCancellation(err)) outcome = ended('cancelled', 'task_cancelled', 'the task was cancelled', 499);
     else outcome = ended('failed', 'upstream_error', `the task failed: ${(err as Error).message}`, 502);
   }
+  if (settled) {
+    if (input.callback) await CancellationScope.nonCancellable(() => startWebhook(input.taskId));
+    return settled;
+  }
   if (!outcome) throw ApplicationFailure.nonRetryable('task ended without an outcome');
   const settle: SettleInput = { taskId: input.taskId, outcome, task, sync, progress };
-  const { costNano } = await CancellationScope.nonCancellable(() => settleMediaTask(settle));
+  // The settlement applies the task's first settlement's outcome, which may not be this run's (activities/media.ts).
+  const { costNano, state } = await CancellationScope.nonCancellable(() => settleMediaTask(settle));
   if (input.callback) await CancellationScope.nonCancellable(() => startWebhook(input.taskId));
-  return { state: outcome.state, costNano };
+  return { state: state ?? outcome.state, costNano };
 }
 
 /**

@@ -52,4 +52,6 @@ export const mediaRedisKeys = {
    * calls the vendor (a 10 s lease, renewed), then `a:{json}` (its answer, a day) when it was synchronous.
    */
   taskSubmission: (taskId: string) => `tasksub:${taskId}`,
+  /** The outcome a task's first settlement proposed, which every settlement applies (capabilities/media/settlement-decision.ts; a day). */
+  taskSettlement: (taskId: string) => `taskset:${taskId}`,
 };

@@ -76,7 +76,7 @@ test.serial('a settlement retried on a second worker, before and after its row i
   t.is(await gw.deps.wallet.balance(accountId), GRANT - PRICE, 'the hold is on');
   const input: SettleInput = { taskId: task._id, outcome: { ...succeeded, units: 0, state: 'failed', errorCode: 'upstream_error', errorMessage: 'x' }, task: factsOf(task) };
   const first = otherWorker();
-  t.deepEqual(await first.acts.settleMediaTask(input), { costNano: 0 });
+  t.deepEqual(await first.acts.settleMediaTask(input), { costNano: 0, state: 'failed' });
   t.is(await gw.deps.wallet.balance(accountId), GRANT, 'a failed task refunds its hold');
 
   // The first worker died before reporting: the local activity runs again on another worker (row maybe not drained yet).
@@ -117,7 +117,7 @@ test.serial('two workers settling the same task at once: one applies, both repor
   const input: SettleInput = { taskId: task._id, outcome: succeeded, task: factsOf(task) };
   const [a, b] = [otherWorker(), otherWorker()];
   const costs = await Promise.all([a.acts.settleMediaTask(input), b.acts.settleMediaTask(input), a.acts.settleMediaTask(input)]);
-  t.deepEqual(costs, [{ costNano: PRICE }, { costNano: PRICE }, { costNano: PRICE }]);
+  t.deepEqual(costs, Array(3).fill({ costNano: PRICE, state: 'succeeded' }));
   const m = await moneyOf(accountId, keyId, task._id);
   await gw.flushRows();
   t.is(m.balance, GRANT - PRICE);
@@ -139,7 +139,7 @@ test.serial('a crowd of workers settling one task at once: none throws, one appl
   const runs = Array.from({ length: 12 }, (_, i) => crowd[i % crowd.length].acts.settleMediaTask(input));
   const outcomes = await Promise.allSettled(runs);
   t.deepEqual(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason)), [], 'no settlement threw');
-  t.deepEqual(outcomes.map((o) => (o as PromiseFulfilledResult<{ costNano: number }>).value), Array(12).fill({ costNano: PRICE }));
+  t.deepEqual(outcomes.map((o) => (o as PromiseFulfilledResult<{ costNano: number }>).value), Array(12).fill({ costNano: PRICE, state: 'succeeded' }));
   const m = await moneyOf(accountId, keyId, task._id);
   t.is(m.balance, GRANT - PRICE);
   t.is(m.ledger, GRANT - PRICE);
@@ -150,6 +150,31 @@ test.serial('a crowd of workers settling one task at once: none throws, one appl
   t.is(usage.length, 1);
   t.like(usage[0], { status: 'success', cost_nano: PRICE });
   t.like((await gw.deps.db.Task.findById(task._id).lean<TaskDocument>())!, { state: 'succeeded', cost_nano: PRICE });
+});
+
+test.serial('a later settlement with another outcome (a cancel after a lost workflow task) applies the first one\'s: one outcome for wallet, usage row and task', async (t) => {
+  const { accountId, keyId, task } = await submit();
+  const first = otherWorker();
+  t.deepEqual(await first.acts.settleMediaTask({ taskId: task._id, outcome: succeeded, task: factsOf(task) }), { costNano: PRICE, state: 'succeeded' });
+  const cancelled: ProviderOutcome = { state: 'cancelled', units: 0, urls: [], expiresAt: null, errorCode: 'task_cancelled', errorMessage: 'the task was cancelled', clientStatus: 499 };
+  // The workflow ran again from the start, saw the cancel first and settles "cancelled" on another worker.
+  t.deepEqual(await otherWorker().acts.settleMediaTask({ taskId: task._id, outcome: cancelled, task: factsOf(task), progress: null }), { costNano: PRICE, state: 'succeeded' });
+  const m = await moneyOf(accountId, keyId, task._id);
+  t.is(m.balance, GRANT - PRICE);
+  t.is(m.ledger, GRANT - PRICE);
+  t.is(m.spend, PRICE);
+  await gw.flushRows();
+  t.like((await gw.deps.db.Usage.findById(task._id).lean<{ status: string; cost_nano: number }>())!, { status: 'success', cost_nano: PRICE });
+  t.like((await gw.deps.db.Task.findById(task._id).lean<TaskDocument>())!, { state: 'succeeded', cost_nano: PRICE, error_code: null, result: { urls: succeeded.urls } });
+
+  // The other order: the cancel settled first, a late "succeeded" (a poll's outcome replayed) refunds in full all the same.
+  const other = await submit();
+  await otherWorker().acts.settleMediaTask({ taskId: other.task._id, outcome: cancelled, task: factsOf(other.task) });
+  t.deepEqual(await otherWorker().acts.settleMediaTask({ taskId: other.task._id, outcome: succeeded, task: factsOf(other.task) }), { costNano: 0, state: 'cancelled' });
+  const m2 = await moneyOf(other.accountId, other.keyId, other.task._id);
+  t.is(m2.balance, GRANT);
+  t.is(m2.ledger, GRANT);
+  t.like((await gw.deps.db.Task.findById(other.task._id).lean<TaskDocument>())!, { state: 'cancelled', cost_nano: 0, result: null });
 });
 
 test.serial('a hold written ahead survives a rebuild of the projection from the ledger (the drain writes its row first)', async (t) => {

@@ -113,19 +113,20 @@ test.serial('a media task: the request, the workflow start, the workflow run and
     await new Promise((r) => setTimeout(r, 100));
   }
   // The run's span ends with the workflow and leaves the sandbox with its last activation.
-  const spans = await traceOf(traceId, (s) => ['RunActivity:settleMediaTask', 'RunWorkflow:mediaTaskWorkflow'].every((n) => s.some((x) => x.name === n)));
+  // A synchronous vendor: the submission settles the answer itself, as a span of its own under it.
+  const spans = await traceOf(traceId, (s) => ['settle media task', 'RunWorkflow:mediaTaskWorkflow'].every((n) => s.some((x) => x.name === n)));
   const server = spans.find((s) => s.kind === 1 && s.attributes['http.route'] === '/v1/images/generations');
   t.truthy(server, tree(spans));
   const start = spans.find((s) => s.name === 'StartWorkflow:mediaTaskWorkflow');
   const run = spans.find((s) => s.name === 'RunWorkflow:mediaTaskWorkflow');
-  const submit = spans.find((s) => s.name === 'RunActivity:submitMediaTask');
-  const settle = spans.find((s) => s.name === 'RunActivity:settleMediaTask');
+  const submit = spans.find((s) => s.name === 'RunActivity:submitAndSettleMediaTask');
+  const settle = spans.find((s) => s.name === 'settle media task');
   const attempt = spans.find((s) => s.name.startsWith('upstream attempt'));
   for (const [name, span] of Object.entries({ start, run, submit, settle, attempt })) t.truthy(span, `${name} missing:\n${tree(spans)}`);
   t.true(under(spans, start!, server!), 'the workflow starts inside the request');
   t.true(under(spans, run!, start!), 'the run continues the start');
   t.true(under(spans, submit!, run!), 'activities run under the workflow');
-  t.true(under(spans, settle!, run!));
+  t.true(under(spans, settle!, submit!), 'the settlement runs in the submit activity');
   t.true(under(spans, attempt!, submit!), 'the vendor attempt runs in the submit activity');
   const vendor = spans.find((s) => s.kind === 2 && String(s.attributes['url.full'] ?? '').startsWith(gw.simUrl!) && under(spans, s, attempt!));
   t.truthy(vendor, `undici call to the vendor under the attempt:\n${tree(spans)}`);

@@ -48,3 +48,17 @@ export function readHistoryFiles(dir = HISTORIES_DIR): HistoryFile[] {
     .sort()
     .map((f) => readHistoryFile(path.join(dir, f)));
 }
+
+/** The activity types of a history's local activities, in the order their markers were recorded. */
+export function localActivityTypes(h: HistoryFile): string[] {
+  const types: string[] = [];
+  for (const e of h.history.events) {
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') continue;
+    for (const p of marker.details?.data?.payloads ?? []) {
+      const type = (JSON.parse(Buffer.from(p.data ?? new Uint8Array()).toString('utf8')) as { activity_type?: string }).activity_type;
+      if (type) types.push(type);
+    }
+  }
+  return types;
+}

@@ -2,10 +2,11 @@ import test from 'ava';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
 import { temporalBinary } from '../../dev/scripts/lib/tools';
 import { WORKFLOWS_PATH, workflowBundleOf } from '../../platform/temporal';
 import { mediaTaskWorkflow, type MediaTaskInput } from '../../workflows/media-task';
-import type { MediaActivities, PollOutcome, SubmitOutcome } from '../../activities/media';
+import type { MediaActivities, PollOutcome, SettledOutcome, SubmitOutcome } from '../../activities/media';
 import type { ProviderOutcome } from '../../domain/media/task';
 
 /**
@@ -16,25 +17,49 @@ import type { ProviderOutcome } from '../../domain/media/task';
 
 interface Script {
   submit: () => Promise<SubmitOutcome>;
+  /** How the submission ends once `submit` answered 'done' (default: it settles the answer itself, as activities/media.ts does). */
+  afterDone?: (sub: Extract<SubmitOutcome, { kind: 'done' }>, settle: () => Promise<SettledOutcome>) => Promise<SubmitOutcome | SettledOutcome>;
   poll?: (n: number) => Promise<PollOutcome>;
   polls: number;
   settled: ProviderOutcome[];
+  /** Who settled each entry of `settled`. */
+  settledBy: Array<'submission' | 'workflow'>;
+  /** Activity types in the order they ran. */
+  ran: string[];
 }
 
 const scripts = new Map<string, Script>();
 const QUEUE = 'media-task-unit';
 
-const activities: Pick<MediaActivities, 'submitMediaTask' | 'pollMediaTask' | 'settleMediaTask'> = {
+function settleScripted(s: Script, outcome: ProviderOutcome, by: 'submission' | 'workflow') {
+  s.settled.push(outcome);
+  s.settledBy.push(by);
+  return { costNano: outcome.state === 'succeeded' ? 7 * outcome.units : 0 };
+}
+
+const activities: Pick<MediaActivities, 'submitMediaTask' | 'submitAndSettleMediaTask' | 'pollMediaTask' | 'settleMediaTask'> = {
   async submitMediaTask({ taskId }) {
-    return scripts.get(taskId)!.submit();
+    const s = scripts.get(taskId)!;
+    s.ran.push('submitMediaTask');
+    return s.submit();
+  },
+  async submitAndSettleMediaTask({ taskId }) {
+    const s = scripts.get(taskId)!;
+    s.ran.push('submitAndSettleMediaTask');
+    const sub = await s.submit();
+    if (sub.kind !== 'done') return sub;
+    const settle = async (): Promise<SettledOutcome> => ({ kind: 'settled', state: sub.outcome.state, ...settleScripted(s, sub.outcome, 'submission') });
+    return s.afterDone ? s.afterDone(sub, settle) : settle();
   },
   async pollMediaTask({ taskId }) {
     const s = scripts.get(taskId)!;
+    s.ran.push('pollMediaTask');
     return s.poll!(++s.polls);
   },
   async settleMediaTask({ taskId, outcome }) {
-    scripts.get(taskId)!.settled.push(outcome);
-    return { costNano: outcome.state === 'succeeded' ? 7 * outcome.units : 0 };
+    const s = scripts.get(taskId)!;
+    s.ran.push('settleMediaTask');
+    return settleScripted(s, outcome, 'workflow');
   },
 };
 
@@ -61,9 +86,9 @@ test.after.always(async () => {
 });
 
 let seq = 0;
-function task(script: Omit<Script, 'polls' | 'settled'>, input: Partial<MediaTaskInput> = {}) {
+function task(script: Omit<Script, 'polls' | 'settled' | 'settledBy' | 'ran'>, input: Partial<MediaTaskInput> = {}) {
   const taskId = `task_unit_${process.pid}_${++seq}`;
-  const s: Script = { ...script, polls: 0, settled: [] };
+  const s: Script = { ...script, polls: 0, settled: [], settledBy: [], ran: [] };
   scripts.set(taskId, s);
   const args: MediaTaskInput = { taskId, pollIntervalMs: 5, maxRunMs: null, ...input };
   const handle = env.client.workflow.start(mediaTaskWorkflow, { taskQueue: QUEUE, workflowId: taskId, args: [args] });
@@ -73,12 +98,60 @@ function task(script: Omit<Script, 'polls' | 'settled'>, input: Partial<MediaTas
 const succeeded = (units: number): ProviderOutcome => ({ state: 'succeeded', units, urls: ['http://sim/1.png'], expiresAt: null });
 const running_ = async (): Promise<PollOutcome> => ({ state: 'running', progress: 10 });
 
-test('a synchronous answer is settled on its actual output, without a poll', async (t) => {
+test('a synchronous answer is settled on its actual output by the submission itself: one activity, no poll', async (t) => {
   const { s, handle } = task({ submit: async () => ({ kind: 'done', outcome: succeeded(2) }) });
   const result = await (await handle).result();
   t.deepEqual(result, { state: 'succeeded', costNano: 14 });
   t.deepEqual(s.settled, [succeeded(2)]);
+  t.deepEqual(s.settledBy, ['submission']);
+  t.deepEqual(s.ran, ['submitAndSettleMediaTask']);
   t.is(s.polls, 0);
+});
+
+test('a synchronous answer the submission could not settle is settled by the workflow, on the same outcome', async (t) => {
+  const { s, handle } = task({ submit: async () => ({ kind: 'done', outcome: succeeded(3) }), afterDone: async (sub) => sub });
+  t.deepEqual(await (await handle).result(), { state: 'succeeded', costNano: 21 });
+  t.deepEqual(s.settled, [succeeded(3)]);
+  t.deepEqual(s.settledBy, ['workflow']);
+  t.deepEqual(s.ran, ['submitAndSettleMediaTask', 'settleMediaTask']);
+});
+
+test('cancelled while the vendor works: the submission ends cancelled and the workflow refunds in full', async (t) => {
+  let started = false;
+  const { s, handle } = task({
+    submit: async () => {
+      started = true;
+      await Context.current().cancelled; // rejects with the cancellation, as activities/media.ts's submission does
+      throw new Error('unreachable');
+    },
+  });
+  const h = await handle;
+  while (!started) await new Promise((r) => setTimeout(r, 5));
+  await h.cancel();
+  t.deepEqual(await h.result(), { state: 'cancelled', costNano: 0 });
+  t.is(s.settled.length, 1);
+  t.deepEqual(s.settledBy, ['workflow']);
+  t.like(s.settled[0], { state: 'cancelled', units: 0, errorCode: 'task_cancelled', clientStatus: 499 });
+});
+
+test('cancelled while the submission settles: the workflow waits for it and settles nothing more', async (t) => {
+  let settling = false;
+  const { s, handle } = task({
+    submit: async () => ({ kind: 'done', outcome: succeeded(1) }),
+    afterDone: async (_sub, settle) => {
+      settling = true;
+      // The settlement ignores the cancellation and finishes (activities/media.ts): the workflow must take its result.
+      while (!Context.current().cancellationSignal.aborted) await new Promise((r) => setTimeout(r, 5));
+      return settle();
+    },
+  });
+  const h = await handle;
+  while (!settling) await new Promise((r) => setTimeout(r, 5));
+  await h.cancel();
+  t.deepEqual(await h.result(), { state: 'succeeded', costNano: 7 });
+  t.deepEqual(s.settled, [succeeded(1)]);
+  t.deepEqual(s.settledBy, ['submission']);
+  t.deepEqual(s.ran, ['submitAndSettleMediaTask']);
 });
 
 test('an upstream task is polled until its outcome, then settled once', async (t) => {

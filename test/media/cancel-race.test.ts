@@ -1,0 +1,67 @@
+import test from 'ava';
+import { startGateway, type TestGateway } from '../helpers/stack';
+import type { TaskDocument } from '../../domain/media/task';
+
+/**
+ * A cancellation (Temporal UI) that lands while a synchronous vendor is
+ * answering. The workflow's first task runs the submission (and, since the
+ * submission settles a synchronous answer itself, the settlement) as local
+ * activities; the server refuses that task's completion because the cancel
+ * request came meanwhile, so the workflow runs again from the start, sees the
+ * cancel first and settles "cancelled". Whatever was settled first must stand
+ * for the task, its usage row and the wallet alike: one outcome, one charge.
+ */
+let gw: TestGateway;
+test.before(async () => {
+  gw = await startGateway({}, { simulator: true, worker: true });
+});
+test.after.always(async () => gw?.close());
+
+async function newestTask(since: number): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const doc = await gw.deps.db.Task.findOne({ created_at: { $gte: new Date(since) } }).sort({ created_at: -1 }).lean<{ _id: string }>();
+    if (doc) return doc._id;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('no task');
+}
+
+for (const model of ['gpt-image-1', 'seedream-4-0']) {
+  test.serial(`${model}: cancelled while the vendor answers: the task, its usage row and the wallet tell one outcome`, async (t) => {
+    t.timeout(120_000);
+    const a = await gw.newAccount();
+    const key = (await gw.newKey(a.id)).key;
+    const before = await gw.deps.wallet.balance(a.id);
+    const channels = model === 'gpt-image-1' ? ['openai-images-a', 'openai-images-b', 'openai-images-c'] : ['seedream-images-a', 'seedream-images-b', 'seedream-images-c'];
+    for (const channel of channels) await gw.control('POST', '/media/faults', { channel, fault: { type: 'delay', ms: 2_000 } });
+    try {
+      const t0 = Date.now();
+      const answered = fetch(`${gw.url}/v1/images/generations`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, prompt: 'a fox, cancelled or not', async: true }),
+      }).then((r) => r.text());
+      const id = await newestTask(t0);
+      for (let i = 0; i < 100; i++) {
+        if (await gw.deps.temporal.workflow.getHandle(id).describe().then(() => true, () => false)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await new Promise((r) => setTimeout(r, 500));
+      await gw.deps.temporal.workflow.getHandle(id).cancel();
+      const result = await gw.deps.temporal.workflow.getHandle(id).result() as { state: string; costNano: number };
+      await answered;
+      const task = (await gw.deps.db.Task.findById(id).lean<TaskDocument>())!;
+      await gw.flushRows();
+      const usage = await gw.deps.db.Usage.findById(id).lean<{ status: string; cost_nano: number }>();
+      const after = await gw.deps.wallet.balance(a.id);
+      t.log(`workflow ${result.state} ${result.costNano}; task ${task.state} ${task.cost_nano}; usage ${usage?.status} ${usage?.cost_nano}; wallet moved ${before - after}`);
+      t.is(before - after, task.cost_nano, 'the wallet was charged what the task says it cost');
+      t.is(usage?.cost_nano, task.cost_nano, 'the usage row says what the task cost');
+      t.is(usage?.status, task.state === 'succeeded' ? 'success' : 'error');
+      t.is(result.state, task.state, 'the workflow ended as the task did');
+      t.is(result.costNano, task.cost_nano);
+      t.true(task.state === 'succeeded' ? task.cost_nano > 0 : task.cost_nano === 0);
+    } finally {
+      await gw.control('DELETE', '/media/faults');
+    }
+  });
+}
