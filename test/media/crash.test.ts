@@ -72,10 +72,12 @@ const scenarios: Array<{ failpoint: string; model: string; upstreamTasks: number
   { failpoint: 'media.poll.after-upstream', model: 'flux-kontext-pro', upstreamTasks: 1 },
   { failpoint: 'media.settle.after-wallet', model: 'flux-kontext-pro', upstreamTasks: 1 },
   { failpoint: 'media.settle.before-report', model: 'gpt-image-1', upstreamTasks: 1 },
+  // A synchronous answer is settled by its submission: killed between the wallet op and the task's final write there.
+  { failpoint: 'media.settle.after-wallet', model: 'gpt-image-1', upstreamTasks: 1 },
 ];
 
 for (const s of scenarios) {
-  test(`SIGKILL at ${s.failpoint}: one outcome, one charge`, async (t) => {
+  test(`SIGKILL at ${s.failpoint} (${s.model}): one outcome, one charge`, async (t) => {
     t.timeout(180_000);
     const gw = await startGateway({}, { simulator: true, mediaDelayMs: 300 });
     const workers: ChildProcess[] = [];
