@@ -4,12 +4,13 @@ import { errors, GatewayError } from '../../domain/errors';
 import { newId } from '../../platform/ids';
 import { reservationNano, type MediaQuote } from '../../domain/media/pricing';
 import { MAX_RUN_MS, POLL_INTERVAL_MS } from '../../domain/media/cadence';
-import { publicStatus, type TaskKind, type TaskDocument } from '../../domain/media/task';
+import { publicStatus, type ProviderOutcome, type TaskKind, type TaskDocument } from '../../domain/media/task';
 import { ACCOUNT_ID, MODEL, TASK_ID } from '../../domain/media/search-attributes';
 import type { AuthState } from '../../domain/api-key';
 import type { Config } from '../../platform/config';
 import { isDuplicateKey } from '../../platform/mongo';
 import { type MediaModels, mediaRedisKeys } from './store';
+import { decideSettlement } from './settlement-decision';
 import { type RedisClient } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import type { ApplyResult, Wallet } from '../accounts/wallet';
@@ -27,6 +28,8 @@ export const HOLD_RETRY = { retries: 6, minTimeout: 100, factor: 2, maxTimeout: 
 /** Closing a task that was not accepted (what lets the orphan sweep finish its release): about 15 s of store outage. */
 const CLOSE_RETRY = { retries: 8, minTimeout: 100, factor: 2, maxTimeout: 3_000 } as const;
 const NOT_STARTED = 'the task could not be accepted; nothing was charged';
+/** The settlement of a task the gateway did not accept (what `release` does, as a settlement decision). */
+const NOT_STARTED_OUTCOME: ProviderOutcome = { state: 'failed', units: 0, urls: [], expiresAt: null, errorCode: 'not_started', errorMessage: NOT_STARTED };
 
 /**
  * The answer to a submission that could not be accepted (500
@@ -140,7 +143,7 @@ export class MediaTasks {
       if (doc.kind === 'image') await this.markPending(doc);
       await pRetry(() => this.start(doc), START_RETRY);
     } catch (err) {
-      await this.abandon(doc, err, true);
+      if (await this.abandon(doc, err, true)) return doc;
       throw new TaskNotAccepted(doc._id, err);
     }
     return doc;
@@ -265,7 +268,8 @@ export class MediaTasks {
    * 3. `release`: exactly what a settlement refunding everything does, by
    *    the same op ids, so it never applies twice wherever it is retried.
    */
-  private async abandon(doc: TaskDocument, err: unknown, mayHaveStarted: boolean): Promise<void> {
+  private async abandon(doc: TaskDocument, err: unknown, mayHaveStarted: boolean): Promise<boolean> {
+    if (mayHaveStarted && (await this.settledByItsWorkflow(doc, err))) return true;
     this.deps.log.error('task not accepted; closing it and releasing its hold', { task: doc._id, err });
     if (mayHaveStarted) {
       await this.deps.temporal.workflow.getHandle(doc._id).terminate('the task could not be accepted').catch((e: unknown) => {
@@ -282,6 +286,24 @@ export class MediaTasks {
     await pRetry(() => this.release(doc, completedAt), HOLD_RETRY).catch((e: unknown) => {
       this.deps.log.error('hold of a task not accepted not released yet; the orphan sweep will', { task: doc._id, err: e });
     });
+    return false;
+  }
+
+  /**
+   * A workflow whose start's answer was lost may have run, and settled the
+   * task (a synchronous vendor answers in milliseconds), before the gateway
+   * gives up on it. So "not started" is first proposed as the task's
+   * settlement (capabilities/media/settlement-decision.ts): lost to an
+   * earlier settlement, the task stands as that settled it, its workflow is
+   * left to finish and the client gets its task; won, a settlement that comes
+   * later applies "not started" too, so the refund and the task agree. Redis
+   * unreachable: as before (the release proposes when it runs).
+   */
+  private async settledByItsWorkflow(doc: TaskDocument, err: unknown): Promise<boolean> {
+    const decided = await decideSettlement(this.deps.redis, doc._id, { outcome: NOT_STARTED_OUTCOME, progress: null }).catch(() => undefined);
+    if (!decided || decided.outcome.errorCode === NOT_STARTED_OUTCOME.errorCode) return false;
+    this.deps.log.warn('the start of a task seemed to fail but its workflow ran and settled it: the task stands', { task: doc._id, state: decided.outcome.state, err });
+    return true;
   }
 
   /**
@@ -291,6 +313,13 @@ export class MediaTasks {
    * one usage row turns final (error, cost 0), and the flag is cleared.
    */
   private async release(doc: TaskDocument, completedAt: Date): Promise<void> {
+    const decided = await decideSettlement(this.deps.redis, doc._id, { outcome: NOT_STARTED_OUTCOME, progress: null });
+    if (decided.outcome.errorCode !== NOT_STARTED_OUTCOME.errorCode) {
+      // Its workflow settled it while Redis was out for the proposal above (abandon): that settlement moved the wallet.
+      this.deps.log.error('a task closed as not started was settled by its workflow: the wallet and usage row keep that settlement', { task: doc._id, state: decided.outcome.state });
+      await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { release_pending: false } });
+      return;
+    }
     const hold = await this.reserve(doc, null);
     if (hold.status !== 'refused') {
       await this.deps.wallet.apply({

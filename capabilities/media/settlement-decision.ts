@@ -14,7 +14,11 @@ import { mediaRedisKeys } from './store';
  * workflow runs again from the start, sees the cancel first and settles
  * "cancelled". The wallet op `{task}:settle` is applied once, so before this
  * the wallet kept the first settlement's charge while the task and its usage
- * row said "cancelled, nothing charged" (test/media/cancel-race.test.ts).
+ * row said "cancelled, nothing charged" (test/media/settlement-races.test.ts).
+ *
+ * The gateway's release of a task it could not start (capabilities/media/
+ * media-tasks.ts) is a settlement too ("not started"): a workflow whose
+ * start's answer was lost may have run and settled the task before it.
  *
  * So a settlement first proposes its outcome here (SET NX, one round trip);
  * the first proposal is the decision, and every settlement of the task, this

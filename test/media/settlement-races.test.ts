@@ -3,6 +3,8 @@ import { startGateway, type TestGateway } from '../helpers/stack';
 import type { TaskDocument } from '../../domain/media/task';
 
 /**
+ * One outcome per task when two settlements race (capabilities/media/settlement-decision.ts).
+ *
  * A cancellation (Temporal UI) that lands while a synchronous vendor is
  * answering. The workflow's first task runs the submission (and, since the
  * submission settles a synchronous answer itself, the settlement) as local
@@ -65,3 +67,43 @@ for (const model of ['gpt-image-1', 'seedream-4-0']) {
     }
   });
 }
+
+test.serial('a workflow start whose answer was lost, after the workflow ran and settled the task: the task stands, charged once, and the client gets it', async (t) => {
+  t.timeout(120_000);
+  const a = await gw.newAccount();
+  const key = (await gw.newKey(a.id)).key;
+  const before = await gw.deps.wallet.balance(a.id);
+  const wf = gw.deps.temporal.workflow;
+  const realStart = wf.start.bind(wf);
+  // The start reaches the server and the worker settles the task (a synchronous vendor answers at once);
+  // then the answer is lost and the retries find Temporal unreachable.
+  let starts = 0;
+  wf.start = (async (...args: Parameters<typeof wf.start>) => {
+    if (++starts === 1) {
+      const handle = await realStart(...args);
+      await handle.result();
+    }
+    throw new Error('14 UNAVAILABLE: connection reset');
+  }) as typeof wf.start;
+  let res: Response;
+  try {
+    res = await fetch(`${gw.url}/v1/images/generations`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-image-1', prompt: 'a fox, started or not', async: true }),
+    });
+  } finally {
+    wf.start = realStart;
+  }
+  const body = (await res.json()) as { id: string };
+  t.is(res.status, 200, JSON.stringify(body));
+  const task = (await gw.deps.db.Task.findById(body.id).lean<TaskDocument>())!;
+  await gw.flushRows();
+  const usage = await gw.deps.db.Usage.find({ _id: body.id }).lean<Array<{ status: string; cost_nano: number }>>();
+  const after = await gw.deps.wallet.balance(a.id);
+  t.like(task, { state: 'succeeded', error_code: null });
+  t.true(task.cost_nano > 0);
+  t.is(before - after, task.cost_nano, 'charged once, what the task says');
+  t.is(usage.length, 1);
+  t.like(usage[0], { status: 'success', cost_nano: task.cost_nano });
+  t.is((await wf.getHandle(body.id).describe()).status.name, 'COMPLETED', 'the workflow was left to finish');
+});
