@@ -1,9 +1,8 @@
 import { Context, ApplicationFailure, CancelledFailure } from '@temporalio/activity';
 import { mediaRedisKeys } from '../capabilities/media/store';
 import type { Catalogue } from '../domain/catalogue';
-import { FINAL_STATES, type ProviderOutcome, type TaskOutcome, type TaskState, type TaskDocument, type SyncAnswer } from '../domain/media/task';
+import { type ProviderOutcome, type TaskOutcome, type TaskState, type TaskDocument, type SyncAnswer } from '../domain/media/task';
 import { MAX_RUN_MS } from '../domain/media/cadence';
-import { settlementNano } from '../domain/media/pricing';
 import type { Db } from '../capabilities/store';
 import { failpoint } from '../platform/failpoints';
 import { type RedisClient } from '../platform/redis';
@@ -11,14 +10,12 @@ import type { Client } from '@temporalio/client';
 import { upstreamApiKey, type Config } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { MediaTasks } from '../capabilities/media/media-tasks';
-import { usageRowFromTask } from '../capabilities/usage/task-usage';
 import type { Wallet } from '../capabilities/accounts/wallet';
 import type { UsageRecorder } from '../capabilities/usage/usage';
 import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/media';
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
 import { claimSubmission, recordAnswer, releaseClaim, renewClaim, CLAIM_RENEW_MS } from '../capabilities/media/submission-claim';
-import { decideSettlement } from '../capabilities/media/settlement-decision';
-import { countTaskFinished } from '../platform/metrics/index';
+import { factsOf, loadTask, patchTask, settleTask, type SettleInput, type SettleResult, type TaskFacts } from '../capabilities/media/settlement';
 import { traceSettlement } from '../platform/tracing/settlement';
 import { mediaErrorJson } from '../domain/error-bodies';
 import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
@@ -44,17 +41,7 @@ export const TASK_FILE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** A task still queued with no workflow this long after submission was left by a crashed gateway. */
 export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
 
-/**
- * What the settlement needs of the task document, read once by the
- * submission and carried through the workflow (recorded in its history), so
- * the settlement reads nothing: the task's identity, owner, quote and hold.
- */
-export type TaskFacts = Omit<TaskDocument, 'input' | 'result' | 'final_body' | 'created_at' | 'started_at' | 'completed_at' | 'updated_at'> & {
-  /** Unix ms (payloads carry JSON: no Date). */
-  created_at: number;
-};
-
-export type { SyncAnswer };
+export type { SyncAnswer, SettleInput, SettleResult, TaskFacts };
 
 export type SubmitOutcome =
   | { kind: 'done'; outcome: ProviderOutcome; task?: TaskFacts; sync?: SyncAnswer }
@@ -65,55 +52,6 @@ export interface SettledOutcome {
   kind: 'settled';
   state: ProviderOutcome['state'];
   costNano: number;
-}
-
-export interface SettleResult {
-  costNano: number;
-  /** The outcome settled: the task's first settlement's (absent from results recorded before 2026-11-29). */
-  state?: ProviderOutcome['state'];
-}
-
-export interface SettleInput {
-  taskId: string;
-  outcome: ProviderOutcome;
-  /** From the submission; absent (histories of older workers, direct calls): the task document is read. */
-  task?: TaskFacts;
-  sync?: SyncAnswer;
-  /** The last progress a poll reported (null: none). */
-  progress?: number | null;
-}
-
-/**
- * When the settle op `{task}:settle` is known to have had no ledger row, on
- * this process's `performance.now()` clock (`Wallet.applyMarkedAhead`'s
- * `absentAt`): the task's creation. The op id carries the task id, minted by
- * the submission that wrote the task, so nothing (this activity, a replay of
- * it on another worker, the gateway's refund of a task whose workflow did not
- * start) could apply it before; whatever applied it since left its marker,
- * which lives until the op's row exists and 10 minutes more. So while the
- * task is younger than FRESH_OP_MS (5 minutes: a sync image settles within
- * seconds) the marker answers alone and the ledger read is skipped; an older
- * task (a long video, a retry after workers were down) reads the ledger as
- * before. The age is taken on the wall clock (the gateway stamped
- * `created_at`); FRESH_OP_MS leaves half the marker's life for clock skew
- * between the processes and a stall before the script.
- */
-export function settleAbsentAt(createdAt: Date, nowMs = Date.now()): number {
-  return performance.now() - Math.max(0, nowMs - createdAt.getTime());
-}
-
-/** What the settlement needs of a task (tests build a settlement input from a task document with it). */
-export function factsOf(task: TaskDocument): TaskFacts {
-  const { input: _i, result: _r, final_body: _f, created_at, started_at: _s, completed_at: _c, updated_at: _u, ...rest } = task;
-  return { ...rest, created_at: created_at.getTime() };
-}
-
-/** The task document as the settlement sees it when it was given the facts (nothing read). */
-function taskOfFacts(f: TaskFacts, progress: number | null): TaskDocument {
-  return {
-    ...f, progress, input: {}, result: null, final_body: null, created_at: new Date(f.created_at),
-    started_at: null, completed_at: null, updated_at: new Date(),
-  };
 }
 
 export interface PollOutcome {
@@ -146,12 +84,6 @@ function outcomeOfFailure(err: unknown): ProviderOutcome {
   throw err;
 }
 
-async function loadTask(deps: MediaActivityDeps, taskId: string): Promise<TaskDocument> {
-  const task = await deps.db.Task.findById(taskId).lean<TaskDocument>();
-  if (!task) throw ApplicationFailure.nonRetryable(`task ${taskId} not found`, 'TaskNotFound');
-  return task;
-}
-
 type LadderEntry = { call: ProviderCall; provider: (typeof mediaProviders)[string] };
 
 /** The task's channels with their providers: the model's ladder, or the one channel that accepted the task (a poll). */
@@ -172,10 +104,6 @@ function callFor(deps: MediaActivityDeps, task: TaskDocument, channelId?: string
       },
     };
   });
-}
-
-function patchTask(deps: MediaActivityDeps, taskId: string, set: Partial<TaskDocument>) {
-  return deps.db.Task.updateOne({ _id: taskId }, { $set: { ...set, updated_at: new Date() } });
 }
 
 /**
@@ -247,21 +175,6 @@ function recordedTask(task: TaskDocument, facts: TaskFacts): SubmitOutcome | und
   return { kind: 'task', channelId: task.upstream.channel, upstreamTaskId: task.upstream.task_id, task: facts };
 }
 
-/** The task document's final fields for its outcome. */
-function finalFields(task: TaskDocument, input: SettleInput, cost: number, units: number, completedAt: Date, expiresAt: Date | null, upstream: TaskDocument['upstream']): Partial<TaskDocument> {
-  const o = input.outcome;
-  return {
-    ...(input.sync ? { upstream, attempts_log: input.sync.attemptsLog, started_at: new Date(input.sync.answeredAt) } : {}),
-    state: o.state, cost_nano: cost, unit_count: units, completed_at: completedAt,
-    progress: o.state === 'succeeded' && task.progress !== null ? 100 : task.progress,
-    result: o.state === 'succeeded'
-      ? { urls: o.urls, expires_at: expiresAt, links_expired: false, extra: o.extra ?? null }
-      : null,
-    final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
-    error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
-  };
-}
-
 /** Submit upstream over the channel ladder: 5xx or connection failure moves to the next channel. */
 async function submit(deps: MediaActivityDeps, taskId: string): Promise<SubmitOutcome> {
   // One attempt at a time calls the vendor; a retried one takes the first's record, or waits for it.
@@ -281,53 +194,6 @@ async function submit(deps: MediaActivityDeps, taskId: string): Promise<SubmitOu
     return recorded;
   }
   return heartbeating(() => submitOverLadder(deps, task, facts, claim.holder), () => renewClaim(deps.redis, task._id, claim.holder));
-}
-
-/**
- * Settle on the actual output and refund the surplus (all of it on failure,
- * expiry or cancellation); then the task and its usage row turn final.
- * The wallet op `{taskId}:settle` is applied once however often and on
- * whichever worker this runs (a retry, a replay after a worker died):
- * `applyMarkedAhead` reads the ledger for its row, then the script
- * checks the op's marker, moves the projection and writes the op ahead
- * to the journal (drained to the ledger in batches). The ledger read is
- * skipped while the task is young (settleAbsentAt). Given the
- * submission's facts, the task is not read: two Redis scripts (the
- * decision, the wallet op), two writes. The outcome applied is the task's
- * first settlement's (capabilities/media/settlement-decision.ts).
- */
-async function settle(deps: MediaActivityDeps, proposed: SettleInput): Promise<Required<SettleResult>> {
-  // The first settlement's outcome decides, whatever this one was asked to settle (capabilities/media/settlement-decision.ts).
-  const decided = await decideSettlement(deps.redis, proposed.taskId, { outcome: proposed.outcome, ...(proposed.sync ? { sync: proposed.sync } : {}), progress: proposed.progress ?? null });
-  if (decided.outcome.state !== proposed.outcome.state) {
-    deps.log.warn('an earlier settlement of this task decided another outcome: applying it', { task: proposed.taskId, proposed: proposed.outcome.state, decided: decided.outcome.state });
-  }
-  const input: SettleInput = { ...proposed, outcome: decided.outcome, sync: decided.sync, progress: decided.progress };
-  const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(deps, input.taskId);
-  const o = input.outcome;
-  const cost = o.state === 'succeeded' ? settlementNano(task.quote, o.units) : 0;
-  const refund = task.reserved_nano - cost;
-  await deps.wallet.applyMarkedAhead({
-    opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
-    amountNano: refund, keySpendNano: -refund, ref: task._id,
-  }, { absentAt: settleAbsentAt(task.created_at) });
-  failpoint('media.settle.after-wallet');
-  const now = new Date();
-  const completedAt = FINAL_STATES.has(task.state) && task.completed_at ? task.completed_at : now;
-  const upstream = input.sync ? { channel: input.sync.channel, task_id: null, attempts: input.sync.attempts } : task.upstream;
-  // The usage row turns final before the task does: a client that sees the task settled finds its row settled.
-  const units = o.state === 'succeeded' ? o.units : 0;
-  const expiresAt = o.expiresAt ? new Date(o.expiresAt) : null;
-  await deps.usage.replace(usageRowFromTask({ ...task, upstream }, {
-    status: o.state === 'succeeded' ? 'success' : 'error', costNano: cost, units, errorCode: o.errorCode ?? null,
-    errorMessage: o.errorMessage ?? null, completedAt, urls: o.urls, expiresAt,
-  }));
-  await patchTask(deps, task._id, finalFields(task, input, cost, units, completedAt, expiresAt, upstream));
-  if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
-  // Polls read the final document from now on (capabilities/media/media-tasks.ts, the pending marker).
-  if (task.kind === 'image') await deps.redis.del(mediaRedisKeys.taskPending(task._id));
-  failpoint('media.settle.before-report');
-  return { costNano: cost, state: o.state };
 }
 
 /**
@@ -377,7 +243,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       const sub = await unlessCancelled(submit(deps, input.taskId));
       if (sub.kind !== 'done' || Context.current().cancellationSignal.aborted) return sub;
       try {
-        const { costNano, state } = await traceSettlement(() => settle(deps, { taskId: input.taskId, outcome: sub.outcome, task: sub.task, sync: sub.sync, progress: null }));
+        const { costNano, state } = await traceSettlement(() => settleTask(deps, { taskId: input.taskId, outcome: sub.outcome, task: sub.task, sync: sub.sync, progress: null }));
         return { kind: 'settled', state, costNano };
       } catch (err) {
         deps.log.warn('settling a synchronous answer in its submission failed: the workflow settles it', { task: input.taskId, err: (err as Error).message });
@@ -404,7 +270,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
 
     /** Settle a task's outcome (see `settle`): the workflow's own step, retried until it succeeds. */
     async settleMediaTask(input: SettleInput): Promise<SettleResult> {
-      return settle(deps, input);
+      return settleTask(deps, input);
     },
 
     /** Start the workflows of tasks a crashed gateway accepted but never started (capabilities/media/media-tasks.ts). */

@@ -11,6 +11,7 @@ import type { Config } from '../../platform/config';
 import { isDuplicateKey } from '../../platform/mongo';
 import { type MediaModels, mediaRedisKeys } from './store';
 import { decideSettlement } from './settlement-decision';
+import { settleTask } from './settlement';
 import { type RedisClient } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import type { ApplyResult, Wallet } from '../accounts/wallet';
@@ -267,6 +268,8 @@ export class MediaTasks {
    *    process cannot (Redis or the store still down, this gateway killed).
    * 3. `release`: exactly what a settlement refunding everything does, by
    *    the same op ids, so it never applies twice wherever it is retried.
+   * True when the task stands after all: its workflow ran and settled it
+   * (`settledByItsWorkflow`, `release`); the client then gets its task.
    */
   private async abandon(doc: TaskDocument, err: unknown, mayHaveStarted: boolean): Promise<boolean> {
     if (mayHaveStarted && (await this.settledByItsWorkflow(doc, err))) return true;
@@ -283,10 +286,10 @@ export class MediaTasks {
     });
     await this.deps.redis.del(mediaRedisKeys.taskPending(doc._id)).catch(() => undefined);
     // The answer waits for the release about as long as the hold was asked (the sweep finishes it otherwise).
-    await pRetry(() => this.release(doc, completedAt), HOLD_RETRY).catch((e: unknown) => {
+    return pRetry(() => this.release(doc, completedAt), HOLD_RETRY).catch((e: unknown) => {
       this.deps.log.error('hold of a task not accepted not released yet; the orphan sweep will', { task: doc._id, err: e });
+      return false;
     });
-    return false;
   }
 
   /**
@@ -297,7 +300,8 @@ export class MediaTasks {
    * earlier settlement, the task stands as that settled it, its workflow is
    * left to finish and the client gets its task; won, a settlement that comes
    * later applies "not started" too, so the refund and the task agree. Redis
-   * unreachable: as before (the release proposes when it runs).
+   * unreachable: the task is closed as before, and `release` proposes when it
+   * runs (and puts back a settlement that came first).
    */
   private async settledByItsWorkflow(doc: TaskDocument, err: unknown): Promise<boolean> {
     const decided = await decideSettlement(this.deps.redis, doc._id, { outcome: NOT_STARTED_OUTCOME, progress: null }).catch(() => undefined);
@@ -311,14 +315,17 @@ export class MediaTasks {
    * applied first (a no-op if it was on; refused when it no longer fits, and
    * then nothing is held), then the settle op refunds all of it. The task's
    * one usage row turns final (error, cost 0), and the flag is cleared.
+   * True when the task's workflow had settled it after all (the task stands).
    */
-  private async release(doc: TaskDocument, completedAt: Date): Promise<void> {
+  private async release(doc: TaskDocument, completedAt: Date): Promise<boolean> {
     const decided = await decideSettlement(this.deps.redis, doc._id, { outcome: NOT_STARTED_OUTCOME, progress: null });
     if (decided.outcome.errorCode !== NOT_STARTED_OUTCOME.errorCode) {
-      // Its workflow settled it while Redis was out for the proposal above (abandon): that settlement moved the wallet.
-      this.deps.log.error('a task closed as not started was settled by its workflow: the wallet and usage row keep that settlement', { task: doc._id, state: decided.outcome.state });
+      // Its workflow settled it (Redis was out for abandon's proposal): that settlement is applied again, idempotently,
+      // which puts back the fields the close overwrote. The task stands.
+      this.deps.log.warn('a task closed as not started was settled by its workflow: its settlement stands', { task: doc._id, state: decided.outcome.state });
+      await settleTask(this.deps, { taskId: doc._id, outcome: decided.outcome, sync: decided.sync, progress: decided.progress });
       await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { release_pending: false } });
-      return;
+      return true;
     }
     const hold = await this.reserve(doc, null);
     if (hold.status !== 'refused') {
@@ -331,6 +338,7 @@ export class MediaTasks {
       status: 'error', costNano: 0, units: 0, errorCode: 'not_started', errorMessage: NOT_STARTED, completedAt, urls: [], expiresAt: null,
     }));
     await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { release_pending: false } });
+    return false;
   }
 
   /** A task of this account in this collection, or 404 (other accounts' tasks do not exist for you). */

@@ -4,7 +4,8 @@ import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
 import { MARKER_AFTER_ROW_S } from '../../capabilities/accounts/ledger-journal';
 import { Wallet } from '../../capabilities/accounts/wallet';
-import { createMediaActivities, factsOf, settleAbsentAt, type SettleInput } from '../../activities/media';
+import { createMediaActivities } from '../../activities/media';
+import { factsOf, settleAbsentAt, type SettleInput } from '../../capabilities/media/settlement';
 import { FRESH_OP_MS } from '../../capabilities/accounts/wallet';
 import type { ProviderOutcome, TaskDocument } from '../../domain/media/task';
 

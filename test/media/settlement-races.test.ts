@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import type { TaskDocument } from '../../domain/media/task';
 
@@ -68,7 +68,7 @@ for (const model of ['gpt-image-1', 'seedream-4-0']) {
   });
 }
 
-test.serial('a workflow start whose answer was lost, after the workflow ran and settled the task: the task stands, charged once, and the client gets it', async (t) => {
+async function startLostAfterSettlement(t: ExecutionContext, opts: { proposalFails: boolean }) {
   t.timeout(120_000);
   const a = await gw.newAccount();
   const key = (await gw.newKey(a.id)).key;
@@ -82,6 +82,7 @@ test.serial('a workflow start whose answer was lost, after the workflow ran and 
     if (++starts === 1) {
       const handle = await realStart(...args);
       await handle.result();
+      if (opts.proposalFails) failNextProposal();
     }
     throw new Error('14 UNAVAILABLE: connection reset');
   }) as typeof wf.start;
@@ -106,4 +107,27 @@ test.serial('a workflow start whose answer was lost, after the workflow ran and 
   t.is(usage.length, 1);
   t.like(usage[0], { status: 'success', cost_nano: task.cost_nano });
   t.is((await wf.getHandle(body.id).describe()).status.name, 'COMPLETED', 'the workflow was left to finish');
+  t.not(task.release_pending, true);
+  if (opts.proposalFails) t.is(proposalsFailed.n, 1, 'the gateway\'s proposal met the fault');
+}
+
+/** The gateway's next settlement proposal fails as with Redis unreachable (capabilities/media/settlement-decision.ts). */
+const proposalsFailed = { n: 0 };
+function failNextProposal(): void {
+  const redis = gw.deps.redis as unknown as { eval: (...args: unknown[]) => Promise<unknown> };
+  const real = redis.eval;
+  redis.eval = async (...args: unknown[]) => {
+    if (!String(args[2]).startsWith('taskset:')) return real.apply(gw.deps.redis, args);
+    redis.eval = real;
+    proposalsFailed.n++;
+    throw new Error('Connection is closed.');
+  };
+}
+
+test.serial('a workflow start whose answer was lost, after the workflow ran and settled the task: the task stands, charged once, and the client gets it', async (t) => {
+  await startLostAfterSettlement(t, { proposalFails: false });
+});
+
+test.serial('the same with Redis out for the gateway\'s proposal: the task is closed as not started, then its release finds the settlement and puts it back', async (t) => {
+  await startLostAfterSettlement(t, { proposalFails: true });
 });
