@@ -16,7 +16,7 @@ import { mediaProviders, type MediaHttp, type ProviderCall } from '../providers/
 import { climbLadder, MEDIA_LADDER, UpstreamHttpError, UpstreamTransportError } from '../domain/channel-ladder';
 import { claimSubmission, recordAnswer, releaseClaim, renewClaim, CLAIM_RENEW_MS } from '../capabilities/media/submission-claim';
 import { factsOf, loadTask, patchTask, settleTask, type SettleInput, type SettleResult, type TaskFacts } from '../capabilities/media/settlement';
-import { traceSettlement } from '../platform/tracing/settlement';
+import { inSpan } from '../platform/tracing/span';
 import { mediaErrorJson } from '../domain/error-bodies';
 import { loggedAttempt, type CallAttempt } from '../domain/call-attempts';
 import type { ChannelHealth } from '../capabilities/catalogue/channel-health';
@@ -243,7 +243,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       const sub = await unlessCancelled(submit(deps, input.taskId));
       if (sub.kind !== 'done' || Context.current().cancellationSignal.aborted) return sub;
       try {
-        const { costNano, state } = await traceSettlement(() => settleTask(deps, { taskId: input.taskId, outcome: sub.outcome, task: sub.task, sync: sub.sync, progress: null }));
+        const { costNano, state } = await inSpan('settle media task', () => settleTask(deps, { taskId: input.taskId, outcome: sub.outcome, task: sub.task, sync: sub.sync, progress: null }));
         return { kind: 'settled', state, costNano };
       } catch (err) {
         deps.log.warn('settling a synchronous answer in its submission failed: the workflow settles it', { task: input.taskId, err: (err as Error).message });
