@@ -8,7 +8,7 @@ import { eventLoopServing } from '../platform/metrics/event-loop';
 import { currentTracing } from '../platform/tracing/current';
 import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../platform/process-guards';
-import { heapGrowingPercent, tuneHeap } from '../platform/heap';
+import { heapGrowingPercent, returnStartupGarbage, tuneHeap } from '../platform/heap';
 
 /** Capped by the kernel (net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
@@ -31,6 +31,15 @@ const app = createApp(deps);
 const server = app.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG }, () => {
   eventLoopServing();
   log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
+  let seen = served;
+  returnStartupGarbage({
+    log,
+    idle: () => {
+      const quiet = served === seen;
+      seen = served;
+      return quiet;
+    },
+  });
 });
 answerClientErrors(server, log);
 server.keepAliveTimeout = 65_000;
@@ -39,7 +48,10 @@ server.requestTimeout = 0; // long streams and the 90 s keep-alive image rule ma
 
 /** Set by shutdown(): responses from here on close their connection (a keep-alive client reconnects elsewhere). */
 let draining = false;
+/** Requests so far (what tells start-up's collection the gateway is idle). */
+let served = 0;
 server.on('request', (_req, res) => {
+  served++;
   if (draining && !res.headersSent) res.setHeader('connection', 'close');
 });
 
