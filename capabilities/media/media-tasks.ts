@@ -11,7 +11,7 @@ import type { Config } from '../../platform/config';
 import { isDuplicateKey } from '../../platform/mongo';
 import { type MediaModels, mediaRedisKeys } from './store';
 import { decideSettlement } from './settlement-decision';
-import { settleTask } from './settlement';
+import { finishTask, settleOp, settleTask } from './settlement';
 import { type RedisClient } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import type { ApplyResult, Wallet } from '../accounts/wallet';
@@ -280,7 +280,8 @@ export class MediaTasks {
       });
     }
     const completedAt = new Date();
-    const closed = { state: 'failed', error_code: 'not_started', error_message: NOT_STARTED, completed_at: completedAt, updated_at: completedAt, release_pending: true };
+    const o = NOT_STARTED_OUTCOME;
+    const closed = { state: o.state, error_code: o.errorCode, error_message: o.errorMessage, completed_at: completedAt, updated_at: completedAt, release_pending: true };
     await pRetry(() => this.deps.db.Task.updateOne({ _id: doc._id }, { $set: closed }), CLOSE_RETRY).catch((e: unknown) => {
       this.deps.log.error('task not accepted but not closed', { task: doc._id, err: e });
     });
@@ -328,15 +329,9 @@ export class MediaTasks {
       return true;
     }
     const hold = await this.reserve(doc, null);
-    if (hold.status !== 'refused') {
-      await this.deps.wallet.apply({
-        opId: `${doc._id}:settle`, accountId: doc.account_id, keyId: doc.key_id, kind: 'settle',
-        amountNano: doc.reserved_nano, keySpendNano: -doc.reserved_nano, ref: doc._id,
-      });
-    }
-    await this.deps.usage.replace(usageRowFromTask(doc, {
-      status: 'error', costNano: 0, units: 0, errorCode: 'not_started', errorMessage: NOT_STARTED, completedAt, urls: [], expiresAt: null,
-    }));
+    if (hold.status !== 'refused') await this.deps.wallet.apply(settleOp(doc, 0));
+    // The task as abandon closed it: its usage row and fields turn final on "not started", as a settlement's would.
+    await finishTask(this.deps, { ...doc, state: 'failed', completed_at: completedAt }, { outcome: NOT_STARTED_OUTCOME }, 0);
     await this.deps.db.Task.updateOne({ _id: doc._id }, { $set: { release_pending: false } });
     return false;
   }

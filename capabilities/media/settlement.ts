@@ -5,7 +5,7 @@ import type { RedisClient } from '../../platform/redis';
 import type { Logger } from '../../platform/logger';
 import { failpoint } from '../../platform/failpoints';
 import { countTaskFinished } from '../../platform/metrics/index';
-import type { Wallet } from '../accounts/wallet';
+import type { LedgerOp, Wallet } from '../accounts/wallet';
 import type { UsageRecorder } from '../usage/usage';
 import { usageRowFromTask } from '../usage/task-usage';
 import { type MediaModels, mediaRedisKeys } from './store';
@@ -99,7 +99,7 @@ export function patchTask(deps: SettlementDeps, taskId: string, set: Partial<Tas
 }
 
 /** The task document's final fields for its outcome. */
-function finalFields(task: TaskDocument, input: SettleInput, cost: number, units: number, completedAt: Date, expiresAt: Date | null, upstream: TaskDocument['upstream']): Partial<TaskDocument> {
+function finalFields(task: TaskDocument, input: Pick<SettleInput, 'outcome' | 'sync'>, cost: number, units: number, completedAt: Date, expiresAt: Date | null, upstream: TaskDocument['upstream']): Partial<TaskDocument> {
   const o = input.outcome;
   return {
     ...(input.sync ? { upstream, attempts_log: input.sync.attemptsLog, started_at: new Date(input.sync.answeredAt) } : {}),
@@ -111,6 +111,15 @@ function finalFields(task: TaskDocument, input: SettleInput, cost: number, units
     final_body: o.clientBody ?? null, final_status: o.clientStatus ?? null,
     error_code: o.errorCode ?? null, error_message: o.errorMessage ?? null,
   };
+}
+
+/**
+ * The settle op of a task that cost `costNano`: what its hold gives back (all of it when it cost
+ * nothing), under the op id every settlement and release of the task shares, so it applies once.
+ */
+export function settleOp(task: Pick<TaskDocument, '_id' | 'account_id' | 'key_id' | 'reserved_nano'>, costNano: number): LedgerOp {
+  const refund = task.reserved_nano - costNano;
+  return { opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle', amountNano: refund, keySpendNano: -refund, ref: task._id };
 }
 
 /**
@@ -136,12 +145,20 @@ export async function settleTask(deps: SettlementDeps, proposed: SettleInput): P
   const task = input.task ? taskOfFacts(input.task, input.progress ?? null) : await loadTask(deps, input.taskId);
   const o = input.outcome;
   const cost = o.state === 'succeeded' ? settlementNano(task.quote, o.units) : 0;
-  const refund = task.reserved_nano - cost;
-  await deps.wallet.applyMarkedAhead({
-    opId: `${task._id}:settle`, accountId: task.account_id, keyId: task.key_id, kind: 'settle',
-    amountNano: refund, keySpendNano: -refund, ref: task._id,
-  }, { absentAt: settleAbsentAt(task.created_at) });
+  await deps.wallet.applyMarkedAhead(settleOp(task, cost), { absentAt: settleAbsentAt(task.created_at) });
   failpoint('media.settle.after-wallet');
+  await finishTask(deps, task, input, cost);
+  failpoint('media.settle.before-report');
+  return { costNano: cost, state: o.state };
+}
+
+/**
+ * What follows a settlement's wallet op (settleTask's, or the release of a task not started,
+ * capabilities/media/media-tasks.ts): the task's usage row, then its final fields, on the decided
+ * outcome and cost. Idempotent: written again, both say the same.
+ */
+export async function finishTask(deps: SettlementDeps, task: TaskDocument, input: Pick<SettleInput, 'outcome' | 'sync'>, cost: number): Promise<void> {
+  const o = input.outcome;
   const now = new Date();
   const completedAt = FINAL_STATES.has(task.state) && task.completed_at ? task.completed_at : now;
   const upstream = input.sync ? { channel: input.sync.channel, task_id: null, attempts: input.sync.attempts } : task.upstream;
@@ -156,6 +173,4 @@ export async function settleTask(deps: SettlementDeps, proposed: SettleInput): P
   if (!FINAL_STATES.has(task.state)) countTaskFinished(task.kind, o.state, task.created_at, completedAt);
   // Polls read the final document from now on (capabilities/media/media-tasks.ts, the pending marker).
   if (task.kind === 'image') await deps.redis.del(mediaRedisKeys.taskPending(task._id));
-  failpoint('media.settle.before-report');
-  return { costNano: cost, state: o.state };
 }

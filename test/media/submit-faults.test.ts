@@ -113,6 +113,43 @@ test.serial('a hold that never answers: the task is closed as not started, its h
   t.is(b.rows[0].cost_nano, 0);
 });
 
+test.serial('a hold that never reached Redis and no longer fits at the release: refused, nothing refunded, the task and its row final', async (t) => {
+  const { accountId, keyId, key, balance } = await account();
+  const wallet = gw.deps.wallet as Wallet;
+  const real = wallet.applyMarkedAhead.bind(wallet);
+  let calls = 0;
+  wallet.applyMarkedAhead = async (op, opts) => {
+    if (op.kind !== 'reserve') return real(op, opts);
+    calls++;
+    // The submission's hold never reaches Redis (a first call and 7 retries); before the release's own call
+    // the wallet is spent elsewhere, so the hold it asks for (to know it is on) is refused.
+    if (calls <= 8) throw new Error('Connection is closed.');
+    await wallet.apply({ opId: `drain-${accountId}`, accountId, keyId: null, kind: 'charge', amountNano: -balance, keySpendNano: 0, ref: null });
+    return real(op, opts);
+  };
+  let res;
+  try {
+    res = await submit(key);
+  } finally {
+    wallet.applyMarkedAhead = real;
+  }
+  t.is(res.status, 500, JSON.stringify(res.body));
+  t.is(calls, 9, 'the release asked for the hold once more');
+  const b = await books(accountId, keyId, res.trace);
+  t.is(b.tasks.length, 1);
+  t.is(b.tasks[0].state, 'failed');
+  t.is(b.tasks[0].error_code, 'not_started');
+  t.is(b.tasks[0].cost_nano, 0);
+  t.is(b.tasks[0].release_pending, false);
+  t.is(b.ops, '', 'nothing held, nothing refunded');
+  t.is(b.balance, 0, 'only the other spending left the wallet');
+  t.is(b.spend, 0);
+  t.is(b.rows.length, 1, 'one usage row for the call');
+  t.is(b.rows[0].status, 'error');
+  t.is(b.rows[0].cost_nano, 0);
+  t.is(b.rows[0].error_code, 'not_started');
+});
+
 test.serial('a release that cannot finish now is finished by the orphan sweep', async (t) => {
   const { accountId, keyId, key, balance } = await account();
   // Redis stays out past the submission and the release (8 + 7 calls): the hold stays on until the sweep runs.
