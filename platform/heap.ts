@@ -65,11 +65,12 @@ export interface StartupGarbageOptions {
 /**
  * Give start-up's garbage back once, as soon as the process is idle after start: loading the
  * catalogue, the routes and the stores' clients leaves the heap at about 60 MB with 45 live and the
- * young generation at its largest, and V8's memory reducer returns that only when allocation has been
- * low for a while: 16-18 s after start on Node 20 (RSS 157 -> 115 MB), and on Node 24 only part of
- * it (about 170 -> 131). One collection at the first idle check from 6 s on: Node 20 128 MB at 10 s
- * (a 50 ms pause), Node 24 126 MB from then on (a 150-180 ms pause), while nothing is being served.
- * Returns the timer (tests stop it).
+ * young generation at its largest, and V8's memory reducer returns that only once allocation has
+ * been low for a while: 16-18 s after start on Node 20 (RSS 157 -> 115 MB), and on Node 24 not
+ * within 30 s (170 MB idle, two runs). One collection at the first second with no request from
+ * 10 s on (earlier, start-up's allocation still counts as recent and the young generation is not
+ * shrunk): Node 20 120-121 MB at 11 s (a 110-120 ms pause), Node 24 125-127 MB (a 180-220 ms
+ * pause), while nothing is being served. Returns the timer (tests stop it).
  */
 export function returnStartupGarbage(o: StartupGarbageOptions): NodeJS.Timeout {
   const started = performance.now();
