@@ -6,22 +6,44 @@ const root = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
 /**
  * The node flags the compiled gateway runs with (`npm start`, the container, benches and chaos): one
- * line in gateway/node-flags, which the container's shell entry point reads too. 16 MB semi-spaces
- * (Node 24 sizes the young generation from the machine's memory: 2,000 open streams took about 400 MB
- * of RSS against 300). `--single-threaded-gc`: the collector's work stays on the gateway's own thread
- * instead of V8's helper threads, which V8 sizes from the host's cores, not from the CPU the process
- * may use (a pod's request, a 2-core machine shared with the stores). Three gateways side by side
- * on one stack (2 cores, 64 clients, 7 interleaved rounds, 2026-11-28): CPU per call 0.349 -> 0.298 ms
- * non-streaming, 0.481 -> 0.426 streaming, throughput +5 %, sequential p50 and p99 unchanged
- * (`--v8-pool-size=1`: 0.312 ms). Pauses the same: scavenges p50 7.4 / max 27 ms against 7.0 / 23, mark-compact
- * pauses 3-28 ms against 7-27 (--trace-gc, 64 clients, 20 s). No heap cap here: Node sizes the old
- * generation from the machine's memory, or from a container's memory limit (about half of it: 524 MB
- * under a 1 GiB cgroup), and a cap under 2 GB also makes V8 grow the heap less between full collections,
- * trading CPU for memory: an operator's choice, GATEWAY_HEAP_MB (the chart's gateway.heapMB, passed after
- * these flags by dev/scripts/docker-entrypoint.sh; docs/operations.md has the measured trade).
+ * line in gateway/node-flags, which the container's shell entry point reads too. A flag written
+ * `node<N:--flag` is given only to Node majors below N (`forNode`; the entry point has the same rule).
+ * 16 MB semi-spaces (Node 24 sizes the young generation from the machine's memory: 2,000 open
+ * streams took about 400 MB of RSS against 300). `--single-threaded-gc`, on Node 20 only: the
+ * collector's work stays on the gateway's own thread instead of V8's helper threads, which V8 sizes
+ * from the host's cores, not from the CPU the process may use (a pod's request, a 2-core machine
+ * shared with the stores). Three gateways side by side on one stack (Node 20, 2 cores, 64 clients, 7
+ * interleaved rounds, 2026-11-28): CPU per call 0.349 -> 0.298 ms non-streaming, 0.481 -> 0.426
+ * streaming, throughput +5 %, sequential p50 and p99 unchanged (`--v8-pool-size=1`: 0.312 ms).
+ * Pauses the same: scavenges p50 7.4 / max 27 ms against 7.0 / 23, mark-compact pauses 3-28 ms
+ * against 7-27 (--trace-gc, 64 clients, 20 s). On Node 24 (the image) it doubles the peak instead
+ * (64 clients for 8 s, 2026-11-29, `dev/bench/README.md` round 14): with no cap 415-463 MB against
+ * 257-258, under a 512 MB cap 436-439 against 225-229 MB for no more throughput (1,883-1,969
+ * against 1,919-2,108 req/s): the old generation's marking, left to the one thread, runs for seconds
+ * under load while what it promotes meanwhile counts as live, so each full collection keeps 110-150
+ * MB where Node 20's keeps 60. No heap cap here: Node sizes the old generation from the machine's
+ * memory, or from a container's memory limit (about half of it: 524 MB under a 1 GiB cgroup), and a
+ * cap under 2 GB also makes V8 grow the heap less between full collections, trading CPU for memory:
+ * an operator's choice, GATEWAY_HEAP_MB (the chart's gateway.heapMB, passed after these flags by
+ * dev/scripts/docker-entrypoint.sh; docs/operations.md has the measured trade).
  */
-export function gatewayNodeFlags(worktree = root): string[] {
-  return fs.readFileSync(path.join(worktree, 'gateway/node-flags'), 'utf8').split(/\s+/).filter(Boolean);
+export function gatewayNodeFlags(worktree = root, nodeMajor = currentNodeMajor()): string[] {
+  return forNode(fs.readFileSync(path.join(worktree, 'gateway/node-flags'), 'utf8'), nodeMajor);
+}
+
+function currentNodeMajor(): number {
+  return Number(process.versions.node.split('.')[0]);
+}
+
+/** The flags of a node-flags file for a Node major: `node<N:--flag` is kept (as `--flag`) below N only. */
+export function forNode(text: string, nodeMajor: number): string[] {
+  const out: string[] = [];
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const m = /^node<(\d+):(.+)$/.exec(word);
+    if (!m) out.push(word);
+    else if (nodeMajor < Number(m[1])) out.push(m[2]);
+  }
+  return out;
 }
 
 /**
@@ -35,5 +57,5 @@ export function gatewayNodeFlags(worktree = root): string[] {
  * build over 50 ms, RSS 382-389 -> 402-417 MB at the peak, 330 -> 350 MB idle.
  */
 export function workerNodeFlags(): string[] {
-  return fs.readFileSync(path.join(root, 'workers/node-flags'), 'utf8').split(/\s+/).filter(Boolean);
+  return forNode(fs.readFileSync(path.join(root, 'workers/node-flags'), 'utf8'), currentNodeMajor());
 }
