@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import type { TaskDocument } from '../../domain/media/task';
-import type { Wallet } from '../../capabilities/accounts/wallet';
+import type { ApplyResult, Wallet } from '../../capabilities/accounts/wallet';
 
 /**
  * A submission whose hold or workflow start gets no answer (Redis restarting
@@ -20,22 +20,28 @@ test.after.always(async () => gw?.close());
 
 const BODY = { model: 'gpt-image-1', prompt: 'a lighthouse', n: 1, async: true };
 
-/** Lets the real hold script run, then fails the calls named by `fail` (1-based per submission) as a lost answer would. */
-function faultyHolds(fail: (call: number) => boolean): () => void {
+/** Routes every hold (reserve) call through `onHold`, with its number (1-based per submission) and the real call. */
+function interceptHolds(onHold: (call: number, real: () => Promise<ApplyResult>) => Promise<ApplyResult>): { restore: () => void; calls: () => number } {
   const wallet = gw.deps.wallet as Wallet;
   const real = wallet.applyMarkedAhead.bind(wallet);
   let calls = 0;
-  wallet.applyMarkedAhead = async (op, opts) => {
-    if (op.kind !== 'reserve') return real(op, opts);
-    calls++;
-    if (!fail(calls)) return real(op, opts);
+  wallet.applyMarkedAhead = async (op, opts) => (op.kind === 'reserve' ? onHold(++calls, () => real(op, opts)) : real(op, opts));
+  return {
+    restore: () => {
+      wallet.applyMarkedAhead = real;
+    },
+    calls: () => calls,
+  };
+}
+
+/** Lets the real hold script run, then fails the calls named by `fail` (1-based per submission) as a lost answer would. */
+function faultyHolds(fail: (call: number) => boolean): () => void {
+  return interceptHolds(async (call, real) => {
+    if (!fail(call)) return real();
     // The first failing call runs the script (its answer is lost); later ones never reach Redis.
-    if (calls === 1) await real(op, opts);
+    if (call === 1) await real();
     throw new Error('Connection is closed.');
-  };
-  return () => {
-    wallet.applyMarkedAhead = real;
-  };
+  }).restore;
 }
 
 async function account() {
@@ -49,6 +55,15 @@ async function submit(key: string) {
     method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(BODY),
   });
   return { status: r.status, trace: r.headers.get('x-gateway-trace')!, body: (await r.json()) as any };
+}
+
+/** Submit with a fault in place, then take the fault away, whatever the submission did. */
+async function submitUnder(key: string, restore: () => void) {
+  try {
+    return await submit(key);
+  } finally {
+    restore();
+  }
 }
 
 async function books(accountId: string, keyId: string, requestId: string) {
@@ -69,12 +84,7 @@ async function books(accountId: string, keyId: string, requestId: string) {
 test.serial('a hold whose answer was lost is asked again: the task is accepted with one hold', async (t) => {
   const { accountId, keyId, key, balance } = await account();
   const restore = faultyHolds((call) => call === 1);
-  let res;
-  try {
-    res = await submit(key);
-  } finally {
-    restore();
-  }
+  const res = await submitUnder(key, restore);
   t.is(res.status, 200, JSON.stringify(res.body));
   const b = await books(accountId, keyId, res.trace);
   t.is(b.tasks.length, 1);
@@ -91,12 +101,7 @@ test.serial('a hold that never answers: the task is closed as not started, its h
   // The script runs, then Redis answers nothing for the whole retry budget (a first call and 7 retries); the
   // release's own call goes through.
   const restore = faultyHolds((call) => call <= 8);
-  let res;
-  try {
-    res = await submit(key);
-  } finally {
-    restore();
-  }
+  const res = await submitUnder(key, restore);
   t.is(res.status, 500, JSON.stringify(res.body));
   t.truthy(res.body.error?.message, 'an error in the endpoint\'s shape');
   const b = await books(accountId, keyId, res.trace);
@@ -115,26 +120,16 @@ test.serial('a hold that never answers: the task is closed as not started, its h
 
 test.serial('a hold that never reached Redis and no longer fits at the release: refused, nothing refunded, the task and its row final', async (t) => {
   const { accountId, keyId, key, balance } = await account();
-  const wallet = gw.deps.wallet as Wallet;
-  const real = wallet.applyMarkedAhead.bind(wallet);
-  let calls = 0;
-  wallet.applyMarkedAhead = async (op, opts) => {
-    if (op.kind !== 'reserve') return real(op, opts);
-    calls++;
+  const holds = interceptHolds(async (call, real) => {
     // The submission's hold never reaches Redis (a first call and 7 retries); before the release's own call
     // the wallet is spent elsewhere, so the hold it asks for (to know it is on) is refused.
-    if (calls <= 8) throw new Error('Connection is closed.');
-    await wallet.apply({ opId: `drain-${accountId}`, accountId, keyId: null, kind: 'charge', amountNano: -balance, keySpendNano: 0, ref: null });
-    return real(op, opts);
-  };
-  let res;
-  try {
-    res = await submit(key);
-  } finally {
-    wallet.applyMarkedAhead = real;
-  }
+    if (call <= 8) throw new Error('Connection is closed.');
+    await gw.deps.wallet.apply({ opId: `drain-${accountId}`, accountId, keyId: null, kind: 'charge', amountNano: -balance, keySpendNano: 0, ref: null });
+    return real();
+  });
+  const res = await submitUnder(key, holds.restore);
   t.is(res.status, 500, JSON.stringify(res.body));
-  t.is(calls, 9, 'the release asked for the hold once more');
+  t.is(holds.calls(), 9, 'the release asked for the hold once more');
   const b = await books(accountId, keyId, res.trace);
   t.is(b.tasks.length, 1);
   t.is(b.tasks[0].state, 'failed');
@@ -154,12 +149,7 @@ test.serial('a release that cannot finish now is finished by the orphan sweep', 
   const { accountId, keyId, key, balance } = await account();
   // Redis stays out past the submission and the release (8 + 7 calls): the hold stays on until the sweep runs.
   const restore = faultyHolds(() => true);
-  let res;
-  try {
-    res = await submit(key);
-  } finally {
-    restore();
-  }
+  const res = await submitUnder(key, restore);
   t.is(res.status, 500);
   let b = await books(accountId, keyId, res.trace);
   t.is(b.tasks[0].state, 'failed');
@@ -186,12 +176,9 @@ test.serial('a workflow start whose answer was lost: the workflow is terminated,
     if (++starts === 1) await realStart(...args);
     throw new Error('14 UNAVAILABLE: connection reset');
   }) as typeof wf.start;
-  let res;
-  try {
-    res = await submit(key);
-  } finally {
+  const res = await submitUnder(key, () => {
     wf.start = realStart;
-  }
+  });
   t.is(res.status, 500, JSON.stringify(res.body));
   const b = await books(accountId, keyId, res.trace);
   t.is(b.tasks.length, 1);
@@ -214,12 +201,9 @@ test.serial('a task insert whose answer was lost is sent again: one task, one us
     if (++creates === 1) throw new Error('connection 3 to 127.0.0.1:27017 closed');
     return r;
   };
-  let res;
-  try {
-    res = await submit(key);
-  } finally {
+  const res = await submitUnder(key, () => {
     (Task as any).create = realCreate;
-  }
+  });
   t.is(res.status, 200, JSON.stringify(res.body));
   // The sweep resumes tasks left queued without a workflow (here at once): none may be this call's second task or row.
   const { MediaTasks } = await import('../../capabilities/media/media-tasks');
