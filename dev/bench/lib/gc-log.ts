@@ -27,7 +27,8 @@ export interface GcLine {
 /** The flag that makes a Node process write these lines. */
 export const GC_TRACE_FLAG = '--trace-gc-nvp';
 
-const LINE = /^\[\d+:0x[0-9a-f]+\]\s+(\d+) ms: pause=([\d.]+) .*?\bgc=(\w+)\b/;
+/** `[pid:isolate]` (Node 20) or `[pid:isolate:thread]` (Node 24), the milliseconds since start, then the fields. */
+const LINE = /^\[\d+:0x[0-9a-f]+(?::\d+)?\]\s+(\d+) ms: pause=([\d.]+) .*?\bgc=(\w+)\b/;
 const field = (line: string, name: string): number => {
   const m = new RegExp(`\\b${name.replace('.', '\\.')}=([\\d.]+)`).exec(line);
   return m ? Number(m[1]) : 0;
