@@ -35,7 +35,7 @@ const server = app.listen({ port: config.PORT, host: config.HOST, backlog: LISTE
   returnStartupGarbage({
     log,
     idle: () => {
-      const quiet = served === seen;
+      const quiet = served === seen && open === 0;
       seen = served;
       return quiet;
     },
@@ -48,10 +48,16 @@ server.requestTimeout = 0; // long streams and the 90 s keep-alive image rule ma
 
 /** Set by shutdown(): responses from here on close their connection (a keep-alive client reconnects elsewhere). */
 let draining = false;
-/** Requests so far (what tells start-up's collection the gateway is idle). */
+/** Requests so far, and those whose response is still open (a stream): what tells start-up's collection the gateway is idle. */
 let served = 0;
+let open = 0;
+const responseClosed = () => {
+  open--;
+};
 server.on('request', (_req, res) => {
   served++;
+  open++;
+  res.on('close', responseClosed);
   if (draining && !res.headersSent) res.setHeader('connection', 'close');
 });
 

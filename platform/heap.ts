@@ -51,7 +51,7 @@ export function fullCollection(v8Version = process.versions.v8): () => void {
 }
 
 export interface StartupGarbageOptions {
-  /** True while nothing was served since the last check. */
+  /** True while no request came since the last check and none is open (a stream). */
   idle: () => boolean;
   log: Logger;
   /** The first check, after start-up (allocation must have calmed for the young generation to shrink). */
