@@ -25,7 +25,6 @@
  *   SWAP_TASKS=50 npm run swap          smaller
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +32,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { startServices, type Services } from '../scripts/lib/services';
 import { ensureTools } from '../scripts/lib/tools';
 import { freePort, stopAll } from '../scripts/lib/proc';
+import { scratchDir } from '../scripts/lib/scratch';
 import { bundleWorkflows } from '../scripts/bundle-workflows';
 import { WORKFLOWS_PATH } from '../../platform/temporal';
 import { WORKFLOW_INTERCEPTORS_PATH } from '../../platform/tracing/temporal';
@@ -69,7 +69,7 @@ const chatSim = createSimulator({ ttftMs: 0, tokenDelayMs: 0 });
 const sharedSim = { url: await chatSim.listen(0, '127.0.0.1') };
 const simUrlOf = (s: { url: string }) => s.url;
 try {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-swap-'));
+  const dataDir = scratchDir('deploy-swap');
   await ensureTools({ need: { temporal: true, ferretdb: true, redis: true }, log: () => undefined });
   services = await startServices({ dataDir, ports: { temporal: 27433, temporalUi: 28433, mongo: 47217, redis: 26579 }, portFallback: true, mongoDb: 'swap', log: () => undefined });
   Object.assign(process.env, services.env, { DEPLOYMENT_MODE: 'test' });

@@ -33,6 +33,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { freePort, spawnManaged, stopAll, waitForPort, type Managed } from '../scripts/lib/proc';
+import { scratchDir } from '../scripts/lib/scratch';
 import { buildAll, gatewayNodeFlags } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { runLoad, type LoadResult } from './lib/load';
@@ -209,7 +210,7 @@ if (PEERS.includes('portkey')) {
 if (PEERS.includes('litellm')) {
   const bin = ensureLitellm();
   const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'litellm-'));
+  const dir = scratchDir('litellm');
   const config = path.join(dir, 'config.yaml');
   const litellmKey = `sk-${randomBytes(24).toString('hex')}`;
   fs.writeFileSync(config, [

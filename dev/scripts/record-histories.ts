@@ -14,7 +14,6 @@
  *   HISTORIES_DIR=/tmp/h npm run record:histories   somewhere else (the default keeps files of other cases)
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
@@ -23,6 +22,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startServices, type Services } from './lib/services';
 import { ensureTools } from './lib/tools';
 import { stopAll } from './lib/proc';
+import { scratchDir } from './lib/scratch';
 import { taskWebhookWorkflowId } from '../../domain/workflow-ids';
 import { HISTORIES_DIR, historyToFile } from '../../test/workflows/history-files';
 
@@ -72,7 +72,7 @@ const skipped: string[] = [];
 let services: Services | undefined;
 let gw: Gateway | undefined;
 try {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'record-histories-'));
+  const dataDir = scratchDir('record-histories');
   await ensureTools({ need: { temporal: true, ferretdb: true, redis: true }, log: () => undefined });
   services = await startServices({ dataDir, ports: { temporal: 27233, temporalUi: 28233, mongo: 47017, redis: 26379 }, portFallback: true, mongoDb: 'record', log: () => undefined });
   Object.assign(process.env, services.env, { DEPLOYMENT_MODE: 'test' });

@@ -1,7 +1,7 @@
 // Shared helpers for the agent tests (not a test file itself).
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scratchDir } from '../../dev/scripts/lib/scratch';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { readCatalogueFile } from '../../capabilities/catalogue/records';
@@ -25,7 +25,7 @@ export function agentCatalogueFile(): string {
       ],
     },
   });
-  const dir = mkdtempSync(join(tmpdir(), 'agents-cat-'));
+  const dir = scratchDir('agents-cat');
   const path = join(dir, 'catalogue.json');
   writeFileSync(path, JSON.stringify(file));
   return path;

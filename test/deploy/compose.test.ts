@@ -1,10 +1,10 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureCompose } from '../../dev/scripts/lib/tools';
+import { scratchDir } from '../../dev/scripts/lib/scratch';
 
 /**
  * docker-compose.yml as README.md and .env.example document it, checked with `docker-compose config`
@@ -28,7 +28,7 @@ test.before(async () => {
 
 /** `.env.example` as a user fills it in (the two secrets), plus `edit` lines, as the project's .env in a scratch copy of the project directory. */
 function projectWith(edit: Record<string, string> = {}): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'compose-'));
+  const dir = scratchDir('compose');
   let env = fs.readFileSync(path.join(ROOT, '.env.example'), 'utf8');
   for (const [k, v] of Object.entries({ ...SECRETS, ...edit })) {
     const line = new RegExp(`^#?\\s*${k}=.*$`, 'm');

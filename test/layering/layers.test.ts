@@ -1,12 +1,12 @@
 import test from 'ava';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { checkLayers, layeredFolders, LAYER_RULES, ROOM_CIRCLE_RULE, roomOf } from '../../dev/scripts/lib/layers';
+import { scratchDir } from '../../dev/scripts/lib/scratch';
 
 /** A throw-away tree with the repository's folder names, one file per path. */
 function tree(files: Record<string, string>): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'layers-'));
+  const dir = scratchDir('layers');
   fs.symlinkSync(path.resolve('node_modules'), path.join(dir, 'node_modules'));
   for (const [file, text] of Object.entries(files)) {
     fs.mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });

@@ -1,11 +1,11 @@
 import test from 'ava';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { readGcLines } from '../../dev/bench/lib/gc-log';
+import { scratchDir } from '../../dev/scripts/lib/scratch';
 
 test('bench GC log: the --trace-gc-nvp lines of Node 20 ([pid:isolate]) and Node 24 ([pid:isolate:thread]) are both read', (t) => {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gc-log-')), 'gateway.log');
+  const file = path.join(scratchDir('gc-log'), 'gateway.log');
   fs.writeFileSync(file, [
     '{"level":"info","msg":"gateway listening"}',
     '[20076:0xd080e90]       54 ms: pause=0.6 mutator=50.7 gc=s reduce_memory=0 promoted=1890488',
