@@ -8,7 +8,7 @@ import { eventLoopServing } from '../platform/metrics/event-loop';
 import { currentTracing } from '../platform/tracing/current';
 import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../platform/process-guards';
-import { heapGrowingPercent, returnStartupGarbage, tuneHeap } from '../platform/heap';
+import { heapGrowingPercent, returnStartupGarbage, serverIdle, tuneHeap } from '../platform/heap';
 
 /** Capped by the kernel (net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096;
@@ -31,16 +31,9 @@ const app = createApp(deps);
 const server = app.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG }, () => {
   eventLoopServing();
   log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
-  let seen = served;
-  returnStartupGarbage({
-    log,
-    idle: () => {
-      const quiet = served === seen && open === 0;
-      seen = served;
-      return quiet;
-    },
-  });
+  returnStartupGarbage({ log, idle });
 });
+const idle = serverIdle(server);
 answerClientErrors(server, log);
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;
@@ -48,16 +41,7 @@ server.requestTimeout = 0; // long streams and the 90 s keep-alive image rule ma
 
 /** Set by shutdown(): responses from here on close their connection (a keep-alive client reconnects elsewhere). */
 let draining = false;
-/** Requests so far, and those whose response is still open (a stream): what tells start-up's collection the gateway is idle. */
-let served = 0;
-let open = 0;
-const responseClosed = () => {
-  open--;
-};
 server.on('request', (_req, res) => {
-  served++;
-  open++;
-  res.on('close', responseClosed);
   if (draining && !res.headersSent) res.setHeader('connection', 'close');
 });
 

@@ -1,6 +1,8 @@
 import test from 'ava';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fullCollection, heapGrowingPercent, returnStartupGarbage } from '../../platform/heap';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fullCollection, heapGrowingPercent, returnStartupGarbage, serverIdle } from '../../platform/heap';
 import type { Logger } from '../../platform/logger';
 
 const MB = 1024 ** 2;
@@ -68,4 +70,44 @@ test('start-up garbage: the real collection runs on this Node and leaves no gc o
   const collect = fullCollection();
   collect();
   t.is((globalThis as { gc?: unknown }).gc, undefined);
+});
+
+test('start-up garbage, the server\'s idle check: not while a request came since the last check, nor while a stream is open', async (t) => {
+  let release: () => void = () => undefined;
+  const server = http.createServer((req, res) => {
+    if (req.url === '/stream') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+      release = () => res.end('data: last\n\n');
+    } else res.end('ok');
+  });
+  const idle = serverIdle(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  t.true(idle(), 'nothing served yet');
+  await (await fetch(`${url}/short`)).text();
+  t.false(idle(), 'a request since the last check');
+  t.true(idle(), 'and none since');
+
+  const stream = await fetch(`${url}/stream`);
+  const reader = stream.body!.getReader();
+  await reader.read();
+  t.false(idle(), 'the stream arrived since the last check');
+  t.false(idle(), 'no new request, but the stream is still open');
+  release();
+  while (!(await reader.read()).done);
+  await sleep(50);
+  t.true(idle(), 'the stream ended');
+
+  // A client that leaves mid-stream closes its response too.
+  const gone = new AbortController();
+  const left = await fetch(`${url}/stream`, { signal: gone.signal });
+  await left.body!.getReader().read();
+  idle();
+  t.false(idle(), 'open');
+  gone.abort();
+  await sleep(100);
+  t.true(idle(), 'the response closed when its client left');
 });
