@@ -38,8 +38,16 @@ export interface MediaActivityDeps {
 /** Uploads and large answers outlive the idempotency retention (7 days), then go. */
 export const TASK_FILE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
-/** A task still queued with no workflow this long after submission was left by a crashed gateway. */
-export const ORPHAN_AFTER_MS = 2 * 60 * 1000;
+/**
+ * A task still queued with no workflow this long after submission was left by a crashed gateway (the
+ * sweep runs every minute, so it starts 30-90 s after the crash; it was 2-3 minutes). A gateway that is
+ * only slow (its hold or its workflow start retried through a store, Redis or Temporal outage) may still
+ * be in its accept path when the sweep starts the task: harmless, as every step is idempotent by id (the
+ * hold op, the start: `WorkflowExecutionAlreadyStarted` is a success), and a gateway that gives up after
+ * all proposes "not started" as the task's settlement (capabilities/media/settlement-decision.ts), so the
+ * task, the refund and the client's answer agree whichever comes first (test/media/submit-faults.test.ts).
+ */
+export const ORPHAN_AFTER_MS = 30 * 1000;
 
 export type { SyncAnswer, SettleInput, SettleResult, TaskFacts };
 

@@ -138,7 +138,7 @@ test('a gateway that died after writing the task (before or after the hold) leav
       model: 'gpt-image-1', state: 'queued', progress: null, input: { model: 'gpt-image-1', prompt: 'orphan', n: 1 },
       quote: { unitType: 'image', unitNano: price, fixedNano: 0, reservedUnits: 1 }, reserved_nano: price, cost_nano: 0,
       unit_count: 0, upstream: null, result: null, final_body: null, final_status: null, error_code: null, error_message: null,
-      // Older than the orphan threshold (2 min), within the image budget (280 s).
+      // Older than the orphan threshold (30 s), within the image budget (280 s).
       request_id: 'req_orphan', created_at: new Date(Date.now() - 150_000), started_at: null, completed_at: null, updated_at: new Date(),
     };
     // One died right after writing the task; the other after its hold too.

@@ -214,3 +214,72 @@ test.serial('a task insert whose answer was lost is sent again: one task, one us
   t.is(b.balance, balance - b.tasks[0].reserved_nano);
   t.is(b.rows.length, 1, 'one usage row for the call');
 });
+
+test.serial('the orphan sweep starts a task whose gateway is still retrying its start, and the gateway then gives up: closed as not started, one hold, one release', async (t) => {
+  const { accountId, keyId, key, balance } = await account();
+  const wf = gw.deps.temporal.workflow;
+  const realStart = wf.start.bind(wf);
+  const { MediaTasks } = await import('../../capabilities/media/media-tasks');
+  // The gateway's starts never reach Temporal; during its first one the sweep (which starts for real) finds the task.
+  let sweeping = false;
+  let gatewayStarts = 0;
+  let resumed = -1;
+  wf.start = (async (...args: Parameters<typeof wf.start>) => {
+    if (sweeping) return realStart(...args);
+    if (++gatewayStarts === 1) {
+      sweeping = true;
+      try {
+        resumed = await new MediaTasks(gw.deps).resumeOrphans(0);
+      } finally {
+        sweeping = false;
+      }
+    }
+    throw new Error('14 UNAVAILABLE: connection reset');
+  }) as typeof wf.start;
+  const res = await submitUnder(key, () => {
+    wf.start = realStart;
+  });
+  t.is(resumed, 1, 'the sweep started the task while its gateway was still in its accept path');
+  t.is(res.status, 500, JSON.stringify(res.body));
+  const b = await books(accountId, keyId, res.trace);
+  t.is(b.tasks.length, 1);
+  t.is(b.tasks[0].state, 'failed');
+  t.is(b.tasks[0].error_code, 'not_started');
+  t.is(b.ops, 'reserve,settle', 'the sweep\'s hold was the gateway\'s (same op), released once');
+  t.is(b.balance, balance);
+  t.is(b.spend, 0);
+  t.is(b.rows.length, 1);
+  const desc = await wf.getHandle(b.tasks[0]._id).describe();
+  t.is(desc.status.name, 'TERMINATED', 'the workflow the sweep started never runs the task');
+});
+
+test.serial('the orphan sweep starts a task whose gateway is still retrying its start, and the gateway\'s retry then gets through: accepted, one hold, one workflow', async (t) => {
+  const { accountId, keyId, key, balance } = await account();
+  const wf = gw.deps.temporal.workflow;
+  const realStart = wf.start.bind(wf);
+  const { MediaTasks } = await import('../../capabilities/media/media-tasks');
+  let gatewayStarts = 0;
+  let sweeping = false;
+  wf.start = (async (...args: Parameters<typeof wf.start>) => {
+    if (sweeping || ++gatewayStarts > 1) return realStart(...args); // the retry meets the workflow the sweep started
+    sweeping = true;
+    try {
+      await new MediaTasks(gw.deps).resumeOrphans(0);
+    } finally {
+      sweeping = false;
+    }
+    throw new Error('14 UNAVAILABLE: connection reset');
+  }) as typeof wf.start;
+  const res = await submitUnder(key, () => {
+    wf.start = realStart;
+  });
+  t.is(res.status, 200, JSON.stringify(res.body));
+  t.is(gatewayStarts, 2);
+  const b = await books(accountId, keyId, res.trace);
+  t.is(b.tasks.length, 1);
+  t.is(b.tasks[0].state, 'queued');
+  t.is(b.ops, 'reserve', 'one hold');
+  t.is(b.balance, balance - b.tasks[0].reserved_nano);
+  t.is(b.rows.length, 1);
+  t.is((await wf.getHandle(b.tasks[0]._id).describe()).status.name, 'RUNNING');
+});
