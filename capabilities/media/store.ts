@@ -25,8 +25,22 @@ const TaskSchema = new Schema<TaskDocument>(
 TaskSchema.index({ account_id: 1, endpoint: 1, created_at: -1 });
 /** The call log finds a task by its submission's request id (capabilities/calllog/service.ts). */
 TaskSchema.index({ request_id: 1 });
+/*
+ * The deployment's sweeper (workflows/link-sweeper.ts) asks these every minute; without them MongoDB
+ * would scan every task ever submitted, three times a minute. Tasks left queued without a workflow
+ * (capabilities/media/media-tasks.ts `resumeOrphans`): the queued ones by age. Releases left pending
+ * (the field exists only on tasks a gateway closed as not accepted: sparse). Hosted links past their
+ * lifetime (activities/media.ts `sweepExpiredLinks`). FerretDB (the embedded store) filters by scan
+ * whatever the indexes (platform/mongo.ts); they are for MongoDB. Partial indexes would be smaller, but
+ * FerretDB refuses `partialFilterExpression`.
+ */
+TaskSchema.index({ state: 1, created_at: 1 });
+TaskSchema.index({ release_pending: 1 }, { sparse: true });
+TaskSchema.index({ 'result.links_expired': 1, 'result.expires_at': 1 });
 
 const TaskFileSchema = new Schema<TaskFileDoc>({ _id: String, group: String, content_type: String, data: Buffer, created_at: Date }, docOptions);
+/** The sweeper deletes files past their retention by age (a scan here would read every stored file's bytes). */
+TaskFileSchema.index({ created_at: 1 });
 
 export interface MediaModels {
   Task: Model<TaskDocument>;
