@@ -61,6 +61,8 @@ export interface StartupGarbageOptions {
   /** Past this with no idle check, V8's own memory reducer is left to it (the heap serves traffic meanwhile anyway). */
   giveUpAfterMs?: number;
   collect?: () => void;
+  /** The clock (milliseconds; tests drive it). */
+  now?: () => number;
 }
 
 /**
@@ -74,11 +76,12 @@ export interface StartupGarbageOptions {
  * pause), while nothing is being served. Returns the timer (tests stop it).
  */
 export function returnStartupGarbage(o: StartupGarbageOptions): NodeJS.Timeout {
-  const started = performance.now();
+  const now = o.now ?? (() => performance.now());
+  const started = now();
   const first = o.firstCheckMs ?? 10_000;
   const giveUp = o.giveUpAfterMs ?? 60_000;
   const timer = setInterval(() => {
-    const age = performance.now() - started;
+    const age = now() - started;
     if (age < first) return;
     if (age > giveUp) {
       clearInterval(timer);
