@@ -44,26 +44,29 @@ export class CallLog {
   constructor(private readonly deps: { db: MediaModels & UsageModels & MongoConn; usage: UsageRecorder; config: Pick<Config, 'TEMPORAL_UI_URL' | 'TEMPORAL_NAMESPACE'> }) {}
 
   /**
-   * A call's row by primary key: a row's id is its request id, or its task id
-   * for a task. A task's submission request id is found through the task
-   * (`tasks.request_id` is indexed), so no lookup scans the usage collection.
+   * A call's usage row by its request id (`x-gateway-trace`) or task id, among `accountIds` (null: every
+   * account, operators), by primary key: a row's id is its request id, or its task id for a task, and a
+   * task's submission request id is found through the task (`tasks.request_id` is indexed), so no
+   * lookup scans the usage collection. A chat row may still be in the write-ahead journal (drained in
+   * batches): then the journal is drained and the row looked up again.
    */
-  private async findRow(id: string, reader: LogReader): Promise<UsageDoc | null> {
-    const scope = reader.kind === 'account' ? { account_id: reader.accountId } : {};
-    const row = await this.deps.db.Usage.findOne({ _id: id, ...scope }).lean<UsageDoc>();
+  async row(id: string, accountIds: string[] | null): Promise<UsageDoc | null> {
+    const scope = accountIds === null ? {} : { account_id: accountIds.length === 1 ? accountIds[0] : { $in: accountIds } };
+    const find = async () => {
+      const row = await this.deps.db.Usage.findOne({ _id: id, ...scope }).lean<UsageDoc>();
+      if (row) return row;
+      const task = await this.deps.db.Task.findOne({ request_id: id, ...scope }, { _id: 1 }).lean<{ _id: string }>();
+      return task ? this.deps.db.Usage.findOne({ _id: task._id, ...scope }).lean<UsageDoc>() : null;
+    };
+    const row = await find();
     if (row) return row;
-    const task = await this.deps.db.Task.findOne({ request_id: id, ...scope }, { _id: 1 }).lean<{ _id: string }>();
-    return task ? this.deps.db.Usage.findOne({ _id: task._id, ...scope }).lean<UsageDoc>() : null;
+    await this.deps.usage.flush();
+    return find();
   }
 
   /** The entry, or null when the id is unknown or belongs to another account. */
   async lookup(id: string, reader: LogReader): Promise<CallLogEntry | null> {
-    let row = await this.findRow(id, reader);
-    if (!row) {
-      // A chat row may still be in the write-ahead journal (drained in batches): drain it and look again.
-      await this.deps.usage.flush();
-      row = await this.findRow(id, reader);
-    }
+    const row = await this.row(id, reader.kind === 'account' ? [reader.accountId] : null);
     if (!row) return null;
     const task = row.task_id ? await this.deps.db.Task.findById(row.task_id).lean<TaskDocument>() : null;
     const entry: CallLogEntry = {

@@ -20,7 +20,7 @@ export interface SpendReport {
 
 const DAY_MS = 24 * 3600 * 1000;
 
-/** Reading an account's usage rows: filtered lists, the spend report, and the call-log lookup. */
+/** Reading an account's usage rows: filtered lists and the spend report (one call by its id: capabilities/calllog/service.ts). */
 export class UsageQuery {
   constructor(private readonly db: UsageModels, private readonly usage: UsageRecorder) {}
 
@@ -95,19 +95,6 @@ export class UsageQuery {
       .map(([model, perDay]) => ({ model, perDay, totalNano: perDay.reduce((a, b) => a + b, 0) }))
       .sort((a, b) => b.totalNano - a.totalNano);
     return { days: labels, models, totalNano };
-  }
-
-  /**
-   * The call-log lookup: the row whose request id (`x-gateway-trace`) or task
-   * id is this, among the given accounts (null: every account, operators).
-   */
-  async find(id: string, accountIds: string[] | null): Promise<UsageDoc | null> {
-    await this.usage.flush();
-    const scope = accountIds === null ? {} : { account_id: { $in: accountIds } };
-    return (
-      (await this.db.Usage.findOne({ ...scope, request_id: id }).lean<UsageDoc>())
-      ?? (await this.db.Usage.findOne({ ...scope, task_id: id }).sort({ created_at: -1 }).lean<UsageDoc>())
-    );
   }
 }
 

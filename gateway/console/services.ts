@@ -4,6 +4,7 @@ import { AuditLog } from '../../capabilities/accounts/audit';
 import { BillingService } from '../../capabilities/billing/billing';
 import { SignInService } from '../../capabilities/accounts/sign-in';
 import { UsageQuery } from '../../capabilities/usage/usage-query';
+import { CallLog } from '../../capabilities/calllog/service';
 import { selectPayments, type Payments } from '../../capabilities/billing/select';
 import { publicBaseUrl } from '../../platform/config';
 import { SessionStore } from './session';
@@ -16,6 +17,8 @@ export interface ConsoleServices {
   access: AccountAccess;
   audit: AuditLog;
   usageQuery: UsageQuery;
+  /** One call by its request id or task id (the console's lookup). */
+  callLog: CallLog;
   billing: BillingService;
   /** The payment processor (Stripe, or the development stand-in) and the webhook secret. */
   payments: Payments;
@@ -34,6 +37,7 @@ export function consoleServices(deps: ServiceDeps): ConsoleServices {
       access: new AccountAccess(deps.db, deps.people),
       audit: new AuditLog(deps.db),
       usageQuery: new UsageQuery(deps.db, deps.usage),
+      callLog: new CallLog(deps),
       billing: new BillingService(payments.processor, deps.accounts, deps.wallet, deps.redis, deps.db, publicBaseUrl(deps.config)),
       payments,
     };

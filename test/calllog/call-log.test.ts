@@ -114,6 +114,15 @@ test.serial('an image task after a failover: the row, the attempts, the state hi
   const other = await account();
   t.is((await logOf(id, other.key)).status, 404);
   t.is((await logOf(requestId, other.key)).status, 404);
+
+  // The console's lookup (a person managing several accounts, or an operator) reads the same row by primary key.
+  const { CallLog } = await import('../../capabilities/calllog/service');
+  const calls = new CallLog(gw.deps);
+  for (const key of [id, requestId]) {
+    t.is((await calls.row(key, [other.id, me.id]))?._id, id, `${key} among two accounts`);
+    t.is((await calls.row(key, null))?._id, id, `${key} for an operator`);
+    t.is(await calls.row(key, [other.id]), null, `${key} is not the other account's`);
+  }
 });
 
 test.serial('a usage row is stored without its default fields and read with them (the call log, lean reads, queries for a default)', async (t) => {

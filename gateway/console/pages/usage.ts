@@ -131,7 +131,7 @@ ${pager(ctx, raw, rows.length, next)}`);
     const id = typeof ctx.query.id === 'string' ? ctx.query.id.trim() : '';
     const p = ctx.state.session!.principal;
     const scope = p.kind === 'operator' ? null : (ctx.state.managed ?? []).map((a) => a.id);
-    const row = id ? await svc.usageQuery.find(id, scope) : null;
+    const row = id ? await svc.callLog.row(id, scope) : null;
     if (!row) {
       ctx.status = 404;
       ctx.type = 'html';
