@@ -130,6 +130,8 @@ const AccountSchema = new Schema<AccountDoc>(
   },
   docOptions,
 );
+/** The operator's account list, newest first (capabilities/accounts/account-access.ts), on every console page an operator opens. */
+AccountSchema.index({ created_at: -1 });
 const UserSchema = new Schema<UserDoc>(
   {
     _id: String,
@@ -248,6 +250,8 @@ const AuditSchema = new Schema<AuditDoc>(
   docOptions,
 );
 AuditSchema.index({ account_id: 1, created_at: -1 });
+/** A key's history on its console page (`AuditLog.forTarget`). */
+AuditSchema.index({ target: 1, created_at: -1 });
 
 /** The key audit's collection (registered on first use). */
 export function auditModel(conn: Connection): Model<AuditDoc> {

@@ -174,6 +174,8 @@ const KbBuildSchema = new Schema<KbBuildDoc>(
   },
   { ...docOptions, minimize: false },
 );
+/** A deleted base's builds (their stored uploads), capabilities/knowledge/publish.ts `sweepDeletedBase`. */
+KbBuildSchema.index({ account_id: 1, kb_id: 1 });
 const KbIdClaimSchema = new Schema<KbIdClaimDoc>({ _id: String, account_id: String, created_at: Date }, docOptions);
 const KbFileSchema = new Schema<KbFileDoc>(
   { _id: String, key: String, chunk: Number, chunks: Number, content_type: String, filename: String, size: Number, data: Buffer, created_at: Date },
