@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import type { TaskDocument } from '../../domain/media/task';
 import type { ApplyResult, Wallet } from '../../capabilities/accounts/wallet';
@@ -78,6 +78,33 @@ async function books(accountId: string, keyId: string, requestId: string) {
     holdsWithoutTask: holds.filter((h) => !tasks.some((t) => t._id === h.ref)).length,
     balance: await gw.deps.wallet.balance(accountId),
     spend: await gw.deps.wallet.keySpend(keyId),
+  };
+}
+
+type Books = Awaited<ReturnType<typeof books>>;
+
+/** A task closed as not started: held and released once, nothing charged, one usage row, the workflow that did start terminated. */
+async function assertClosedNotStarted(t: ExecutionContext, b: Books, balance: number, why: string): Promise<void> {
+  t.is(b.tasks.length, 1);
+  t.is(b.tasks[0].state, 'failed');
+  t.is(b.tasks[0].error_code, 'not_started');
+  t.is(b.ops, 'reserve,settle', 'held and released, once each');
+  t.is(b.balance, balance);
+  t.is(b.spend, 0);
+  t.is(b.rows.length, 1);
+  const desc = await gw.deps.temporal.workflow.getHandle(b.tasks[0]._id).describe();
+  t.is(desc.status.name, 'TERMINATED', why);
+}
+
+type Start = TestGateway['deps']['temporal']['workflow']['start'];
+
+/** Routes every workflow start through `fake` (with the real one); returns what puts the real one back. */
+function fakeStarts(fake: (real: Start, ...args: Parameters<Start>) => ReturnType<Start>): () => void {
+  const wf = gw.deps.temporal.workflow;
+  const real = wf.start.bind(wf) as Start;
+  wf.start = ((...args: Parameters<Start>) => fake(real, ...args)) as Start;
+  return () => {
+    wf.start = real;
   };
 }
 
@@ -168,27 +195,14 @@ test.serial('a release that cannot finish now is finished by the orphan sweep', 
 
 test.serial('a workflow start whose answer was lost: the workflow is terminated, the hold released, one usage row', async (t) => {
   const { accountId, keyId, key, balance } = await account();
-  const wf = gw.deps.temporal.workflow;
-  const realStart = wf.start.bind(wf);
   // The first start reaches the server (its answer is lost); the retries find Temporal unreachable.
   let starts = 0;
-  wf.start = (async (...args: Parameters<typeof wf.start>) => {
-    if (++starts === 1) await realStart(...args);
+  const res = await submitUnder(key, fakeStarts(async (real, ...args) => {
+    if (++starts === 1) await real(...args);
     throw new Error('14 UNAVAILABLE: connection reset');
-  }) as typeof wf.start;
-  const res = await submitUnder(key, () => {
-    wf.start = realStart;
-  });
+  }));
   t.is(res.status, 500, JSON.stringify(res.body));
-  const b = await books(accountId, keyId, res.trace);
-  t.is(b.tasks.length, 1);
-  t.is(b.tasks[0].state, 'failed');
-  t.is(b.ops, 'reserve,settle');
-  t.is(b.balance, balance);
-  t.is(b.spend, 0);
-  t.is(b.rows.length, 1);
-  const desc = await wf.getHandle(b.tasks[0]._id).describe();
-  t.is(desc.status.name, 'TERMINATED', 'the workflow that did start never runs the task');
+  await assertClosedNotStarted(t, await books(accountId, keyId, res.trace), balance, 'the workflow that did start never runs the task');
 });
 
 test.serial('a task insert whose answer was lost is sent again: one task, one usage row, even after the orphan sweep', async (t) => {
@@ -217,15 +231,13 @@ test.serial('a task insert whose answer was lost is sent again: one task, one us
 
 test.serial('the orphan sweep starts a task whose gateway is still retrying its start, and the gateway then gives up: closed as not started, one hold, one release', async (t) => {
   const { accountId, keyId, key, balance } = await account();
-  const wf = gw.deps.temporal.workflow;
-  const realStart = wf.start.bind(wf);
   const { MediaTasks } = await import('../../capabilities/media/media-tasks');
   // The gateway's starts never reach Temporal; during its first one the sweep (which starts for real) finds the task.
   let sweeping = false;
   let gatewayStarts = 0;
   let resumed = -1;
-  wf.start = (async (...args: Parameters<typeof wf.start>) => {
-    if (sweeping) return realStart(...args);
+  const res = await submitUnder(key, fakeStarts(async (real, ...args) => {
+    if (sweeping) return real(...args);
     if (++gatewayStarts === 1) {
       sweeping = true;
       try {
@@ -235,33 +247,19 @@ test.serial('the orphan sweep starts a task whose gateway is still retrying its 
       }
     }
     throw new Error('14 UNAVAILABLE: connection reset');
-  }) as typeof wf.start;
-  const res = await submitUnder(key, () => {
-    wf.start = realStart;
-  });
+  }));
   t.is(resumed, 1, 'the sweep started the task while its gateway was still in its accept path');
   t.is(res.status, 500, JSON.stringify(res.body));
-  const b = await books(accountId, keyId, res.trace);
-  t.is(b.tasks.length, 1);
-  t.is(b.tasks[0].state, 'failed');
-  t.is(b.tasks[0].error_code, 'not_started');
-  t.is(b.ops, 'reserve,settle', 'the sweep\'s hold was the gateway\'s (same op), released once');
-  t.is(b.balance, balance);
-  t.is(b.spend, 0);
-  t.is(b.rows.length, 1);
-  const desc = await wf.getHandle(b.tasks[0]._id).describe();
-  t.is(desc.status.name, 'TERMINATED', 'the workflow the sweep started never runs the task');
+  await assertClosedNotStarted(t, await books(accountId, keyId, res.trace), balance, 'the workflow the sweep started never runs the task');
 });
 
 test.serial('the orphan sweep starts a task whose gateway is still retrying its start, and the gateway\'s retry then gets through: accepted, one hold, one workflow', async (t) => {
   const { accountId, keyId, key, balance } = await account();
-  const wf = gw.deps.temporal.workflow;
-  const realStart = wf.start.bind(wf);
   const { MediaTasks } = await import('../../capabilities/media/media-tasks');
   let gatewayStarts = 0;
   let sweeping = false;
-  wf.start = (async (...args: Parameters<typeof wf.start>) => {
-    if (sweeping || ++gatewayStarts > 1) return realStart(...args); // the retry meets the workflow the sweep started
+  const res = await submitUnder(key, fakeStarts(async (real, ...args) => {
+    if (sweeping || ++gatewayStarts > 1) return real(...args); // the retry meets the workflow the sweep started
     sweeping = true;
     try {
       await new MediaTasks(gw.deps).resumeOrphans(0);
@@ -269,10 +267,7 @@ test.serial('the orphan sweep starts a task whose gateway is still retrying its 
       sweeping = false;
     }
     throw new Error('14 UNAVAILABLE: connection reset');
-  }) as typeof wf.start;
-  const res = await submitUnder(key, () => {
-    wf.start = realStart;
-  });
+  }));
   t.is(res.status, 200, JSON.stringify(res.body));
   t.is(gatewayStarts, 2);
   const b = await books(accountId, keyId, res.trace);
@@ -281,5 +276,5 @@ test.serial('the orphan sweep starts a task whose gateway is still retrying its 
   t.is(b.ops, 'reserve', 'one hold');
   t.is(b.balance, balance - b.tasks[0].reserved_nano);
   t.is(b.rows.length, 1);
-  t.is((await wf.getHandle(b.tasks[0]._id).describe()).status.name, 'RUNNING');
+  t.is((await gw.deps.temporal.workflow.getHandle(b.tasks[0]._id).describe()).status.name, 'RUNNING');
 });
