@@ -11,7 +11,7 @@ import { parseCredits } from '../domain/money';
 import { batchModels, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDoc } from '../capabilities/batches/store';
 import { ALL_BATCH_ENDPOINTS, parseOpenAiLines, type LineInput } from '../capabilities/batches/schemas';
 import { BATCH_LINE_HEADER, signLine } from '../capabilities/batches/line-auth';
-import { counts } from '../capabilities/batches/progress';
+import { counts, reportSlice, tally } from '../capabilities/batches/progress';
 
 export interface BatchActivityDeps {
   db: Db;
@@ -111,12 +111,16 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       let b = await batchOf(input.batchId);
       if (stopping(b)) return { stopped: true };
       const lines = await linesOf(b);
-      const done = new Set(
-        (await store.Line.find({ batch_id: b._id, index: { $gte: input.from, $lt: input.to } }, { index: 1 }).lean<Array<{ index: number }>>()).map((d) => d.index),
-      );
+      // The slice's lines that already have an outcome (a retried slice): skipped, and counted in its progress.
+      const recorded = await store.Line.find({ batch_id: b._id, index: { $gte: input.from, $lt: input.to } }, { index: 1, status_code: 1, cost_nano: 1 })
+        .lean<Array<{ index: number; status_code: number; cost_nano: number }>>();
+      const done = new Set(recorded.map((d) => d.index));
       const todo: number[] = [];
       for (let i = input.from; i < input.to; i++) if (!done.has(i)) todo.push(i);
-      if (todo.length === 0) return { stopped: false };
+      if (todo.length === 0) {
+        await reportSlice(store, b, input.from, tally(recorded));
+        return { stopped: false };
+      }
       let key: string;
       try {
         key = await deps.keys.reveal(b.key_id);
@@ -150,6 +154,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
             const outcome = await send(b, index, lines[index], key);
             // Group commit: the lanes' outcomes go in one insertMany (each lane awaits its own; a duplicate is a success).
             await outcomes.insert({ _id: lineId(b._id, index), ...outcome, created_at: new Date() });
+            recorded.push(outcome);
             ctx.heartbeat();
           }
         };
@@ -157,9 +162,8 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       } finally {
         clearInterval(heartbeat);
       }
-      // Progress: request_counts as lines finish (one update per slice).
-      const c = await counts(store, b._id);
-      await store.Batch.updateOne({ _id: b._id }, { $set: { completed: c.completed, failed: c.failed, cost_nano: c.costNano } });
+      // Progress: request_counts as slices finish.
+      await reportSlice(store, b, input.from, tally(recorded));
       return { stopped: stop };
     },
 

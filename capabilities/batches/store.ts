@@ -39,6 +39,8 @@ export interface BatchDoc {
   output_file_id: string | null;
   error_file_id: string | null;
   /** Sum of the lines' charges (nano), once final. */
+  /** Each finished slice's counts, by its first line (capabilities/batches/progress.ts `reportSlice`). */
+  slice_counts?: Record<string, { completed: number; failed: number; costNano: number }>;
   cost_nano: number;
   created_at: Date;
   in_progress_at: Date | null;
@@ -86,12 +88,14 @@ const BatchSchema = new Schema<BatchDoc>({
   cost_nano: { type: Number, default: 0 },
   created_at: Date, in_progress_at: { type: Date, default: null }, finalizing_at: { type: Date, default: null }, completed_at: { type: Date, default: null },
   expires_at: Date, expired_at: { type: Date, default: null }, cancelling_at: { type: Date, default: null }, cancelled_at: { type: Date, default: null },
-  results_base: { type: String, default: null },
+  results_base: { type: String, default: null }, slice_counts: { type: Schema.Types.Mixed, default: undefined },
 }, opts);
 const BatchLineSchema = new Schema<BatchLineDoc>({
-  _id: String, batch_id: { type: String, index: true }, index: Number, custom_id: String, status_code: Number,
+  _id: String, batch_id: String, index: Number, custom_id: String, status_code: Number,
   request_id: { type: String, default: null }, body: Schema.Types.Mixed, cost_nano: { type: Number, default: 0 }, created_at: Date,
 }, opts);
+/** A batch's lines (the end's count, the results) and a slice's lines by position. */
+BatchLineSchema.index({ batch_id: 1, index: 1 });
 
 /** The batch collections on a connection (registered once per connection). */
 export function batchModels(conn: Connection): BatchModels {

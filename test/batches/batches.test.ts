@@ -1,6 +1,5 @@
 import test from 'ava';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import OpenAI, { toFile } from 'openai';
@@ -10,6 +9,7 @@ import { bundleWorkflows } from '../../dev/scripts/bundle-workflows';
 import { parseCredits } from '../../domain/money';
 import { batchModels } from '../../capabilities/batches/store';
 import { BATCH_LIMITS } from '../../capabilities/batches/limits';
+import { scratchDir } from '../../dev/scripts/lib/scratch';
 
 /**
  * Issue 26 step 2: OpenAI Files + Batches and Anthropic Message Batches on one durable engine, driven
@@ -28,7 +28,7 @@ test.before(async () => {
   // The shipped catalogue has no batch discount (1.0); this one halves the token prices of batch lines.
   const catalogue = JSON.parse(fs.readFileSync('data/catalogue.json', 'utf8'));
   catalogue.pricing_rules.batch_multiplier = '0.5';
-  catalogueFile = path.join(os.tmpdir(), `batch-catalogue-${process.pid}.json`);
+  catalogueFile = path.join(scratchDir('batch-catalogue'), 'catalogue.json');
   fs.writeFileSync(catalogueFile, JSON.stringify(catalogue));
   gw = await startGateway({ CATALOGUE_FILE: catalogueFile, BATCH_LINE_CONCURRENCY: '16' }, { simulator: true });
 });
@@ -254,4 +254,26 @@ test.serial('limits and bad input are 400s that name the problem', async (t) => 
   const otherKey = (await gw.newKey(other.id)).key;
   const foreign = await fetch(`${gw.url}/v1/files/${ok.id}`, { headers: { authorization: `Bearer ${otherKey}` } });
   t.is(foreign.status, 404, 'another account does not see the file');
+});
+
+test.serial('progress is the sum of the slices\' own counts: a slice reported again counts once, and no slice re-reads the batch\'s lines', async (t) => {
+  const { reportSlice, tally } = await import('../../capabilities/batches/progress');
+  const { captureQueries } = await import('../helpers/indexes');
+  const store = batchModels(gw.deps.db.conn);
+  const now = new Date();
+  const id = `batch_progress${Date.now()}`;
+  await store.Batch.create({
+    _id: id, account_id: 'acct_p', key_id: 'key_p', api: 'openai', endpoint: '/v1/chat/completions', input_file_id: 'file-p', completion_window: '24h',
+    metadata: null, status: 'in_progress', total: 600, completed: 0, failed: 0, cost_nano: 0, created_at: now, expires_at: new Date(now.getTime() + 86_400_000),
+  } as never);
+  const first = tally([{ status_code: 200, cost_nano: 5 }, { status_code: 200, cost_nano: 7 }, { status_code: 400, cost_nano: 0 }]);
+  t.deepEqual(first, { completed: 2, failed: 1, costNano: 12 });
+  const sent = await captureQueries(async () => {
+    await reportSlice(store, { _id: id }, 0, first);
+    await reportSlice(store, { _id: id }, 250, tally([{ status_code: 200, cost_nano: 3 }]));
+    await reportSlice(store, { _id: id }, 0, first); // the first slice's retry
+  });
+  const b = await store.Batch.findById(id).lean();
+  t.like(b, { completed: 3, failed: 1, cost_nano: 15 });
+  t.false(sent.some((q) => q.collection === 'batch_lines'), 'no line is read to report a slice');
 });
