@@ -11,7 +11,7 @@ import { parseCredits } from '../domain/money';
 import { batchModels, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDoc } from '../capabilities/batches/store';
 import { ALL_BATCH_ENDPOINTS, parseOpenAiLines, type LineInput } from '../capabilities/batches/schemas';
 import { BATCH_LINE_HEADER, signLine } from '../capabilities/batches/line-auth';
-import { counts, reportSlice, tally } from '../capabilities/batches/progress';
+import { counts, recordedLines, reportSlice, tally } from '../capabilities/batches/progress';
 
 export interface BatchActivityDeps {
   db: Db;
@@ -112,8 +112,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       if (stopping(b)) return { stopped: true };
       const lines = await linesOf(b);
       // The slice's lines that already have an outcome (a retried slice): skipped, and counted in its progress.
-      const recorded = await store.Line.find({ batch_id: b._id, index: { $gte: input.from, $lt: input.to } }, { index: 1, status_code: 1, cost_nano: 1 })
-        .lean<Array<{ index: number; status_code: number; cost_nano: number }>>();
+      const recorded = await recordedLines(store, b._id, input.from, input.to);
       const done = new Set(recorded.map((d) => d.index));
       const todo: number[] = [];
       for (let i = input.from; i < input.to; i++) if (!done.has(i)) todo.push(i);

@@ -276,4 +276,17 @@ test.serial('progress is the sum of the slices\' own counts: a slice reported ag
   const b = await store.Batch.findById(id).lean();
   t.like(b, { completed: 3, failed: 1, cost_nano: 15 });
   t.false(sent.some((q) => q.collection === 'batch_lines'), 'no line is read to report a slice');
+
+  // A retried slice finds its recorded lines by id (the embedded store scans for any other filter).
+  const { recordedLines } = await import('../../capabilities/batches/progress');
+  const { lineId } = await import('../../capabilities/batches/store');
+  for (const index of [3, 7, 260]) {
+    await store.Line.create({ _id: lineId(id, index), batch_id: id, index, custom_id: `c${index}`, status_code: index === 7 ? 500 : 200, request_id: null, body: {}, cost_nano: index, created_at: now } as never);
+  }
+  const reads = await captureQueries(async () => {
+    const lines = await recordedLines(store, id, 0, 250);
+    t.deepEqual(lines.map((l) => l.index).sort((a, b) => a - b), [3, 7]);
+    t.deepEqual(tally(lines), { completed: 1, failed: 1, costNano: 10 });
+  });
+  t.true(reads.filter((q) => q.collection === 'batch_lines').every((q) => Object.keys(q.filter).join() === '_id'), 'by id only');
 });
