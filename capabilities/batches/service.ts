@@ -60,9 +60,7 @@ export class BatchService {
     const doc = await this.file(accountId, id);
     if (doc.role === 'input') return doc.content ?? '';
     const batch = await this.batchDoc(accountId, doc.batch_id!);
-    const out = await this.outcomes(batch);
-    const rows = doc.role === 'output' ? out.filter((o) => o.line && ok(o.line.status_code)) : out.filter((o) => !o.line || !ok(o.line.status_code));
-    return rows.map((o) => JSON.stringify(openAiResult(batch, o))).join('\n') + (rows.length ? '\n' : '');
+    return resultFileText(batch, doc.role === 'output' ? 'output' : 'error', await batchOutcomes(this.store, batch));
   }
 
   // ---- batches
@@ -150,18 +148,9 @@ export class BatchService {
     return this.batchDoc(accountId, id, api);
   }
 
-  /** Every line of a batch with its outcome (none: not run), in input order. */
-  async outcomes(batch: BatchDoc): Promise<Outcome[]> {
-    const file = await this.store.File.findById(batch.input_file_id).lean<BatchFileDoc>();
-    const lines = file?.content ? parseOpenAiLinesLoose(file.content) : [];
-    const done = await this.store.Line.find({ batch_id: batch._id }).lean<BatchLineDoc[]>();
-    const byIndex = new Map(done.map((d) => [d.index, d]));
-    return lines.map((l, index) => ({ index, custom_id: l.custom_id, line: byIndex.get(index) }));
-  }
-
   async messageResults(accountId: string, id: string): Promise<string> {
     const batch = await this.batchDoc(accountId, id, 'anthropic');
-    const out = await this.outcomes(batch);
+    const out = await batchOutcomes(this.store, batch);
     const final = FINAL.has(batch.status);
     return out.filter((o) => o.line || final).map((o) => JSON.stringify(anthropicResult(batch, o))).join('\n') + '\n';
   }
@@ -171,6 +160,21 @@ export interface Outcome {
   index: number;
   custom_id: string;
   line?: BatchLineDoc;
+}
+
+/** Every line of a batch with its outcome (none: not run), in input order. */
+export async function batchOutcomes(store: BatchModels, batch: BatchDoc): Promise<Outcome[]> {
+  const file = await store.File.findById(batch.input_file_id).lean<BatchFileDoc>();
+  const lines = file?.content ? parseOpenAiLinesLoose(file.content) : [];
+  const done = await store.Line.find({ batch_id: batch._id }).lean<BatchLineDoc[]>();
+  const byIndex = new Map(done.map((d) => [d.index, d]));
+  return lines.map((l, index) => ({ index, custom_id: l.custom_id, line: byIndex.get(index) }));
+}
+
+/** A batch's output file (its 2xx lines) or error file (the others, and those never run), as JSONL. */
+export function resultFileText(batch: BatchDoc, role: 'output' | 'error', out: Outcome[]): string {
+  const rows = role === 'output' ? out.filter((o) => o.line && ok(o.line.status_code)) : out.filter((o) => !o.line || !ok(o.line.status_code));
+  return rows.map((o) => JSON.stringify(openAiResult(batch, o))).join('\n') + (rows.length ? '\n' : '');
 }
 
 const ok = (status: number) => status >= 200 && status < 300;

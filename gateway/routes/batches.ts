@@ -44,7 +44,8 @@ export function batchRoutes(deps: ServiceDeps): Router<GatewayState> {
   });
   router.get('/v1/files/:id', read, async (ctx) => {
     const doc = await service.file(account(ctx), ctx.params.id);
-    const bytes = doc.role === 'input' ? doc.bytes : Buffer.byteLength(await service.fileContent(account(ctx), doc._id));
+    // A result file's size is stored at the batch's end; one made before that was stored is built to measure it.
+    const bytes = doc.role === 'input' || doc.bytes > 0 ? doc.bytes : Buffer.byteLength(await service.fileContent(account(ctx), doc._id));
     ctx.body = fileView({ ...doc, bytes });
   });
   router.get('/v1/files/:id/content', read, async (ctx) => {

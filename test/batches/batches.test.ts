@@ -103,6 +103,10 @@ test.serial('openai SDK: files.create, batches.create / retrieve / list, files.c
     const text = await (await openai.files.content(done.output_file_id!)).text();
     const out = text.trim().split('\n').map((l) => JSON.parse(l));
     t.is(out.length, 20);
+    // The output file's size was stored at the batch's end: its metadata reads it and it matches the content.
+    const stored = await batchModels(gw.deps.db.conn).File.findById(done.output_file_id!).lean();
+    t.is(stored?.bytes, Buffer.byteLength(text));
+    t.is((await openai.files.retrieve(done.output_file_id!)).bytes, Buffer.byteLength(text));
     t.deepEqual(out.map((o) => o.custom_id).sort(), Array.from({ length: 20 }, (_, i) => `line-${i}`).sort());
     let sum = 0;
     for (const o of out) {
