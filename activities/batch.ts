@@ -12,7 +12,7 @@ import { batchModels, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDo
 import { ALL_BATCH_ENDPOINTS, parseOpenAiLines, type LineInput } from '../capabilities/batches/schemas';
 import { BATCH_LINE_HEADER, signLine } from '../capabilities/batches/line-auth';
 import { counts, recordedLines, reportSlice, tally } from '../capabilities/batches/progress';
-import { batchOutcomes, resultFileText } from '../capabilities/batches/service';
+import { batchOutcomes, resultFileBytes } from '../capabilities/batches/service';
 
 export interface BatchActivityDeps {
   db: Db;
@@ -202,7 +202,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
         const final = await batchOf(b._id);
         const out = await batchOutcomes(store, final);
         for (const role of made) {
-          await store.File.updateOne({ _id: files[`${role}_file_id`] }, { $set: { bytes: Buffer.byteLength(resultFileText(final, role, out)) } });
+          await store.File.updateOne({ _id: files[`${role}_file_id`] }, { $set: { bytes: resultFileBytes(final, role, out) } });
         }
       }
       return { status };

@@ -31,9 +31,9 @@ const app = createApp(deps);
 const server = app.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG }, () => {
   eventLoopServing();
   log.info('gateway listening', { url: `http://${config.HOST}:${config.PORT}` });
-  returnStartupGarbage({ log, idle });
+  returnStartupGarbage({ log, idle: watch.idle, onDone: watch.stop });
 });
-const idle = serverIdle(server);
+const watch = serverIdle(server);
 answerClientErrors(server, log);
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;

@@ -171,10 +171,22 @@ export async function batchOutcomes(store: BatchModels, batch: BatchDoc): Promis
   return lines.map((l, index) => ({ index, custom_id: l.custom_id, line: byIndex.get(index) }));
 }
 
-/** A batch's output file (its 2xx lines) or error file (the others, and those never run), as JSONL. */
+/** The lines of a batch's output file (its 2xx lines) or error file (the others, and those never run). */
+function resultRows(role: 'output' | 'error', out: Outcome[]): Outcome[] {
+  return role === 'output' ? out.filter((o) => o.line && ok(o.line.status_code)) : out.filter((o) => !o.line || !ok(o.line.status_code));
+}
+
+/** A batch's output or error file, as JSONL. */
 export function resultFileText(batch: BatchDoc, role: 'output' | 'error', out: Outcome[]): string {
-  const rows = role === 'output' ? out.filter((o) => o.line && ok(o.line.status_code)) : out.filter((o) => !o.line || !ok(o.line.status_code));
+  const rows = resultRows(role, out);
   return rows.map((o) => JSON.stringify(openAiResult(batch, o))).join('\n') + (rows.length ? '\n' : '');
+}
+
+/** The bytes of `resultFileText`, counted line by line (the file is never held whole). */
+export function resultFileBytes(batch: BatchDoc, role: 'output' | 'error', out: Outcome[]): number {
+  let n = 0;
+  for (const o of resultRows(role, out)) n += Buffer.byteLength(JSON.stringify(openAiResult(batch, o))) + 1;
+  return n;
 }
 
 const ok = (status: number) => status >= 200 && status < 300;

@@ -38,10 +38,10 @@ export interface BatchDoc {
   failed: number;
   output_file_id: string | null;
   error_file_id: string | null;
-  /** Sum of the lines' charges (nano), once final. */
+  /** Sum of the lines' charges (nano): the finished slices' as the batch runs, every line's once final. */
+  cost_nano: number;
   /** Each finished slice's counts, by its first line (capabilities/batches/progress.ts `reportSlice`). */
   slice_counts?: Record<string, { completed: number; failed: number; costNano: number }>;
-  cost_nano: number;
   created_at: Date;
   in_progress_at: Date | null;
   finalizing_at: Date | null;

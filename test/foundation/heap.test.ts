@@ -41,13 +41,15 @@ test('start-up garbage: collected once, at the first idle check after the first 
   const lines: Array<[string, Record<string, unknown> | undefined]> = [];
   let busy = true;
   let collections = 0;
-  const timer = returnStartupGarbage({ log: recordingLog(lines), idle: () => !busy, firstCheckMs: 60, checkEveryMs: 10, giveUpAfterMs: 5_000, collect: () => void collections++ });
+  let done = 0;
+  const timer = returnStartupGarbage({ log: recordingLog(lines), idle: () => !busy, firstCheckMs: 60, checkEveryMs: 10, giveUpAfterMs: 5_000, collect: () => void collections++, onDone: () => void done++ });
   await sleep(200);
   t.is(collections, 0, 'busy: nothing collected');
   busy = false;
   t.true(await until(() => collections === 1));
   await sleep(100);
   t.is(collections, 1, 'once only');
+  t.is(done, 1, 'told once that the checks ended');
   clearInterval(timer);
   t.is(lines[0][0], 'start-up garbage returned');
   t.true(typeof lines[0][1]?.pauseMs === 'number');
@@ -65,7 +67,8 @@ test('start-up garbage: not before the first delay, and left to V8 once the proc
     return false;
   };
   const early = returnStartupGarbage({ log: recordingLog([]), idle: () => (earlyChecks++, true), firstCheckMs: 10_000, checkEveryMs: 5, collect: () => void collections++, now });
-  const busy = returnStartupGarbage({ log: recordingLog([]), idle, firstCheckMs: 0, checkEveryMs: 5, giveUpAfterMs: 80, collect: () => void collections++, now });
+  let gaveUp = 0;
+  const busy = returnStartupGarbage({ log: recordingLog([]), idle, firstCheckMs: 0, checkEveryMs: 5, giveUpAfterMs: 80, collect: () => void collections++, now, onDone: () => void gaveUp++ });
   clock = 50;
   t.true(await until(() => checks >= 3), 'checked while within its time');
   clock = 100; // past the busy one's 80 ms
@@ -75,6 +78,7 @@ test('start-up garbage: not before the first delay, and left to V8 once the proc
   await sleep(60);
   t.is(after, given, 'no check once the time ran out');
   t.is(checks, after, 'the checks stopped once given up');
+  t.is(gaveUp, 1, 'told once that the checks ended');
   t.is(earlyChecks, 0, 'nothing asked before the first delay');
   t.is(collections, 0);
   clearInterval(early);
@@ -96,7 +100,8 @@ test('start-up garbage, the server\'s idle check: not while a request came since
       release = () => res.end('data: last\n\n');
     } else res.end('ok');
   });
-  const idle = serverIdle(server);
+  const watch = serverIdle(server);
+  const idle = watch.idle;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => server.close());
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -125,4 +130,10 @@ test('start-up garbage, the server\'s idle check: not while a request came since
   gone.abort();
   await sleep(100);
   t.true(idle(), 'the response closed when its client left');
+
+  // Once stopped, requests no longer go through it (no listener left on the server or on responses).
+  watch.stop();
+  t.is(server.listenerCount('request'), 1, 'only the server\'s own handler');
+  await (await fetch(`${url}/short`)).text();
+  t.true(idle(), 'a request after stop is not counted');
 });
