@@ -281,16 +281,20 @@ async function relayJson(env: ServiceDeps, ctx: Ctx, call: ChatCall, bytes: Buff
   const billed = usageToBill({ reported: toTokenUsage(extractUsage(upstream, json)), outputChars: chars, promptBytes: promptBytes(call), completed: true });
   const billing = { estimated: billed.estimated, misreport: billed.misreport, outputChars: chars, channel: prepared.channel.id };
   // The charge is written ahead (one Redis script) before the answer goes out: a gateway that dies
-  // after answering has already made it durable.
-  await settleDurably(env, ctx, call.model, billed.usage, { status: 'success', attempts, billing });
-  // The answer says what it cost: the charge just settled, in the header and beside the body's usage.
+  // after answering has already made it durable. The charge's price is known once the script is sent
+  // (settleChat sets it before its first wait), so the answer is built while Redis runs the script,
+  // and handed to the socket only when the script has answered.
+  const settled = settleDurably(env, ctx, call.model, billed.usage, { status: 'success', attempts, billing });
+  // The answer says what it cost: the charge being settled, in the header and beside the body's usage.
   const report = costReport(ctx.state.charge);
-  setCostHeader(ctx, report);
   const answer = (prepared.translation ? prepared.translation.response(json, { model: call.model.id }) : json) as Record<string, any>;
   addCostFields(call.client, answer, report);
+  const text = JSON.stringify(answer);
+  await settled;
+  setCostHeader(ctx, report);
   ctx.status = 200;
   ctx.type = 'application/json';
-  ctx.body = JSON.stringify(answer);
+  ctx.body = text;
   failAfterAnswer(ctx);
 }
 

@@ -14,14 +14,21 @@ export function trace(log: Logger): Middleware {
     try {
       await next();
     } finally {
-      log.info('request', {
+      const line = {
         trace: ctx.state.requestId,
         method: ctx.method,
         path: ctx.path,
         status: ctx.status,
         ms: Math.round((performance.now() - ctx.state.startedAt) * 10) / 10,
         account: ctx.state.auth?.account.id,
-      });
+      };
+      // Written once the answer is on its way: Koa sends the response after this middleware returns,
+      // and the line (its formatting and a synchronous write) would otherwise come before every answer.
+      setImmediate(writeAccessLine, log, line);
     }
   };
+}
+
+function writeAccessLine(log: Logger, line: Record<string, unknown>): void {
+  log.info('request', line);
 }
