@@ -60,7 +60,7 @@ const EnvSchema = z.object({
    * once the fresh state admits it; `upstream` also sends the upstream call (a refusal stops it, so a stale
    * guess can cost a stopped upstream call; spec 1 section 8 wants none on a pre-charge 402); `off` waits first.
    */
-  CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('prepare'),
+  CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('upstream'),
   /**
    * The gateway's old-generation growth past its last full collection, in percent; unset, the gateway
    * picks it from the heap's cap (platform/heap.ts `heapGrowingPercent`, which has the rule and its figures).

@@ -1,4 +1,5 @@
 import { type AccountDoc, type AccountModels, accountRedisKeys } from './store';
+import { Signal } from '../../platform/signal';
 import { type RedisClient } from '../../platform/redis';
 import type { AccountRecord } from '../../domain/api-key';
 import { newId } from '../../platform/ids';
@@ -36,6 +37,9 @@ export function toAccountRecord(doc: AccountDoc): AccountRecord {
 }
 
 export class AccountService {
+  /** Every account whose record this process published (the auth lookup stops acting on its guesses). */
+  readonly published = new Signal<string>();
+
   constructor(private readonly db: AccountModels, private readonly redis: RedisClient, private readonly wallet: Wallet) {}
 
   async create(input: { name: string; enterprise?: boolean; ownerUserId?: string }): Promise<AccountDoc> {
@@ -115,6 +119,7 @@ export class AccountService {
   private async publish(doc: AccountDoc): Promise<AccountRecord> {
     const record = toAccountRecord(doc);
     await this.redis.set(accountRedisKeys.account(doc._id), JSON.stringify(record));
+    this.published.emit(doc._id);
     return record;
   }
 }

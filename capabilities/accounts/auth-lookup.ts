@@ -3,7 +3,7 @@ import { accountRedisKeys } from './store';
 import { sameShard, sendHot, type RedisClient } from '../../platform/redis';
 import type { KeyOwner, KeyService } from './keys';
 import type { AccountService } from './accounts';
-import type { Wallet } from './wallet';
+import type { LedgerOp, Wallet } from './wallet';
 
 /** The account limiter's verdict for this request, when the account has limits. */
 export interface RateDecision {
@@ -56,13 +56,23 @@ export class AuthLookup {
     private readonly keys: KeyService,
     private readonly accounts: AccountService,
     private readonly wallet: Wallet,
-  ) {}
+  ) {
+    // What this process changes, its guesses follow at once: a key or account record it published ends
+    // their guesses, money it takes out of a wallet lowers every guess of that wallet. Changes made by
+    // other processes only the fresh read shows (docs/wallet.md).
+    keys.published.listen((hash) => this.expire(hash));
+    accounts.published.listen((accountId) => this.expireAll(accountId));
+    wallet.debits.listen((op) => this.debited(op));
+    wallet.reloads.listen((walletId) => this.expireAll(walletId));
+  }
 
   /** Accounts last seen with limits: they go straight to the Lua gate. */
   private readonly limited = new Set<string>();
 
   /** Per key hash, the last snapshot read (gateway/middleware/auth.ts may act on it while the fresh one is read). */
   private readonly recent = new Map<string, Recent>();
+  /** The key hashes with a snapshot in `recent`, by the wallet (and the account) they belong to. */
+  private readonly hashesOf = new Map<string, Set<string>>();
 
   /**
    * The last snapshot this process read for a key hash, if it is at most GUESS_MAX_AGE_MS old. Only a
@@ -74,14 +84,31 @@ export class AuthLookup {
   }
 
   /**
-   * This process charged a key: its guess follows, so the next optimistic call of that key sees its own
-   * spend (what others spend meanwhile only the fresh state shows).
+   * This process took money out of a wallet (a charge, a hold, a debit; as the op is sent, and again
+   * if it is retried: a guess may only err low): every guess of the wallet follows, and the spend of
+   * the key that paid, so the next optimistic call sees it.
    */
-  spent(hash: string, costNano: number): void {
+  private debited(op: LedgerOp): void {
+    for (const hash of this.hashesOf.get(op.accountId) ?? []) {
+      const r = this.recent.get(hash);
+      if (!r) continue;
+      r.snapshot.balanceNano += op.amountNano;
+      if (op.keyId && r.snapshot.key.id === op.keyId) r.snapshot.keySpendNano += op.keySpendNano ?? 0;
+    }
+  }
+
+  /**
+   * A key's guess is no longer acted on (the next call waits for its fresh state). Its snapshot stays,
+   * so an unchanged record's text is still shared (`records`).
+   */
+  private expire(hash: string): void {
     const r = this.recent.get(hash);
-    if (!r) return;
-    r.snapshot.balanceNano -= costNano;
-    r.snapshot.keySpendNano += costNano;
+    if (r) r.at = -Infinity;
+  }
+
+  /** Every guess of a wallet or account is no longer acted on. */
+  private expireAll(id: string): void {
+    for (const hash of this.hashesOf.get(id) ?? []) this.expire(hash);
   }
 
   /**
@@ -103,10 +130,21 @@ export class AuthLookup {
     };
   }
 
-  private remember(hash: string, snapshot: AuthSnapshot): AuthSnapshot {
-    if (this.recent.size > 100_000) this.recent.clear();
+  private remember(hash: string, owner: KeyOwner, snapshot: AuthSnapshot): AuthSnapshot {
+    if (this.recent.size > 100_000) {
+      this.recent.clear();
+      this.hashesOf.clear();
+    }
     this.recent.set(hash, { snapshot, at: Date.now() });
+    this.index(owner.walletId, hash);
+    if (owner.accountId !== owner.walletId) this.index(owner.accountId, hash);
     return snapshot;
+  }
+
+  private index(id: string, hash: string): void {
+    let hashes = this.hashesOf.get(id);
+    if (!hashes) this.hashesOf.set(id, (hashes = new Set()));
+    hashes.add(hash);
   }
 
   async byHash(hash: string, limit?: { member: string; leaseMs: number }): Promise<AuthSnapshot | null> {
@@ -135,7 +173,7 @@ export class AuthLookup {
         const records = this.records(hash, keyJson, accountJson);
         const account = records.account!;
         if (!limit || (!account.rpm && !account.concurrency)) {
-          return this.remember(hash, { ...records, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0 });
+          return this.remember(hash, owner, { ...records, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0 });
         }
         this.limited.add(accountId);
       }
@@ -165,7 +203,7 @@ export class AuthLookup {
     if (limited === 1) {
       snapshot.rate = { allowed: r[5] === 1, reason: r[6], rpm: r[7], concurrency: r[8], rpmUsed: r[9], concUsed: r[10], resetMs: r[11] };
     }
-    return this.remember(hash, snapshot);
+    return this.remember(hash, owner, snapshot);
   }
 }
 

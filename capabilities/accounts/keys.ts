@@ -1,4 +1,5 @@
 import { isDuplicateKey } from '../../platform/mongo';
+import { Signal } from '../../platform/signal';
 import { type AccountModels, type ApiKeyDoc, accountRedisKeys } from './store';
 import { type RedisClient } from '../../platform/redis';
 import { seal, sha256Hex, unseal } from '../../platform/secrets';
@@ -50,6 +51,9 @@ export function toKeyRecord(doc: ApiKeyDoc): KeyRecord {
  * record all gateway instances read on each request, so it applies at once.
  */
 export class KeyService {
+  /** The hash of every key whose record this process published (the auth lookup stops acting on its guess). */
+  readonly published = new Signal<string>();
+
   constructor(
     private readonly db: AccountModels,
     private readonly redis: RedisClient,
@@ -212,6 +216,7 @@ export class KeyService {
       this.redis.set(accountRedisKeys.keyRecord(doc.account_id, doc._id), JSON.stringify(record)),
       this.redis.set(accountRedisKeys.keyHash(doc.hash), JSON.stringify(ownerOf(doc))),
     ]);
+    this.published.emit(doc.hash);
     return record;
   }
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Signal } from '../../platform/signal';
 import { performance } from 'node:perf_hooks';
 import { type AccountModels, type LedgerDoc, type LedgerKind, type WalletCheckpointDoc, accountRedisKeys } from './store';
 import type { UsageModels, StoredUsage } from '../usage/store';
@@ -116,6 +117,13 @@ export class Wallet {
   private readonly checkpointing = new Set<string>();
   /** Figures for tests and metrics. */
   readonly stats = { lastLoadRows: 0, checkpoints: 0 };
+  /**
+   * Every op this process sends that takes money out of a wallet (a charge, a hold, a debit), as it is
+   * sent (again on a retry), and every wallet whose projection a load replaced: the auth lookup's
+   * guesses follow (capabilities/accounts/auth-lookup.ts).
+   */
+  readonly debits = new Signal<LedgerOp>();
+  readonly reloads = new Signal<string>();
 
   constructor(private readonly db: AccountModels & UsageModels, private readonly redis: RedisClient, private readonly log?: Logger) {
     this.ledger = new BatchInserter<LedgerDoc>(() => db.Ledger.collection as never);
@@ -330,6 +338,7 @@ export class Wallet {
       ...spends.map(([, v]) => v),
       ...direct.map((d) => d.seq),
     );
+    this.reloads.emit(walletId);
     if (cut.rows - (prev?.rows ?? 0) >= CHECKPOINT_EVERY_ROWS) {
       await this.saveCheckpoint(walletId, new Date(upto), cut).catch((err: unknown) => this.log?.warn('wallet checkpoint failed; the next one folds these rows in', { wallet: walletId, err }));
     }
@@ -375,6 +384,7 @@ export class Wallet {
     how: { ticket?: ChargeTicket; gate?: { capNano: number | null } | null; entry: string; lease?: LeaseRelease },
   ): Promise<Projected> {
     const w = op.accountId;
+    if (op.amountNano < 0) this.debits.emit(op);
     const lease = how.lease && sameShard(how.lease.accountId, w) ? how.lease : undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
       let dedupeKey: string;

@@ -103,7 +103,6 @@ export async function settleChat(deps: ServiceDeps, ctx: Ctx, model: Model, usag
   // The call's concurrency slot is freed by the same script when it lives in the wallet's shard.
   const held = ctx.state.lease;
   const lease = held && sameShard(held.accountId, op.accountId) ? held : undefined;
-  if (ctx.state.keyHash) deps.authLookup.spent(ctx.state.keyHash, cost);
   if (line) {
     // A batch line may be sent again by a worker that replaced a killed one: its op id is the line's, and the
     // marked path dedupes it from any process (the ledger, then the op's marker), so it is charged once.

@@ -3,17 +3,20 @@
 // key disabled, deleted or capped, a model taken off the whitelist, an account at its rate limit) must be
 // answered exactly as a call that waited: the same status, code and headers, no content, no charge, and
 // the usage row a refusal gets. The counter shows the optimistic path was taken (else these would prove
-// nothing). Every case runs under both overlaps: `prepare` (the default: no upstream call before the fresh
-// state admits the call, so a refused call made none) and `upstream` (the upstream call goes out at once;
-// a refusal stops it).
+// nothing). Every case runs under both overlaps: `upstream` (the default: the upstream call goes out at
+// once; a refusal stops it) and `prepare` (no upstream call before the fresh state admits the call, so a
+// refused call made none). A change this process makes itself drops or lowers its guesses at once: the
+// refusal cases make theirs as another gateway would (`elsewhere`), and the last cases check that a
+// change made here is never acted on stale, under either overlap: no upstream call.
 import test, { type ExecutionContext } from 'ava';
 import { accountRedisKeys } from '../../capabilities/accounts/store';
+import { KeyService } from '../../capabilities/accounts/keys';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { AUTH_MESSAGES } from '../../domain/errors';
 import { counters } from '../../platform/metrics/counters';
 import { chargeEntry, freshKey, post, sseEvents, usageRow, user, type Reply } from './helpers';
 
-const MODES = ['prepare', 'upstream'] as const;
+const MODES = ['upstream', 'prepare'] as const;
 type Mode = (typeof MODES)[number];
 const gateways = new Map<Mode, TestGateway>();
 test.before(async () => {
@@ -28,6 +31,14 @@ const refusedSoFar = () => counters.chatOptimisticAuth.get({ outcome: 'refused' 
 const admittedSoFar = () => counters.chatOptimisticAuth.get({ outcome: 'admitted' });
 /** Requests the mode's simulator received, on every channel. */
 const upstreamTotal = async (gw: TestGateway) => (await gw.control('GET', '/requests')).count as number;
+
+/**
+ * The key service of another gateway on the same stores: what it changes, this gateway is not told of
+ * (capabilities/accounts/auth-lookup.ts follows only what its own process publishes or debits), so its
+ * guesses stay as they were until the fresh read.
+ */
+const elsewhere = (gw: TestGateway) =>
+  new KeyService(gw.deps.db, gw.deps.redis, { encryptionKey: gw.deps.config.KEY_ENCRYPTION_KEY, serviceTag: gw.deps.config.KEY_SERVICE_TAG });
 
 /**
  * A refused call: nothing generated reached the client and nothing was charged; under `prepare` it made
@@ -56,7 +67,7 @@ for (const mode of MODES) {
     for (const stream of [false, true]) {
       await gw.admin('PATCH', `/keys/${acc.keyId}`, { enabled: true });
       t.is((await chat(acc.key)).status, 200);
-      await gw.admin('PATCH', `/keys/${acc.keyId}`, { enabled: false });
+      await elsewhere(gw).update(acc.keyId, { enabled: false });
       const refused = refusedSoFar();
       const r = await assertRefused(t, gw, mode, () => chat(acc.key, { stream }), 401, 'invalid_api_key', acc.accountId);
       t.is(r.json.error.message, AUTH_MESSAGES.revoked);
@@ -75,7 +86,7 @@ for (const mode of MODES) {
     ] as const) {
       const acc = await freshKey(gw);
       t.is((await post(gw, path, b, { key: acc.key })).status, 200, path);
-      t.true((await gw.admin('DELETE', `/keys/${acc.keyId}`)).status < 300);
+      await elsewhere(gw).remove(acc.keyId);
       const refused = refusedSoFar();
       // Each protocol's error shape (spec 1 section 7): the message is the same.
       const r = await assertRefused(t, gw, mode, () => post(gw, path, b, { key: acc.key }), 401, null, acc.accountId);
@@ -88,7 +99,7 @@ for (const mode of MODES) {
     const gw = gwOf();
     const acc = await freshKey(gw);
     t.is((await chat(acc.key)).status, 200);
-    t.is((await gw.admin('PATCH', `/keys/${acc.keyId}`, { spend_cap_usd: '0' })).status, 200);
+    await elsewhere(gw).update(acc.keyId, { spend_cap_nano: 0 });
     const refused = refusedSoFar();
     const r = await assertRefused(t, gw, mode, () => chat(acc.key, { stream: true }), 402, 'quota_exceeded', acc.accountId);
     t.is(refusedSoFar(), refused + 1, 'the call was optimistic');
@@ -102,7 +113,8 @@ for (const mode of MODES) {
     const gw = gwOf();
     const acc = await freshKey(gw);
     // The guess was read before this call's charge, which takes 80 % of the balance; the charge is counted
-    // into the guess (AuthLookup.spent), so the next call sees the estimate does not fit and waits.
+    // into the guess (the wallet tells the auth lookup of every debit it sends), so the next call sees the
+    // estimate does not fit and waits.
     const start = await gw.deps.wallet.balance(acc.accountId);
     await gw.control('POST', '/usage', { channel: 'openai-a', usage: { prompt_tokens: 5, output_tokens: Math.floor((start * 0.8) / 10_000) } });
     t.is((await chat(acc.key)).status, 200);
@@ -119,7 +131,7 @@ for (const mode of MODES) {
     const gw = gwOf();
     const acc = await freshKey(gw);
     t.is((await chat(acc.key)).status, 200);
-    t.is((await gw.admin('PATCH', `/keys/${acc.keyId}`, { allowed_models: ['gpt-5-mini'] })).status, 200);
+    await elsewhere(gw).update(acc.keyId, { allowed_models: ['gpt-5-mini'] });
     const admitted = admittedSoFar();
     await assertRefused(t, gw, mode, () => chat(acc.key), 400, 'model_not_allowed', acc.accountId);
     t.is(admittedSoFar(), admitted + 1, 'admitted on the fresh key, then refused on its whitelist');
@@ -162,6 +174,50 @@ for (const mode of MODES) {
       t.is((await usageRow(gw, r.trace))?.status, 'success');
     }
     t.is(await gw.deps.redis.zcard(accountRedisKeys.rateLeases(acc.accountId)), 0, 'every concurrency slot freed');
+  });
+
+  test.serial(`${mode}: a key or account changed through this gateway: the next call waits for the fresh state and makes no upstream call`, async (t) => {
+    const gw = gwOf();
+    const changes: Array<[string, (acc: { accountId: string; keyId: string }) => Promise<{ status: number }>, number]> = [
+      ['key disabled', (acc) => gw.admin('PATCH', `/keys/${acc.keyId}`, { enabled: false }), 401],
+      ['key deleted', (acc) => gw.admin('DELETE', `/keys/${acc.keyId}`), 401],
+      ['spend cap reached', (acc) => gw.admin('PATCH', `/keys/${acc.keyId}`, { spend_cap_usd: '0' }), 402],
+      ['account deactivated', (acc) => gw.admin('PATCH', `/accounts/${acc.accountId}`, { status: 'inactive' }), 401],
+    ];
+    for (const [what, change, status] of changes) {
+      const acc = await freshKey(gw);
+      t.is((await chat(acc.key)).status, 200, what);
+      t.true((await change(acc)).status < 300, what);
+      const [admitted, refused, upstream] = [admittedSoFar(), refusedSoFar(), await upstreamTotal(gw)];
+      const r = await chat(acc.key, { stream: true });
+      t.is(r.status, status, `${what}: ${r.text}`);
+      t.is(await upstreamTotal(gw), upstream, `${what}: no upstream call`);
+      t.is(admittedSoFar() + refusedSoFar(), admitted + refused, `${what}: the call did not act on its guess`);
+    }
+  });
+
+  test.serial(`${mode}: money this gateway takes out of the wallet (a debit, another key's charge) lowers the guess: a pre-charge that no longer fits is 402 with no upstream call`, async (t) => {
+    const gw = gwOf();
+    for (const by of ['a refund debit', "another key's charge"] as const) {
+      const acc = await freshKey(gw);
+      t.is((await chat(acc.key)).status, 200);
+      const balance = await gw.deps.wallet.balance(acc.accountId);
+      // Leave a tenth of the balance: an estimate of a fifth fitted the guess twice over before.
+      const take = Math.floor(balance * 0.9);
+      if (by === 'a refund debit') {
+        t.is((await gw.deps.wallet.apply({ opId: `${acc.accountId}:test-refund`, accountId: acc.accountId, kind: 'adjust', amountNano: -take, ref: 'test' })).status, 'applied');
+      } else {
+        const other = await gw.newKey(acc.accountId);
+        await gw.control('POST', '/usage', { channel: 'openai-a', usage: { prompt_tokens: 5, output_tokens: Math.floor(take / 10_000) } });
+        t.is((await chat(other.key)).status, 200);
+        await gw.control('POST', '/reset');
+      }
+      const upstream = await upstreamTotal(gw);
+      // gpt-5.1 output: 10,000 nano a token; an estimate of a fifth of the balance before the debit.
+      const r = await chat(acc.key, { max_tokens: Math.ceil(balance / 5 / 10_000) });
+      t.is(r.status, 402, `${by}: ${r.text}`);
+      t.is(await upstreamTotal(gw), upstream, `${by}: spec 1 section 8: 402 and no upstream call`);
+    }
   });
 
   test.serial(`${mode}: a key this process has not seen yet is not optimistic: the call waits`, async (t) => {
