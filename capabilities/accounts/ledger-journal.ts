@@ -67,18 +67,28 @@ function revive<T extends Record<string, unknown>>(doc: T): T {
 }
 
 /**
- * A document with its dates as epoch milliseconds (a copy, only when it has any): JSON.stringify
- * takes V8's fast path only for objects without a Date (whose toJSON sends it down the slow one),
- * 2 us an entry instead of 4.5.
+ * Swap a document's dates for epoch milliseconds in place, returning what `putDatesBack` needs.
+ * JSON.stringify takes V8's fast path only for objects without a Date (a Date's toJSON sends the whole
+ * entry down the slow one). In place, not a copy: a usage row is built a field at a time, and copying
+ * it cost more than the slow path saved (an entry of a chat call's two documents: 11.5 us copied, 8.5
+ * with its Dates, 4.9 swapped).
  */
-function epochDates<T extends object>(doc: T | undefined): T | undefined {
-  if (!doc) return doc;
-  let out: Record<string, unknown> | undefined;
-  for (const f of DATE_FIELDS) {
-    const v = (doc as Record<string, unknown>)[f];
-    if (v instanceof Date) (out ??= { ...(doc as Record<string, unknown>) })[f] = v.getTime();
+function swapDates(doc: object | undefined): Array<Date | undefined> | undefined {
+  if (!doc) return undefined;
+  const d = doc as Record<string, unknown>;
+  let dates: Array<Date | undefined> | undefined;
+  for (let i = 0; i < DATE_FIELDS.length; i++) {
+    const v = d[DATE_FIELDS[i]];
+    if (!(v instanceof Date)) continue;
+    (dates ??= [])[i] = v;
+    d[DATE_FIELDS[i]] = v.getTime();
   }
-  return (out ?? doc) as T;
+  return dates;
+}
+
+function putDatesBack(doc: object | undefined, dates: Array<Date | undefined> | undefined): void {
+  if (!doc || !dates) return;
+  for (let i = 0; i < DATE_FIELDS.length; i++) if (dates[i]) (doc as Record<string, unknown>)[DATE_FIELDS[i]] = dates[i];
 }
 
 /**
@@ -135,8 +145,16 @@ export class LedgerJournal {
     return accountRedisKeys.journalOf(walletId);
   }
 
+  /** An entry's text: its documents' dates as epoch milliseconds (`swapDates`); the documents are left as they were. */
   entry(e: JournalEntry): string {
-    return JSON.stringify({ l: epochDates(e.l), u: epochDates(e.u) });
+    const l = swapDates(e.l);
+    const u = swapDates(e.u);
+    try {
+      return JSON.stringify({ l: e.l, u: e.u });
+    } finally {
+      putDatesBack(e.l, l);
+      putDatesBack(e.u, u);
+    }
   }
 
   /** Entries not yet written to Mongo, over every shard. */
