@@ -57,7 +57,7 @@ type StreamEntry = [id: string, fields: string[] | null];
 
 const DATE_FIELDS = ['created_at', 'submitted_at', 'result_expires_at'] as const;
 
-/** An entry's dates back as Dates: epoch milliseconds (`epochDates`), or ISO strings (entries written before). */
+/** An entry's dates back as Dates: epoch milliseconds (`swapDates`), or ISO strings (entries written before). */
 function revive<T extends Record<string, unknown>>(doc: T): T {
   for (const f of DATE_FIELDS) {
     const v = doc[f];
