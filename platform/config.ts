@@ -56,9 +56,11 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /**
    * What a chat call does while its key's fresh state is read (gateway/middleware/auth.ts, docs/wallet.md):
-   * `prepare` parses, validates and routes the body on the key's last known state, and calls upstream only
-   * once the fresh state admits it; `upstream` also sends the upstream call (a refusal stops it, so a stale
-   * guess can cost a stopped upstream call; spec 1 section 8 wants none on a pre-charge 402); `off` waits first.
+   * `upstream` parses, validates and routes the body on the key's last known state and sends the upstream
+   * call too when that state's balance covers twice the pre-charge estimate (a refusal stops it; the guess
+   * follows what this process changes, so only a change another process made in its last seconds can cost
+   * a stopped upstream call, where spec 1 section 8 wants none on a pre-charge 402); `prepare` calls
+   * upstream only once the fresh state admits the call; `off` waits first.
    */
   CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('upstream'),
   /**
