@@ -42,6 +42,17 @@ export class UpstreamPools {
   }
 }
 
+/**
+ * Drop an upstream answer's body unread. undici's body emits an 'error' (RequestAbortedError) when it is
+ * destroyed before its end, and an 'error' nobody listens to ends the process: the listener is attached
+ * first.
+ */
+export function discardBody(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', ignore).destroy();
+}
+
+function ignore(): void {}
+
 export type UpstreamFailure = 'connect' | 'timeout' | 'aborted' | 'other';
 
 /** Classify a thrown transport error: connection failures are retried on another channel. */

@@ -5,7 +5,7 @@ import { GatewayError, errors } from '../../domain/errors';
 import type { Channel, Model } from '../../domain/catalogue';
 import { prechargeEstimate } from '../../domain/pricing';
 import { remainingNano } from '../../domain/api-key';
-import { classifyTransportError } from '../../platform/upstream';
+import { classifyTransportError, discardBody } from '../../platform/upstream';
 import { chatProviders } from '../../providers';
 import type { Protocol } from '../../protocols/types';
 import type { ServiceDeps } from '../deps';
@@ -229,7 +229,7 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
       try {
         await confirmed();
       } catch (err) {
-        answer.res.body.destroy();
+        discardBody(answer.res.body);
         throw err;
       }
     }

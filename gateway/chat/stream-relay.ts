@@ -10,6 +10,7 @@ import { armed, failpoint } from '../../platform/failpoints';
 import { costReport, type CostReport } from '../../domain/cost-report';
 import { isUsageFrame, rewriteUsageFrame, splitFrames } from './cost-fields';
 import { flattenStoredHead } from '../response-headers';
+import { discardBody } from '../../platform/upstream';
 
 /** The one error chunk of the chat-completions built-in-tool path (spec 1 section 6). */
 export const BUILTIN_TOOL_STREAM_ERROR =
@@ -184,7 +185,7 @@ export async function relayStream(
   }
 
   const clientGone = s.stopped.client || out.destroyed;
-  if (clientGone) s.res.body.destroy();
+  if (clientGone) discardBody(s.res.body);
   if (!settled) await settle();
   const completed = acc.completed && !failure && !clientGone;
   if (!completed && !clientGone && call.builtinToolPath) await write(BUILTIN_TOOL_STREAM_ERROR);

@@ -14,7 +14,7 @@ import { KeyService } from '../../capabilities/accounts/keys';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { AUTH_MESSAGES } from '../../domain/errors';
 import { counters } from '../../platform/metrics/counters';
-import { chargeEntry, freshKey, post, sseEvents, usageRow, user, type Reply } from './helpers';
+import { chargeEntry, freshKey, post, sleep, sseEvents, usageRow, user, type Reply } from './helpers';
 
 const MODES = ['upstream', 'prepare'] as const;
 type Mode = (typeof MODES)[number];
@@ -174,6 +174,40 @@ for (const mode of MODES) {
       t.is((await usageRow(gw, r.trace))?.status, 'success');
     }
     t.is(await gw.deps.redis.zcard(accountRedisKeys.rateLeases(acc.accountId)), 0, 'every concurrency slot freed');
+  });
+
+  test.serial(`${mode}: a refusal that comes after the upstream answered (streaming or not): the refusal, nothing relayed, and the gateway lives on`, async (t) => {
+    const gw = gwOf();
+    const lookup = gw.deps.authLookup;
+    const read = lookup.byHash.bind(lookup);
+    // The fresh state comes 150 ms late: under `upstream` the simulator has answered by then, so the refusal
+    // meets an answer already in hand (a stream's body unread), which must be dropped, not relayed.
+    lookup.byHash = async (...args: Parameters<typeof read>) => {
+      const snapshot = await read(...args);
+      await sleep(150);
+      return snapshot;
+    };
+    try {
+      for (const stream of [true, false]) {
+        // Refused by the fresh state itself (the key disabled), and admitted by it but not by the pre-charge
+        // on it (a spend cap with a nano left: the key is not spent, this call's estimate does not fit).
+        for (const change of ['disabled', 'capped'] as const) {
+          const acc = await freshKey(gw);
+          t.is((await chat(acc.key)).status, 200);
+          const spent = await gw.deps.wallet.keySpend(acc.keyId);
+          await elsewhere(gw).update(acc.keyId, change === 'disabled' ? { enabled: false } : { spend_cap_nano: spent + 1 });
+          const before = [refusedSoFar(), admittedSoFar()];
+          const status = change === 'disabled' ? 401 : 402;
+          await assertRefused(t, gw, mode, () => chat(acc.key, { stream }), status, change === 'disabled' ? 'invalid_api_key' : 'quota_exceeded', acc.accountId);
+          t.is(refusedSoFar() + admittedSoFar(), before[0] + before[1] + 1, 'the call was optimistic');
+        }
+      }
+    } finally {
+      delete (lookup as Partial<typeof lookup>).byHash;
+    }
+    // Still serving: an unread upstream body destroyed with nobody listening for its 'error' ended the process.
+    await sleep(100);
+    t.is((await chat((await freshKey(gw)).key, { stream: true })).status, 200);
   });
 
   test.serial(`${mode}: a key or account changed through this gateway: the next call waits for the fresh state and makes no upstream call`, async (t) => {
