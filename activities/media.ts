@@ -283,7 +283,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
 
     /** Start the workflows of tasks a crashed gateway accepted but never started (capabilities/media/media-tasks.ts). */
     async resumeOrphanTasks(input: { now: number }): Promise<number> {
-      return new MediaTasks(deps).resumeOrphans(ORPHAN_AFTER_MS, input.now);
+      return heartbeating(() => new MediaTasks(deps).resumeOrphans(ORPHAN_AFTER_MS, input.now));
     },
 
     /**
@@ -292,12 +292,14 @@ export function createMediaActivities(deps: MediaActivityDeps) {
      * as a replay may need them (7 days) and then deleted. Returns how many tasks changed.
      */
     async sweepExpiredLinks(input: { now: number }): Promise<number> {
-      const r = await deps.db.Task.updateMany(
-        { 'result.links_expired': false, 'result.expires_at': { $lte: new Date(input.now) } },
-        { $set: { 'result.links_expired': true, updated_at: new Date() } },
-      );
-      await deps.db.TaskFile.deleteMany({ created_at: { $lt: new Date(input.now - TASK_FILE_RETENTION_MS) } });
-      return r.modifiedCount;
+      return heartbeating(async () => {
+        const r = await deps.db.Task.updateMany(
+          { 'result.links_expired': false, 'result.expires_at': { $lte: new Date(input.now) } },
+          { $set: { 'result.links_expired': true, updated_at: new Date() } },
+        );
+        await deps.db.TaskFile.deleteMany({ created_at: { $lt: new Date(input.now - TASK_FILE_RETENTION_MS) } });
+        return r.modifiedCount;
+      });
     },
   };
 }

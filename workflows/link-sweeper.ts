@@ -1,8 +1,12 @@
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
 import type { MediaActivities } from '../activities/media';
 
+// The activities report liveness every 2 s: a worker killed mid-sweep has its sweep retried elsewhere
+// after the heartbeat timeout, not after the 2 minutes its run may take (the chaos run's worker kills
+// left tasks a crashed gateway had accepted unstarted for three minutes so).
 const { sweepExpiredLinks, resumeOrphanTasks } = proxyActivities<MediaActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute' },
 });
 

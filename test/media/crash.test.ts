@@ -1,3 +1,4 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startGateway, type TestGateway } from '../helpers/stack';
@@ -148,7 +149,7 @@ test('a gateway that died after writing the task (before or after the hold) leav
     // A fresh task is left alone (its gateway may still be starting it).
     await gw.deps.db.Task.create({ _id: fresh, ...base, created_at: new Date() });
     const acts = createMediaActivities(gw.deps);
-    t.is(await acts.resumeOrphanTasks({ now: Date.now() }), 2);
+    t.is(await new MockActivityEnvironment().run(acts.resumeOrphanTasks, { now: Date.now() }), 2);
     const tasks = new MediaTasks(gw.deps);
     for (const id of [noHold, held]) {
       const done = await tasks.waitSettled(id);
@@ -157,7 +158,7 @@ test('a gateway that died after writing the task (before or after the hold) leav
       const ops = await gw.deps.db.Ledger.find({ ref: id }).lean();
       t.deepEqual(ops.map((o) => o._id).sort(), [`${id}:reserve`, `${id}:settle`]);
     }
-    t.is(await acts.resumeOrphanTasks({ now: Date.now() }), 0);
+    t.is(await new MockActivityEnvironment().run(acts.resumeOrphanTasks, { now: Date.now() }), 0);
     t.is(await gw.deps.wallet.balance(a.id), parseCredits('40.44') - 2 * price);
     t.is((await gw.deps.db.Task.findById(fresh).lean())!.state, 'queued');
   } finally {

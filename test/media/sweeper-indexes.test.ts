@@ -1,3 +1,4 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
 import test from 'ava';
 import { startGateway } from '../helpers/stack';
 import { captureQueries, unservedQueries } from '../helpers/indexes';
@@ -16,8 +17,8 @@ test('every query of the sweeper\'s rounds has an index that serves it', async (
   t.teardown(() => gw.close());
   const activities = createMediaActivities({ ...gw.deps, log: createLogger('error') } as never);
   const sent = await captureQueries(async () => {
-    await activities.resumeOrphanTasks({ now: Date.now() });
-    await activities.sweepExpiredLinks({ now: Date.now() });
+    await new MockActivityEnvironment().run(activities.resumeOrphanTasks, { now: Date.now() });
+    await new MockActivityEnvironment().run(activities.sweepExpiredLinks, { now: Date.now() });
   });
   t.true(sent.filter((q) => q.collection === 'tasks' || q.collection === 'task_files').length >= 4, JSON.stringify(sent));
   t.deepEqual(unservedQueries(sent, [gw.deps.db.Task, gw.deps.db.TaskFile]), []);

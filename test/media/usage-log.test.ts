@@ -1,3 +1,4 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
 import test from 'ava';
 import { startGateway, type TestGateway } from '../helpers/stack';
 
@@ -47,15 +48,15 @@ test('hosted links are marked expired once their lifetime is over (link sweeper 
   const task = await gw.deps.db.Task.findOne({ account_id: a.id }).lean();
   t.false(task!.result!.links_expired);
   const acts = createMediaActivities(gw.deps);
-  t.is(await acts.sweepExpiredLinks({ now: Date.now() }), 0);
+  t.is(await new MockActivityEnvironment().run(acts.sweepExpiredLinks, { now: Date.now() }), 0);
   const later = task!.result!.expires_at!.getTime() + 1;
   t.true(later - Date.now() > 23 * 3600 * 1000);
-  t.true((await acts.sweepExpiredLinks({ now: later })) >= 1);
+  t.true(((await new MockActivityEnvironment().run(acts.sweepExpiredLinks, { now: later })) as number) >= 1);
   t.true((await gw.deps.db.Task.findById(task!._id).lean())!.result!.links_expired);
   // task files older than the 7-day retention go
   await gw.deps.db.TaskFile.create({ _id: 'old/f/0', group: 'old', content_type: 'image/png', data: Buffer.from('x'), created_at: new Date(Date.now() - 8 * 24 * 3600 * 1000) });
   await gw.deps.db.TaskFile.create({ _id: 'new/f/0', group: 'new', content_type: 'image/png', data: Buffer.from('x'), created_at: new Date() });
-  await acts.sweepExpiredLinks({ now: Date.now() });
+  await new MockActivityEnvironment().run(acts.sweepExpiredLinks, { now: Date.now() });
   t.is(await gw.deps.db.TaskFile.countDocuments({ _id: 'old/f/0' }), 0);
   t.is(await gw.deps.db.TaskFile.countDocuments({ _id: 'new/f/0' }), 1);
 });
