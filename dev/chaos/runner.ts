@@ -550,8 +550,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   await db.conn.dropDatabase().catch(() => undefined);
   await db.conn.close();
   const checks = CHAOS_CHECKS.map(([check, figure]) => ({ check, figure, value: figures[figure] ?? NaN, ok: figures[figure] === 0 }));
-  // A check whose figure was never computed (the run stopped early) is a failure too.
-  for (const c of checks) if (Number.isNaN(c.value)) failures.push(`${c.check}: not checked`);
+  // A check whose figure was never computed (the run stopped early) is a failure too, and so is every
+  // figure that is not 0: some are only counted (a gateway that exited on its own was reported, and the
+  // run passed), the rest add this summary to their own lines.
+  for (const c of checks) {
+    if (Number.isNaN(c.value)) failures.push(`${c.check}: not checked`);
+    else if (!c.ok) failures.push(`${c.check}: ${c.value}`);
+  }
   return { seed: opts.seed, seconds: opts.seconds, figures, checks, failures };
 }
 
