@@ -56,13 +56,14 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /**
    * What a chat call does while its key's fresh state is read (gateway/middleware/auth.ts, docs/wallet.md):
-   * `upstream` parses, validates and routes the body on the key's last known state and sends the upstream
-   * call too when that state's balance covers twice the pre-charge estimate (a refusal stops it; the guess
-   * follows what this process changes, so only a change another process made in its last seconds can cost
-   * a stopped upstream call, where spec 1 section 8 wants none on a pre-charge 402); `prepare` calls
-   * upstream only once the fresh state admits the call; `off` waits first.
+   * `prepare` parses, validates and routes the body on the key's last known state and calls upstream only
+   * once the fresh state admits the call; `upstream` sends the upstream call too when that state's balance
+   * covers twice the pre-charge estimate (a refusal stops it; the guess follows what this process changes,
+   * so only a change another process made in its last seconds can cost a stopped upstream call, where spec
+   * 1 section 8 wants none on a pre-charge 402; and a stream the upstream cuts while the answer waits for
+   * the fresh state loses what arrived meanwhile); `off` waits first.
    */
-  CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('upstream'),
+  CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('prepare'),
   /**
    * The gateway's old-generation growth past its last full collection, in percent; unset, the gateway
    * picks it from the heap's cap (platform/heap.ts `heapGrowingPercent`, which has the rule and its figures).

@@ -55,11 +55,11 @@ async function confirmAuth(deps: ServiceDeps, ctx: Ctx, call: ChatCall): Promise
 }
 
 /**
- * The gate before the upstream call. With CHAT_AUTH_OVERLAP=upstream (the default), an optimistic call
- * whose guessed balance covers at least twice the estimate goes ahead while the read is under way; one
- * closer to its limit waits here for its key's fresh state, so a wallet running dry does not send upstream
- * calls that will be refused (the guess already counts what this process took out of the wallet:
- * capabilities/accounts/auth-lookup.ts). With `prepare`, every optimistic call waits here.
+ * The gate before the upstream call. With CHAT_AUTH_OVERLAP=prepare (the default), every optimistic call
+ * waits here for its key's fresh state. With `upstream`, one whose guessed balance covers at least twice
+ * the estimate goes ahead while the read is under way; one closer to its limit waits here, so a wallet
+ * running dry does not send upstream calls that will be refused (the guess already counts what this
+ * process took out of the wallet: capabilities/accounts/auth-lookup.ts).
  */
 async function gateUpstream(deps: ServiceDeps, ctx: Ctx, call: ChatCall): Promise<boolean> {
   if (!ctx.state.authConfirmed) {

@@ -3,8 +3,8 @@
 // key disabled, deleted or capped, a model taken off the whitelist, an account at its rate limit) must be
 // answered exactly as a call that waited: the same status, code and headers, no content, no charge, and
 // the usage row a refusal gets. The counter shows the optimistic path was taken (else these would prove
-// nothing). Every case runs under both overlaps: `upstream` (the default: the upstream call goes out at
-// once; a refusal stops it) and `prepare` (no upstream call before the fresh state admits the call, so a
+// nothing). Every case runs under both overlaps: `upstream` (the upstream call goes out at once; a refusal
+// stops it) and `prepare` (the default: no upstream call before the fresh state admits the call, so a
 // refused call made none). A change this process makes itself drops or lowers its guesses at once: the
 // refusal cases make theirs as another gateway would (`elsewhere`), and the last cases check that a
 // change made here is never acted on stale, under either overlap: no upstream call.
