@@ -16,6 +16,8 @@ export interface Logger {
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
   child(fields: Record<string, unknown>): Logger;
+  /** Whether a line at this level would be written (a caller that builds a costly line asks first). */
+  enabled?(level: Exclude<LogLevel, 'silent'>): boolean;
 }
 
 export const REDACTED = '[redacted]';
@@ -80,5 +82,6 @@ function wrap(p: Pino): Logger {
     warn: (msg, fields) => void (p.isLevelEnabled('warn') && p.warn(fields ?? {}, scrubSecrets(msg))),
     error: (msg, fields) => void (p.isLevelEnabled('error') && p.error(fields ?? {}, scrubSecrets(msg))),
     child: (fields) => wrap(p.child(fields)),
+    enabled: (level) => p.isLevelEnabled(level),
   };
 }

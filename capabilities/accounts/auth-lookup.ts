@@ -31,7 +31,22 @@ export interface AuthSnapshot {
 interface Recent {
   snapshot: AuthSnapshot;
   at: number;
+  walletId: string;
+  keyId: string;
+  /** The wallet's and the key's running debit totals (`AuthLookup.debits`) already in the snapshot's figures. */
+  walletMark: number;
+  keyMark: number;
 }
+
+/** A fresh read's running debit totals, taken as it is sent (AuthLookup.marks). */
+interface Marks {
+  walletMark: number;
+  keyMark: number;
+  generation: number;
+}
+
+/** Running totals past this are reset (with every guess) before they lose exactness as doubles. */
+const DEBIT_TOTAL_LIMIT = 2 ** 52;
 
 /** A guess older than this is not acted on: the call waits for its fresh state as usual. */
 export const GUESS_MAX_AGE_MS = 5_000;
@@ -73,6 +88,15 @@ export class AuthLookup {
   private readonly recent = new Map<string, Recent>();
   /** The key hashes with a snapshot in `recent`, by the wallet (and the account) they belong to. */
   private readonly hashesOf = new Map<string, Set<string>>();
+  /**
+   * What this process has taken out of each wallet, and put on each key's spend, since the guesses were
+   * last reset: running totals (nano, negative for the wallet). A guess subtracts what was added since its
+   * snapshot's read was sent, when it is read, so a debit costs O(1) however many keys the wallet has.
+   */
+  private readonly walletDebits = new Map<string, number>();
+  private readonly keyDebits = new Map<string, number>();
+  /** How many times the totals were reset (a read whose marks predate a reset is not kept). */
+  private generation = 0;
 
   /**
    * The last snapshot this process read for a key hash, if it is at most GUESS_MAX_AGE_MS old. Only a
@@ -80,21 +104,43 @@ export class AuthLookup {
    */
   guess(hash: string, now = Date.now()): AuthSnapshot | undefined {
     const r = this.recent.get(hash);
-    return r && now - r.at <= GUESS_MAX_AGE_MS ? r.snapshot : undefined;
+    if (!r || now - r.at > GUESS_MAX_AGE_MS) return undefined;
+    const wallet = this.walletDebits.get(r.walletId) ?? 0;
+    if (wallet !== r.walletMark) {
+      r.snapshot.balanceNano += wallet - r.walletMark;
+      r.walletMark = wallet;
+    }
+    const key = this.keyDebits.get(r.keyId) ?? 0;
+    if (key !== r.keyMark) {
+      r.snapshot.keySpendNano += key - r.keyMark;
+      r.keyMark = key;
+    }
+    return r.snapshot;
   }
 
   /**
    * This process took money out of a wallet (a charge, a hold, a debit; as the op is sent, and again
    * if it is retried: a guess may only err low): every guess of the wallet follows, and the spend of
-   * the key that paid, so the next optimistic call sees it.
+   * the key that paid, so the next optimistic call sees it (applied when the guess is read).
    */
   private debited(op: LedgerOp): void {
-    for (const hash of this.hashesOf.get(op.accountId) ?? []) {
-      const r = this.recent.get(hash);
-      if (!r) continue;
-      r.snapshot.balanceNano += op.amountNano;
-      if (op.keyId && r.snapshot.key.id === op.keyId) r.snapshot.keySpendNano += op.keySpendNano ?? 0;
+    const wallet = (this.walletDebits.get(op.accountId) ?? 0) + op.amountNano;
+    const key = op.keyId && op.keySpendNano ? (this.keyDebits.get(op.keyId) ?? 0) + op.keySpendNano : 0;
+    if (wallet < -DEBIT_TOTAL_LIMIT || key > DEBIT_TOTAL_LIMIT || this.walletDebits.size > 100_000 || this.keyDebits.size > 100_000) {
+      this.forgetAll();
+      return;
     }
+    this.walletDebits.set(op.accountId, wallet);
+    if (key) this.keyDebits.set(op.keyId!, key);
+  }
+
+  /** Every guess and every running total dropped: the next calls wait for their fresh state. */
+  private forgetAll(): void {
+    this.generation++;
+    this.recent.clear();
+    this.hashesOf.clear();
+    this.walletDebits.clear();
+    this.keyDebits.clear();
   }
 
   /**
@@ -130,12 +176,22 @@ export class AuthLookup {
     };
   }
 
-  private remember(hash: string, owner: KeyOwner, snapshot: AuthSnapshot): AuthSnapshot {
+  /**
+   * The running debit totals of a key's wallet and of the key, taken as its fresh read is sent: a debit
+   * sent before that (on the same connection) is in what the read returns, one sent after is not.
+   */
+  private marks(owner: KeyOwner): Marks {
+    return { walletMark: this.walletDebits.get(owner.walletId) ?? 0, keyMark: this.keyDebits.get(owner.keyId) ?? 0, generation: this.generation };
+  }
+
+  private remember(hash: string, owner: KeyOwner, snapshot: AuthSnapshot, { walletMark, keyMark, generation }: Marks): AuthSnapshot {
+    // Totals reset while the read was under way: its marks mean nothing now, so it is not kept as a guess.
+    if (generation !== this.generation) return snapshot;
     if (this.recent.size > 100_000) {
-      this.recent.clear();
-      this.hashesOf.clear();
+      this.forgetAll();
+      return snapshot;
     }
-    this.recent.set(hash, { snapshot, at: Date.now() });
+    this.recent.set(hash, { snapshot, at: Date.now(), walletId: owner.walletId, keyId: owner.keyId, walletMark, keyMark });
     this.index(owner.walletId, hash);
     if (owner.accountId !== owner.walletId) this.index(owner.accountId, hash);
     return snapshot;
@@ -157,6 +213,7 @@ export class AuthLookup {
       this.owners.set(hash, owner);
     }
     const { keyId, accountId, walletId } = owner;
+    const marks = this.marks(owner);
     const apart = !sameShard(accountId, walletId);
     // The other wallet's figures, read in the same pipeline as the account's state.
     const walletSide = apart ? this.redis.mget(accountRedisKeys.balance(walletId), accountRedisKeys.keySpend(walletId, keyId)) : null;
@@ -173,7 +230,7 @@ export class AuthLookup {
         const records = this.records(hash, keyJson, accountJson);
         const account = records.account!;
         if (!limit || (!account.rpm && !account.concurrency)) {
-          return this.remember(hash, owner, { ...records, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0 });
+          return this.remember(hash, owner, { ...records, balanceNano: Number(balance), keySpendNano: spend !== null ? Number(spend) : 0 }, marks);
         }
         this.limited.add(accountId);
       }
@@ -203,7 +260,7 @@ export class AuthLookup {
     if (limited === 1) {
       snapshot.rate = { allowed: r[5] === 1, reason: r[6], rpm: r[7], concurrency: r[8], rpmUsed: r[9], concUsed: r[10], resetMs: r[11] };
     }
-    return this.remember(hash, owner, snapshot);
+    return this.remember(hash, owner, snapshot, marks);
   }
 }
 

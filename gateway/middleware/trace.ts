@@ -14,19 +14,23 @@ export function trace(log: Logger): Middleware {
     try {
       await next();
     } finally {
-      const line = {
-        trace: ctx.state.requestId,
-        method: ctx.method,
-        path: ctx.path,
-        status: ctx.status,
-        ms: Math.round((performance.now() - ctx.state.startedAt) * 10) / 10,
-        account: ctx.state.auth?.account.id,
-      };
-      // Written once the answer is on its way: Koa sends the response after this middleware returns,
-      // and the line (its formatting and a synchronous write) would otherwise come before every answer.
-      setImmediate(writeAccessLine, log, line);
+      if (log.enabled?.('info') !== false) logAccess(log, ctx);
     }
   };
+}
+
+function logAccess(log: Logger, ctx: Ctx): void {
+  const line = {
+    trace: ctx.state.requestId,
+    method: ctx.method,
+    path: ctx.path,
+    status: ctx.status,
+    ms: Math.round((performance.now() - ctx.state.startedAt) * 10) / 10,
+    account: ctx.state.auth?.account.id,
+  };
+  // Written once the answer is on its way: Koa sends the response after this middleware returns,
+  // and the line (its formatting and a synchronous write) would otherwise come before every answer.
+  setImmediate(writeAccessLine, log, line);
 }
 
 function writeAccessLine(log: Logger, line: Record<string, unknown>): void {

@@ -76,3 +76,36 @@ test('requests carrying keys in every accepted place leave no key in the gateway
   t.true(text.split('\n').filter(Boolean).length >= 12, text);
   for (const k of [key, wrong]) t.false(text.includes(k.slice(12)), 'a key reached the log');
 });
+
+test('the access line: one per request at info, none and nothing scheduled for it below (LOG_LEVEL=warn)', async (t) => {
+  const { trace } = await import('../../gateway/middleware/trace');
+  const Koa = (await import('koa')).default;
+  for (const level of ['info', 'warn'] as const) {
+    const { sink, all } = capture();
+    const log = createLogger(level, {}, sink);
+    const app = new Koa();
+    app.use(trace(log));
+    app.use((ctx) => {
+      ctx.body = 'ok';
+    });
+    const server = app.listen(0);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/access-line-probe`;
+    const realImmediate = global.setImmediate;
+    let scheduled = 0;
+    global.setImmediate = ((fn: (...a: unknown[]) => void, ...args: unknown[]) => {
+      // Only this test's server's lines: the file's other test runs requests meanwhile.
+      if (fn.name === 'writeAccessLine' && (args[1] as { path?: string }).path === '/access-line-probe') scheduled++;
+      return realImmediate(fn, ...args);
+    }) as typeof setImmediate;
+    try {
+      for (let i = 0; i < 3; i++) t.is((await fetch(url)).status, 200);
+      await new Promise((r) => realImmediate(r));
+    } finally {
+      global.setImmediate = realImmediate;
+      server.close();
+    }
+    const lines = all().split('\n').filter((l) => l.includes('"msg":"request"'));
+    t.is(lines.length, level === 'info' ? 3 : 0, level);
+    t.is(scheduled, level === 'info' ? 3 : 0, `${level}: access lines scheduled`);
+  }
+});
