@@ -60,8 +60,8 @@ const EnvSchema = z.object({
    * once the fresh state admits the call; `upstream` sends the upstream call too when that state's balance
    * covers twice the pre-charge estimate (a refusal stops it; the guess follows what this process changes,
    * so only a change another process made in its last seconds can cost a stopped upstream call, where spec
-   * 1 section 8 wants none on a pre-charge 402; and a stream the upstream cuts while the answer waits for
-   * the fresh state loses what arrived meanwhile); `off` waits first.
+   * 1 section 8 wants none on a pre-charge 402; a stream that answered meanwhile is read ahead, so a cut
+   * loses nothing: platform/read-ahead.ts); `off` waits first.
    */
   CHAT_AUTH_OVERLAP: z.enum(['off', 'prepare', 'upstream']).default('prepare'),
   /**

@@ -6,6 +6,7 @@ import type { Channel, Model } from '../../domain/catalogue';
 import { prechargeEstimate } from '../../domain/pricing';
 import { remainingNano } from '../../domain/api-key';
 import { classifyTransportError, discardBody } from '../../platform/upstream';
+import { ReadAhead } from '../../platform/read-ahead';
 import { chatProviders } from '../../providers';
 import type { Protocol } from '../../protocols/types';
 import type { ServiceDeps } from '../deps';
@@ -225,7 +226,11 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
       if (err instanceof ClientGone) return await clientLeft(env, ctx, call, attempts);
       throw chatUpstreamFailure(err, env.config.CHAT_UPSTREAM_TIMEOUT_MS);
     }
+    // A stream waiting for the key's fresh state is read meanwhile: what the upstream sent before a
+    // failure of its connection is kept (an unread undici body drops it) and relayed as it would have been.
+    let ahead: ReadAhead<Buffer> | undefined;
     if (upstreamBeforeAuth) {
+      if (!answer.bytes) ahead = new ReadAhead(answer.res.body as AsyncIterable<Buffer>);
       try {
         await confirmed();
       } catch (err) {
@@ -236,7 +241,7 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
     setTranslationHeaders(ctx, call, answer.prepared);
     if (answer.bytes) return await relayJson(env, ctx, call, answer.bytes, answer.prepared, attempts);
     const { prepared, res } = answer;
-    await relayStream(env, ctx, call, { res, translation: prepared.translation, upstream: prepared.channel.upstream as Protocol, channel: prepared.channel.id, attempts, stopped });
+    await relayStream(env, ctx, call, { res, chunks: ahead?.chunks(), translation: prepared.translation, upstream: prepared.channel.upstream as Protocol, channel: prepared.channel.id, attempts, stopped });
   } catch (err) {
     // One usage row per request, with the attempts it took (failed attempts are not rows). Written ahead
     // (the ledger journal in Redis) before the error goes out, as every refusal's row is: kept in this

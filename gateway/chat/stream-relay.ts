@@ -29,6 +29,8 @@ function isUsageOnlyChunk(ev: SseEvent): boolean {
 /** The upstream answer being relayed, and how the call got it. */
 export interface RelayUpstream {
   res: Dispatcher.ResponseData;
+  /** Where the body's chunks are read from, when not from `res.body` itself (a body read ahead: platform/read-ahead.ts). */
+  chunks?: AsyncIterable<Buffer>;
   translation: Translator<any> | undefined;
   upstream: Protocol;
   /** The channel's id (counters of upstreams that misreport usage). */
@@ -150,7 +152,7 @@ export async function relayStream(
     return text;
   };
   try {
-    for await (const chunk of s.res.body as AsyncIterable<Buffer>) {
+    for await (const chunk of s.chunks ?? (s.res.body as AsyncIterable<Buffer>)) {
       // Whether this chunk starts and ends on event boundaries (the upstream's whole answer in one chunk,
       // typically): then a passthrough chunk can be reframed event by event.
       const alignedStart = parser.idle;

@@ -14,7 +14,7 @@ import { KeyService } from '../../capabilities/accounts/keys';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { AUTH_MESSAGES } from '../../domain/errors';
 import { counters } from '../../platform/metrics/counters';
-import { chargeEntry, freshKey, post, sleep, sseEvents, usageRow, user, type Reply } from './helpers';
+import { addFault, chargeEntry, freshKey, post, sleep, sseEvents, usageRow, user, type Reply } from './helpers';
 
 const MODES = ['upstream', 'prepare'] as const;
 type Mode = (typeof MODES)[number];
@@ -251,6 +251,43 @@ for (const mode of MODES) {
       const r = await chat(acc.key, { max_tokens: Math.ceil(balance / 5 / 10_000) });
       t.is(r.status, 402, `${by}: ${r.text}`);
       t.is(await upstreamTotal(gw), upstream, `${by}: spec 1 section 8: 402 and no upstream call`);
+    }
+  });
+
+  test.serial(`${mode}: an admitted stream the upstream cuts while the fresh state is on its way: what came first is relayed and billed`, async (t) => {
+    const gw = gwOf();
+    const lookup = gw.deps.authLookup;
+    const read = lookup.byHash.bind(lookup);
+    const acc = await freshKey(gw);
+    t.is((await chat(acc.key)).status, 200);
+    // The fresh state comes 150 ms late: under `upstream` the simulator has sent its first chunks and cut
+    // the connection by then. An unread undici body drops what arrived when its connection fails, so the
+    // stream is read while the call waits (platform/read-ahead.ts).
+    lookup.byHash = async (...args: Parameters<typeof read>) => {
+      const snapshot = await read(...args);
+      await sleep(150);
+      return snapshot;
+    };
+    try {
+      await addFault(gw, 'openai-a', { type: 'cut', after_chunks: 4 }, 1);
+      const before = await gw.deps.wallet.balance(acc.accountId);
+      const admitted = admittedSoFar();
+      const r = await chat(acc.key, { stream: true, max_tokens: 20, messages: user('Five words please now') });
+      t.is(admittedSoFar(), admitted + 1, 'the call was optimistic and admitted');
+      t.is(r.status, 200, r.text);
+      const content = sseEvents(r.text)
+        .filter((e) => e.data !== '[DONE]')
+        .map((e) => JSON.parse(e.data).choices?.[0]?.delta?.content ?? '')
+        .join('');
+      t.true(content.length > 0, `the chunks sent before the cut reached the client: ${r.text}`);
+      const row = await usageRow(gw, r.trace);
+      t.is(row.status, 'interrupted');
+      t.is(row.error_code, 'upstream_cut');
+      t.true(row.cost_nano > 0, 'billed on what was delivered');
+      t.is(before - (await gw.deps.wallet.balance(acc.accountId)), row.cost_nano);
+    } finally {
+      delete (lookup as Partial<typeof lookup>).byHash;
+      await gw.control('POST', '/reset');
     }
   });
 
