@@ -1,3 +1,4 @@
+import { upstreamUrl } from '../platform/upstream';
 import type { ChatProvider } from './types';
 
 export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
@@ -12,6 +13,6 @@ export const anthropicMessages: ChatProvider = {
       'content-type': 'application/json',
     };
     if (clientHeaders['anthropic-beta']) headers['anthropic-beta'] = clientHeaders['anthropic-beta'];
-    return { url: new URL(`${channel.base_url}/v1/messages`), headers };
+    return { url: upstreamUrl(`${channel.base_url}/v1/messages`), headers };
   },
 };

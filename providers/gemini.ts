@@ -1,3 +1,4 @@
+import { upstreamUrl } from '../platform/upstream';
 import type { ChatProvider } from './types';
 
 /** Google-style generateContent: the model is in the path; streams use alt=sse. */
@@ -6,7 +7,7 @@ export const gemini: ChatProvider = {
   call(channel, { model, stream, apiKey }) {
     const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
     return {
-      url: new URL(`${channel.base_url}/v1beta/models/${encodeURIComponent(model)}:${method}`),
+      url: upstreamUrl(`${channel.base_url}/v1beta/models/${encodeURIComponent(model)}:${method}`),
       headers: { 'x-goog-api-key': apiKey, 'content-type': 'application/json' },
     };
   },

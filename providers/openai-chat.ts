@@ -1,3 +1,4 @@
+import { upstreamUrl } from '../platform/upstream';
 import type { ChatProvider } from './types';
 
 /** OpenAI-style chat completions: POST {base}/v1/chat/completions, Bearer key. */
@@ -5,7 +6,7 @@ export const openaiChat: ChatProvider = {
   protocol: 'chat-completions',
   call(channel, { apiKey }) {
     return {
-      url: new URL(`${channel.base_url}/v1/chat/completions`),
+      url: upstreamUrl(`${channel.base_url}/v1/chat/completions`),
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
     };
   },

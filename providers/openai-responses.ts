@@ -1,3 +1,4 @@
+import { upstreamUrl } from '../platform/upstream';
 import type { ChatProvider } from './types';
 
 /** OpenAI-style responses: POST {base}/v1/responses, Bearer key. */
@@ -5,7 +6,7 @@ export const openaiResponses: ChatProvider = {
   protocol: 'responses',
   call(channel, { apiKey }) {
     return {
-      url: new URL(`${channel.base_url}/v1/responses`),
+      url: upstreamUrl(`${channel.base_url}/v1/responses`),
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
     };
   },

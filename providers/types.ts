@@ -1,8 +1,9 @@
 import type { Channel } from '../domain/catalogue';
+import type { UpstreamUrl } from '../platform/upstream';
 
 /** Where and how to send one chat request to one channel. */
 export interface UpstreamCall {
-  url: URL;
+  url: UpstreamUrl;
   headers: Record<string, string>;
 }
 

@@ -14,7 +14,7 @@ export function createMediaHttp(pools: UpstreamPools): MediaHttp {
     const u = new URL(url);
     let res;
     try {
-      res = await pools.request(u, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      res = await pools.request({ origin: u.origin, path: u.pathname + u.search }, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
     } catch (err) {
       const kind = classifyTransportError(err);
       throw new UpstreamTransportError(kind === 'aborted' ? 'timeout' : kind, `${method} ${u.origin}${u.pathname}: ${(err as Error).message}`);
