@@ -99,9 +99,11 @@ function prepare(env: ServiceDeps, call: ChatCall, channel: Channel): Prepared {
   // (an alias) or the stream must report usage for billing.
   const needsUsage = call.stream && call.client === 'chat-completions' && !call.includeUsage;
   if (call.body.model === upstreamModel && !needsUsage) return { channel, translation: undefined, dropped: [], body: call.raw };
-  const body: Record<string, unknown> = { ...call.body };
+  // Object.assign, not a spread: on Node 20 a spread copy that then gains a member costs about 1 us and a
+  // map of its own each time (capabilities/accounts/auth-lookup.ts `snapshotOf` has the figures).
+  const body: Record<string, unknown> = Object.assign({}, call.body);
   if (call.client !== 'generate-content') body.model = upstreamModel;
-  if (needsUsage) body.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
+  if (needsUsage) body.stream_options = Object.assign({}, body.stream_options as object | undefined, { include_usage: true });
   return { channel, translation: undefined, dropped: [], body: JSON.stringify(body) };
 }
 

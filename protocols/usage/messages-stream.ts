@@ -60,7 +60,7 @@ export class MessagesUsageAccumulator implements UsageAccumulator {
     switch (e.type ?? event.event) {
       case 'message_start': {
         const message = e.message as { usage?: Record<string, unknown> } | undefined;
-        this.raw = { ...message?.usage };
+        this.raw = Object.assign({}, message?.usage); // not a spread: members are added below (gateway/chat/pipeline.ts `prepare`)
         this.usage = messagesUsage(this.raw);
         break;
       }
