@@ -232,7 +232,10 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
     // failure of its connection is kept (an unread undici body drops it) and relayed as it would have been.
     let ahead: ReadAhead<Buffer> | undefined;
     if (upstreamBeforeAuth) {
-      if (!answer.bytes) ahead = new ReadAhead(answer.res.body as AsyncIterable<Buffer>);
+      if (!answer.bytes) {
+        const body = answer.res.body;
+        ahead = new ReadAhead(body as AsyncIterable<Buffer>, { release: () => discardBody(body) });
+      }
       try {
         await confirmed();
       } catch (err) {

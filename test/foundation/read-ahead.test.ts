@@ -56,7 +56,7 @@ test('what was read is handed over at once, the rest read on from the body until
 
 test('it stops reading at its limit (the upstream is held back as by an unread body) and goes on when read', async (t) => {
   const body = new PassThrough({ highWaterMark: 4 });
-  const ahead = new ReadAhead<Buffer>(body, 8);
+  const ahead = new ReadAhead<Buffer>(body, { limitBytes: 8 });
   const written: boolean[] = [];
   for (let i = 0; i < 6; i++) written.push(body.write('xxxx'));
   await tick();
@@ -75,4 +75,41 @@ test('a body dropped unread (the call refused) fails the pending read quietly', 
   body.on('error', () => undefined).destroy(new Error('aborted'));
   await tick();
   t.pass('no unhandled rejection');
+});
+
+test('a reader that stops before the end releases the body, also while a read is pending; one that reaches the end does not', async (t) => {
+  for (const stage of ['read ahead', 'read on'] as const) {
+    const body = new PassThrough();
+    let released = 0;
+    const ahead = new ReadAhead<Buffer>(body, {
+      release: () => {
+        released++;
+        body.on('error', () => undefined).destroy();
+      },
+    });
+    body.write('a');
+    await tick();
+    const it = ahead.chunks();
+    t.is(String((await it.next()).value), 'a');
+    if (stage === 'read on') {
+      // The chunk read ahead is handed over, the pending read brings one more, then the body itself.
+      const later = it.next();
+      body.write('b');
+      t.is(String((await later).value), 'b');
+      const next = it.next();
+      body.write('c');
+      t.is(String((await next).value), 'c');
+    }
+    await it.return(undefined);
+    t.is(released, 1, stage);
+    t.true(body.destroyed, stage);
+  }
+  const body = new PassThrough();
+  let released = 0;
+  const ahead = new ReadAhead<Buffer>(body, { release: () => released++ });
+  body.end('x');
+  let text = '';
+  for await (const c of ahead.chunks()) text += String(c);
+  t.is(text, 'x');
+  t.is(released, 0);
 });
