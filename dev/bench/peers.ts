@@ -4,7 +4,10 @@
  * `@portkey-ai/gateway`) and LiteLLM's proxy (PyPI `litellm[proxy]`, no
  * database), the floor of a proxy hop (a bare Koa + undici relay,
  * `servers/bare-proxy.ts`, and a bare Go `httputil.ReverseProxy`,
- * `servers/bare-go-proxy.go`, built on first use), and the upstream simulator
+ * `servers/bare-go-proxy.go`, built on first use), the floor of a billing
+ * gateway (that relay plus the auth read before the upstream and the charge
+ * with its journal entry before the answer ends, in Redis:
+ * `servers/floor-proxy.ts`), and the upstream simulator
  * called directly. Every target gets
  * the same chat-completions request for the same upstream channel; each
  * answer is checked (JSON with a message and usage; a stream with chunks and
@@ -18,7 +21,8 @@
  * and its added p50, CPU per request of its process tree, RSS after load;
  * then issue 25's summary: the gateway against the bare Koa relay of the same
  * run (throughput, its own added p50 and stream first byte over the relay's)
- * and against Portkey. Each figure is the median of BENCH_ROUNDS rounds (3).
+ * and against Portkey; the floor against the relay and the gateway against
+ * the floor. Each figure is the median of BENCH_ROUNDS rounds (3).
  *   npm run bench:peers
  * Env: BENCH_SECONDS (5, per load), BENCH_ROUNDS (3), BENCH_PEERS (portkey,litellm; "" for none).
  * The peers are installed on first use, outside the clone:
@@ -37,6 +41,7 @@ import { scratchDir } from '../scripts/lib/scratch';
 import { buildAll, gatewayNodeFlags } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { runLoad, type LoadResult } from './lib/load';
+import { pidOfPort } from './lib/cpu';
 
 const PORTKEY_VERSION = '1.15.2';
 const LITELLM_VERSION = '1.106.2';
@@ -46,6 +51,7 @@ const PEERS = (process.env.BENCH_PEERS ?? 'portkey,litellm').split(',').filter(B
 const CACHE = path.join(os.homedir(), '.cache', 'model-gateway', 'peers');
 const MODEL = 'gpt-5.1';
 const BARE_KOA = 'bare Koa relay';
+const FLOOR = 'billing floor';
 const CHANNEL = 'openai-a';
 
 // ------------------------------------------------------------------ peers installed outside the clone
@@ -130,6 +136,8 @@ interface Target {
   url: string;
   headers: Record<string, string>;
   pid?: number;
+  /** Its calls use the project's stores (Redis, FerretDB): their CPU at 64 clients is counted for it too. */
+  stores?: boolean;
   /** Set when the target could not stream the request (its TTFB is not measured). */
   streamFailure?: string;
 }
@@ -167,14 +175,21 @@ await admin('PATCH', `/accounts/${account.id}`, { rate_limit: { rpm: 100_000_000
 const json = { 'content-type': 'application/json' };
 const targets: Target[] = [
   { name: 'direct', url: `${upstreamBase}/chat/completions`, headers: { ...json, authorization: 'Bearer upstream' } },
-  { name: 'gateway', url: `${gwUrl}/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, pid: gwCompiled.child.pid },
-  { name: 'gateway (tsx)', url: `http://127.0.0.1:${gwTsxPort}/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, pid: gwTsx.child.pid },
+  { name: 'gateway', url: `${gwUrl}/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, pid: gwCompiled.child.pid, stores: true },
+  { name: 'gateway (tsx)', url: `http://127.0.0.1:${gwTsxPort}/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${key}` }, pid: gwTsx.child.pid, stores: true },
 ];
 
 // The floor of a proxy hop on this machine, in Node and in Go: what the gateway adds over the Koa relay is its own.
 const bareKoaPort = await freePort();
 const bareKoa = await startProcess('bare-proxy', 'dev/bench/servers/bare-proxy.ts', { UPSTREAM: `${simUrl}/ch/${CHANNEL}`, PORT: String(bareKoaPort) }, bareKoaPort);
 targets.push({ name: BARE_KOA, url: `http://127.0.0.1:${bareKoaPort}/v1/chat/completions`, headers: json, pid: bareKoa.child.pid });
+// The least this gateway's contract costs a call: the same relay plus the auth read before the upstream and the
+// charge with its journal entry before the answer ends, on the same Redis, the journal drained into the same store,
+// one document a call (servers/floor-proxy.ts).
+const floorPort = await freePort();
+const floorKey = `sk-floor-${randomBytes(8).toString('hex')}`;
+const floor = await startProcess('floor-proxy', 'dev/bench/servers/floor-proxy.ts', { UPSTREAM: `${simUrl}/ch/${CHANNEL}`, PORT: String(floorPort), REDIS_URL: services.env.REDIS_URL, MONGO_URL: services.env.MONGO_URL, KEY: floorKey }, floorPort);
+targets.push({ name: FLOOR, url: `http://127.0.0.1:${floorPort}/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${floorKey}` }, pid: floor.child.pid, stores: true });
 const peers: Managed[] = [];
 let goRelay: string | undefined;
 try {
@@ -270,6 +285,8 @@ interface Figures {
   seqP99: number;
   ttfbP50: number;
   cpuMsPerReq?: number;
+  /** Redis's and FerretDB's CPU a call over the same 64-client load, for the targets that use them. */
+  storesMsPerReq?: number;
   rssMb?: number;
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -279,25 +296,28 @@ const load = (t: Target, body: string, connections: number, firstChunk = false):
 console.log(`warming up (${targets.length} targets) ...`);
 for (const t of targets) await runLoad({ url: t.url, method: 'POST', headers: t.headers, body: plainBody, connections: 64, durationMs: 2000 });
 
+const storePids = [pidOfPort(services.env.REDIS_URL), pidOfPort(services.env.MONGO_URL)].filter((p): p is number => p !== undefined);
 const rounds = new Map<string, Figures[]>(targets.map((t) => [t.name, []]));
 for (let round = 1; round <= ROUNDS; round++) {
   console.log(`round ${round} of ${ROUNDS} ...`);
   for (const t of targets) {
     const before = t.pid ? treeTicks(t.pid) : 0;
+    const storesBefore = t.stores ? storePids.reduce((sum, p) => sum + ticks(p), 0) : 0;
     const par = await load(t, plainBody, 64);
     const cpu = t.pid ? ((treeTicks(t.pid) - before) * TICK_MS) / par.requests : undefined;
+    const stores = t.stores ? ((storePids.reduce((sum, p) => sum + ticks(p), 0) - storesBefore) * TICK_MS) / par.requests : undefined;
     const seq = await load(t, plainBody, 1);
     const ttfb = t.streamFailure ? { p50ms: NaN, errors: 0 } : await load(t, streamBody, 1, true);
     const errors = par.errors + seq.errors + ttfb.errors;
     if (errors) console.log(`  ${t.name}: ${errors} failed requests`);
-    rounds.get(t.name)!.push({ rps64: par.rps, seqP50: seq.p50ms, seqP99: seq.p99ms, ttfbP50: ttfb.p50ms, cpuMsPerReq: cpu, rssMb: t.pid ? treeRssMb(t.pid) : undefined });
+    rounds.get(t.name)!.push({ rps64: par.rps, seqP50: seq.p50ms, seqP99: seq.p99ms, ttfbP50: ttfb.p50ms, cpuMsPerReq: cpu, storesMsPerReq: stores, rssMb: t.pid ? treeRssMb(t.pid) : undefined });
   }
 }
 
 const fig = new Map<string, Figures>();
 for (const [name, rs] of rounds) {
   const m = (k: keyof Figures) => (rs[0][k] === undefined ? undefined : median(rs.map((r) => r[k] as number)));
-  fig.set(name, { rps64: m('rps64')!, seqP50: m('seqP50')!, seqP99: m('seqP99')!, ttfbP50: m('ttfbP50')!, cpuMsPerReq: m('cpuMsPerReq'), rssMb: Math.max(...rs.map((r) => r.rssMb ?? 0)) || undefined });
+  fig.set(name, { rps64: m('rps64')!, seqP50: m('seqP50')!, seqP99: m('seqP99')!, ttfbP50: m('ttfbP50')!, cpuMsPerReq: m('cpuMsPerReq'), storesMsPerReq: m('storesMsPerReq'), rssMb: Math.max(...rs.map((r) => r.rssMb ?? 0)) || undefined });
 }
 
 // ------------------------------------------------------------------ report
@@ -307,19 +327,20 @@ const num = (x: number | undefined, digits = 2) => (x === undefined || Number.is
 const load1 = os.loadavg().map((x) => x.toFixed(2)).join(' ');
 console.log('');
 console.log(`${new Date().toISOString()}  ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, load average ${load1}, median of ${ROUNDS} rounds, ${SECONDS} s per load`);
-console.log(`${pad('target', 22)}${pad('req/s @64', 11)}${pad('x direct', 10)}${pad('seq p50/p99 ms', 17)}${pad('added p50', 11)}${pad('TTFB p50', 10)}${pad('added', 8)}${pad('CPU ms/req', 12)}RSS MB`);
+console.log(`${pad('target', 22)}${pad('req/s @64', 11)}${pad('x direct', 10)}${pad('seq p50/p99 ms', 17)}${pad('added p50', 11)}${pad('TTFB p50', 10)}${pad('added', 8)}${pad('CPU ms/req', 12)}${pad('+ stores', 10)}RSS MB`);
 for (const t of targets) {
   const f = fig.get(t.name)!;
   const isDirect = t.name === 'direct';
   console.log(
     pad(t.name, 22) + pad(f.rps64.toFixed(0), 11) + pad(isDirect ? '1' : (f.rps64 / d.rps64).toFixed(3), 10) +
       pad(`${num(f.seqP50)} / ${num(f.seqP99)}`, 17) + pad(isDirect ? '-' : (f.seqP50 - d.seqP50).toFixed(3), 11) +
-      pad(t.streamFailure ? 'failed' : num(f.ttfbP50), 10) + pad(isDirect ? '-' : num(f.ttfbP50 - d.ttfbP50, 3), 8) + pad(num(f.cpuMsPerReq, 3), 12) + num(f.rssMb, 0),
+      pad(t.streamFailure ? 'failed' : num(f.ttfbP50), 10) + pad(isDirect ? '-' : num(f.ttfbP50 - d.ttfbP50, 3), 8) + pad(num(f.cpuMsPerReq, 3), 12) + pad(num(f.storesMsPerReq, 3), 10) + num(f.rssMb, 0),
   );
 }
 const g = fig.get('gateway')!;
 const tsx = fig.get('gateway (tsx)')!;
 const relay = fig.get(BARE_KOA)!;
+const least = fig.get(FLOOR)!;
 const portkey = [...fig].find(([n]) => n.startsWith('portkey'))?.[1];
 console.log('');
 console.log('against the bare Koa relay of this run (issue 25), this gateway as production runs it (compiled):');
@@ -329,7 +350,12 @@ const ownTtfb = g.ttfbP50 - relay.ttfbP50;
 console.log(`  64-client throughput ${(g.rps64 / relay.rps64).toFixed(2)} of the relay (target >= 0.5): ${verdict(g.rps64 / relay.rps64 >= 0.5)}`);
 console.log(`  own added p50, sequential: ${ownP50.toFixed(3)} ms over the relay's (target < 0.25): ${verdict(ownP50 < 0.25)}`);
 console.log(`  own added stream first byte p50: ${num(ownTtfb, 3)} ms over the relay's (target < 0.25): ${verdict(ownTtfb < 0.25)}`);
+const withStores = (f: Figures) => (f.cpuMsPerReq ?? NaN) + (f.storesMsPerReq ?? NaN);
+console.log(`  CPU a call at 64 clients with its stores (Redis, FerretDB): ${num(withStores(g), 3)} ms (target <= 0.25): ${verdict(withStores(g) <= 0.25)}`);
 if (portkey) console.log(`  64-client throughput ${(g.rps64 / portkey.rps64).toFixed(2)} x Portkey (target >= 2): ${verdict(g.rps64 / portkey.rps64 >= 2)}`);
+console.log('the billing floor (the relay plus the auth read, the charge in Redis and a row a call in the store, nothing else) against the same relay, and the gateway against it:');
+console.log(`  floor: throughput ${(least.rps64 / relay.rps64).toFixed(2)} of the relay, own added p50 ${(least.seqP50 - relay.seqP50).toFixed(3)} ms, own first byte ${num(least.ttfbP50 - relay.ttfbP50, 3)} ms, CPU/req ${num(least.cpuMsPerReq, 3)} ms (relay ${num(relay.cpuMsPerReq, 3)}), with its stores ${num(withStores(least), 3)} ms`);
+console.log(`  gateway over the floor: throughput ${(g.rps64 / least.rps64).toFixed(2)} of it, added p50 ${(g.seqP50 - least.seqP50).toFixed(3)} ms, first byte ${num(g.ttfbP50 - least.ttfbP50, 3)} ms, CPU/req ${num((g.cpuMsPerReq ?? NaN) - (least.cpuMsPerReq ?? NaN), 3)} ms, with the stores ${num(withStores(g) - withStores(least), 3)} ms`);
 console.log(`compiled vs tsx: throughput x${(g.rps64 / tsx.rps64).toFixed(2)}, sequential p50 ${num(g.seqP50, 3)} vs ${num(tsx.seqP50, 3)} ms, CPU/req ${num(g.cpuMsPerReq, 3)} vs ${num(tsx.cpuMsPerReq, 3)} ms, RSS ${num(g.rssMb, 0)} vs ${num(tsx.rssMb, 0)} MB`);
 
 for (const p of peers) await p.stop();
