@@ -58,7 +58,7 @@ export interface StartupGarbageOptions {
   /** The first check, after start-up (allocation must have calmed for the young generation to shrink). */
   firstCheckMs?: number;
   checkEveryMs?: number;
-  /** Past this with no idle check, V8's own memory reducer is left to it (the heap serves traffic meanwhile anyway). */
+  /** Past this with no idle check, the garbage is left to the collections traffic makes (the heap serves traffic meanwhile anyway). */
   giveUpAfterMs?: number;
   collect?: () => void;
   /** The clock (milliseconds; tests drive it). */
@@ -75,7 +75,9 @@ export interface StartupGarbageOptions {
  * within 30 s (170 MB idle, two runs). One collection at the first second with no request from
  * 10 s on (earlier, start-up's allocation still counts as recent and the young generation is not
  * shrunk): Node 20 120-121 MB at 11 s (a 110-120 ms pause), Node 24 125-127 MB (a 180-220 ms
- * pause), while nothing is being served. Returns the timer (tests stop it).
+ * pause), while nothing is being served. The compiled gateway runs without the memory reducer
+ * (`--no-memory-reducer` in gateway/node-flags: its collections at every idle deoptimize the hot
+ * code), so there this collection is what hands start-up's garbage back. Returns the timer (tests stop it).
  */
 export function returnStartupGarbage(o: StartupGarbageOptions): NodeJS.Timeout {
   const now = o.now ?? (() => performance.now());

@@ -27,6 +27,20 @@ const root = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
  * cap under 2 GB also makes V8 grow the heap less between full collections, trading CPU for memory:
  * an operator's choice, GATEWAY_HEAP_MB (the chart's gateway.heapMB, passed after these flags by
  * dev/scripts/docker-entrypoint.sh; docs/operations.md has the measured trade).
+ * `--no-memory-reducer` (Node 20 and 24 alike): V8's memory reducer collects the whole heap once
+ * allocation has been low for about 8 s, to hand memory back, and every such collection frees the
+ * maps no live object holds any more, which deoptimizes all the optimized code that embeds them: at
+ * each idle 130-190 functions, Node's own hot ones among them (`runMicrotask`, `Immediate`,
+ * `initAsyncResource`; `--trace-deopt`, reason "weak objects"). The first seconds of traffic after
+ * an idle then run unoptimized: 64 clients after 40 s idle, the first second 1,164-1,751 req/s at
+ * 0.62-0.97 ms CPU a call, the fourth 2,700-3,200 at 0.25-0.30 (2026-11-30, a scratch load, three
+ * idles each); without the reducer the first second after an idle runs at 2,615-2,661 req/s and
+ * 0.31-0.33 ms. `bench:chat-ab`, this flag alone (4 rounds, each gateway idle while the other is
+ * measured): sequential added p50 x0.76, stream first byte x0.84, 64-client throughput x1.10, CPU a
+ * sequential call 1.24 -> 0.68 ms, peak RSS 254 -> 258 MB. What it costs: memory a burst took is kept
+ * (about 195 -> 228 MB after that run) until the next full collection under traffic, instead of being
+ * handed back at the first idle; start-up's garbage is still handed back (`platform/heap.ts`
+ * `returnStartupGarbage` collects explicitly), and the peak a pod is sized for does not change.
  */
 export function gatewayNodeFlags(worktree = root, nodeMajor = currentNodeMajor()): string[] {
   return forNode(fs.readFileSync(path.join(worktree, 'gateway/node-flags'), 'utf8'), nodeMajor);
