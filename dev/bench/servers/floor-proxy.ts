@@ -19,10 +19,12 @@
  *     node --import tsx dev/bench/servers/floor-proxy.ts
  */
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import Koa from 'koa';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import { Pool } from 'undici';
+import { sendHot, type RedisClient } from '../../../platform/redis';
 
 const upstream = new URL(process.env.UPSTREAM!);
 const pool = new Pool(upstream.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
@@ -48,21 +50,9 @@ redis.call('XADD', KEYS[2], '*', 'e', ARGV[2])
 return b`;
 redis.defineCommand('floorAuth', { numberOfKeys: 3, lua: AUTH });
 redis.defineCommand('floorCharge', { numberOfKeys: 2, lua: CHARGE });
-// As the gateway sends its hot commands (platform/redis.ts sendHot): at once when nothing else waits on
-// Redis, auto-pipelined under load.
-let inFlight = 0;
-function send<T>(command: () => Promise<T>): Promise<T> {
-  const alone = inFlight === 0 && redis.autoPipelineQueueSize === 0;
-  inFlight++;
-  let sent: Promise<T>;
-  if (alone) redis.options.enableAutoPipelining = false;
-  try {
-    sent = command();
-  } finally {
-    if (alone) redis.options.enableAutoPipelining = true;
-  }
-  return sent.finally(() => inFlight--);
-}
+// Sent as the gateway sends its hot commands (platform/redis.ts `sendHot`): at once when nothing else waits
+// on Redis, auto-pipelined under load.
+const send = <T>(command: () => Promise<T>): Promise<T> => sendHot(redis as unknown as RedisClient, command);
 const scripts = redis as unknown as {
   floorAuth(key: string, wallet: string, minute: string): Promise<[string, string, number] | null>;
   floorCharge(wallet: string, journal: string, nano: number, entry: string): Promise<number>;
@@ -159,7 +149,7 @@ app.use(async (ctx) => {
   out.writeHead(res.statusCode, { 'content-type': String(res.headers['content-type'] ?? 'text/event-stream') });
   let tail = '';
   for await (const c of res.body) {
-    out.write(c);
+    if (!out.write(c)) await once(out, 'drain');
     tail = (tail + (c as Buffer).toString('utf8')).slice(-4096);
   }
   await charge(record, model, usageIn(tail));

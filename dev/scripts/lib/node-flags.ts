@@ -34,13 +34,13 @@ const root = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
  * `initAsyncResource`; `--trace-deopt`, reason "weak objects"). The first seconds of traffic after
  * an idle then run unoptimized: 64 clients after 40 s idle, the first second 1,164-1,751 req/s at
  * 0.62-0.97 ms CPU a call, the fourth 2,700-3,200 at 0.25-0.30 (2026-11-30, a scratch load, three
- * idles each); without the reducer the first second after an idle runs at 2,615-2,661 req/s and
- * 0.31-0.33 ms. `bench:chat-ab`, this flag alone (two runs of 4 rounds, each gateway idle while the
+ * idles each); without the reducer the first second after a 40 s or 90 s idle runs at 2,615-2,779
+ * req/s and 0.29-0.33 ms. `bench:chat-ab`, this flag alone (two runs of 4 rounds, each gateway idle while the
  * other is measured; its sequential loads come first after the idle): sequential added p50 x0.76 and
  * x0.83, stream first byte x0.84 and x0.82, CPU a sequential call 1.24 -> 0.68 and 0.99 -> 0.80 ms;
  * 64-client throughput (measured last, warm) x1.10 and x0.97; peak RSS 254 -> 258 and 265 -> 252 MB.
- * What it costs: memory a burst took is kept (about 195-209 -> 228 MB after those runs) until the next full collection under traffic, instead of being
- * handed back at the first idle; start-up's garbage is still handed back (`platform/heap.ts`
+ * What it costs: memory a burst took is kept (about 195-209 -> 228 MB after those runs) until the
+ * next full collection under traffic, instead of being handed back at the first idle; start-up's garbage is still handed back (`platform/heap.ts`
  * `returnStartupGarbage` collects explicitly), and the peak a pod is sized for does not change.
  */
 export function gatewayNodeFlags(worktree = root, nodeMajor = currentNodeMajor()): string[] {
