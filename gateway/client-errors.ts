@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../domain/errors';
+import { newRequestId } from '../platform/ids';
 import type { Logger } from '../platform/logger';
 import { errorBody, shapeOfPath } from './errors/shapes';
 import { TRACE_HEADER } from './middleware/trace';
@@ -23,7 +23,7 @@ export function answerClientErrors(server: Server, log?: Logger): void {
     const { status, message } = refusal(err);
     const requestLine = /^[A-Z]{3,10} (\S+) HTTP\//.exec(err.rawPacket?.toString('latin1') ?? '');
     const path = (requestLine?.[1] ?? '/').split('?')[0];
-    const trace = `req_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    const trace = newRequestId();
     const body = JSON.stringify(errorBody(new GatewayError('invalid_request', message, { status }), shapeOfPath(path)));
     log?.info('request refused by the HTTP parser', { trace, status, code: err.code });
     socket.end(

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 /** Random ids with a readable kind prefix (node:crypto, hence infra: domain/ stays free of I/O). */
 export function newId(kind: 'acct' | 'key' | 'req' | 'task' | 'avatar' | 'voice' | 'evt' | 'user' | 'doc' | 'build' | 'agent' | 'akey' | 'aud' | 'audit' | 'cs' | 'topup'): string {
@@ -8,4 +8,29 @@ export function newId(kind: 'acct' | 'key' | 'req' | 'task' | 'avatar' | 'voice'
 /** A new API key: `sk-` + the deployment's 8-character service tag + `-` + 64 hex (domain/api-key.ts KEY_PATTERN). */
 export function generateApiKey(serviceTag: string): string {
   return `sk-${serviceTag}-${randomBytes(32).toString('hex')}`;
+}
+
+let idMs = -1;
+let idMsHex = '';
+
+/**
+ * A request id: `req_` + 24 hex, the first 11 the millisecond it was made, then 52 random bits. Time
+ * first, so a call's rows (its usage row's `_id`, its ledger op `{id}:charge`) go in at the right edge
+ * of the store's unique `_id` indexes instead of at a random place in them: on the embedded store
+ * (FerretDB on SQLite) each row of a batch of random ids lands on an index page of its own, and its
+ * CPU for a chat call's two rows grew with the table, 122-126 us in the first 50,000 calls and
+ * 132-153 us by 200,000, where time-first ids stayed at 75-91 us (`npm run bench:store-rows`). MongoDB's B-trees prefer it for the
+ * same reason (its ObjectId is time-first too). Two ids collide only within one millisecond: at 3,000
+ * calls a second, about once in 30,000 years.
+ */
+export function newRequestId(): string {
+  const ms = Date.now();
+  if (ms !== idMs) {
+    idMs = ms;
+    idMsHex = ms.toString(16).padStart(11, '0');
+  }
+  // randomUUID draws from a cached entropy pool (cheaper a call than randomBytes); its characters 0-7
+  // and 24-35 are random hex (the version and variant digits sit between them).
+  const u = randomUUID();
+  return `req_${idMsHex}${u.slice(0, 8)}${u.slice(24, 29)}`;
 }
