@@ -6,15 +6,19 @@
  * process (gateway, worker, Temporal, FerretDB, Redis, simulator, this
  * client) and store operations (Redis commands, Mongo ops where the store
  * reports them). Target: at least 0.7 of the bare Temporal rate.
+ * The gateway and the worker run compiled, as production runs them (dev/scripts/build.ts: dist/gateway.mjs
+ * and dist/worker.mjs with their node-flags files); BENCH_TSX=1 runs their TypeScript through tsx instead
+ * (as dev and tests do; the figures before round 19 were taken so).
  *   npm run bench:media      (starts its own services on free ports)
- *   BENCH_TASKS=300 BENCH_CONCURRENCY=32 BENCH_ROUNDS=3 BENCH_POLL_MS=250
+ *   BENCH_TASKS=300 BENCH_CONCURRENCY=32 BENCH_ROUNDS=3 BENCH_POLL_MS=250 BENCH_TSX=1
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { freePort, stopAll } from '../scripts/lib/proc';
+import { freePort, spawnManaged, stopAll, waitForPort } from '../scripts/lib/proc';
+import { buildAll, gatewayNodeFlags, workerNodeFlags } from '../scripts/build';
 import { benchServices, runOnce, startProcess } from './lib/stack';
 import { findPid, perUnit, processSet } from './lib/cpu';
 import { counters, delta, sum } from './lib/metrics';
@@ -42,8 +46,20 @@ await runOnce('dev/scripts/seed.ts', env);
 // `npx tsx dev/bench/lib/profile-summary.ts <profile file>` prints CPU per unit by phase.
 const profDir = path.resolve(`.data/profiles/media-${Date.now()}`);
 const prof = (name: string) => (process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, name)}`] : []);
-const gw = await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, prof('gateway'));
-const worker = await startProcess('worker', 'workers/main.ts', env, undefined, prof('worker'));
+const TSX = process.env.BENCH_TSX === '1';
+/** A compiled bundle under its node flags, as the container's entry point runs it. */
+async function startCompiled(name: string, bundle: string, flags: string[], processEnv: Record<string, string>, port?: number) {
+  const proc = spawnManaged({ name, cmd: process.execPath, args: [...flags, ...prof(name), bundle], env: { ...process.env, ...processEnv }, logFile: path.resolve(`.data/bench-logs/${name}.log`) });
+  if (port) await waitForPort(port, proc, 120_000);
+  return proc;
+}
+if (!TSX) await buildAll();
+const gw = TSX
+  ? await startProcess('gateway', 'gateway/server.ts', { ...env, PORT: String(gwPort) }, gwPort, prof('gateway'))
+  : await startCompiled('gateway', 'dist/gateway.mjs', gatewayNodeFlags(), { ...env, PORT: String(gwPort) }, gwPort);
+const worker = TSX
+  ? await startProcess('worker', 'workers/main.ts', env, undefined, prof('worker'))
+  : await startCompiled('worker', 'dist/worker.mjs', workerNodeFlags(), env);
 
 const redisPort = new URL(services.env.REDIS_URL).port;
 const procs = processSet({
