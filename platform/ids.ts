@@ -18,10 +18,10 @@ let idMsHex = '';
  * first, so a call's rows (its usage row's `_id`, its ledger op `{id}:charge`) go in at the right edge
  * of the store's unique `_id` indexes instead of at a random place in them: on the embedded store
  * (FerretDB on SQLite) each row of a batch of random ids lands on an index page of its own, and its
- * CPU for a chat call's two rows grew with the table, 122-126 us in the first 50,000 calls and
- * 132-153 us by 200,000, where time-first ids stayed at 75-91 us (`npm run bench:store-rows`). MongoDB's B-trees prefer it for the
- * same reason (its ObjectId is time-first too). Two ids collide only within one millisecond: at 3,000
- * calls a second, about once in 30,000 years.
+ * CPU for a chat call's two rows grew with the table, 122-126 us in the first 50,000 calls and 132-153
+ * us by 200,000, where time-first ids stayed at 75-91 us (`npm run bench:store-rows`). MongoDB's
+ * B-trees prefer it for the same reason (its ObjectId is time-first too). Two ids collide only within
+ * one millisecond: at 3,000 calls a second, about once in 30,000 years.
  */
 export function newRequestId(): string {
   const ms = Date.now();
