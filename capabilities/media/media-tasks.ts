@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Model } from '../../domain/catalogue';
 import { errors, GatewayError } from '../../domain/errors';
-import { newId } from '../../platform/ids';
+import { newTimeFirstId } from '../../platform/ids';
 import { reservationNano, type MediaQuote } from '../../domain/media/pricing';
 import { MAX_RUN_MS, POLL_INTERVAL_MS } from '../../domain/media/cadence';
 import { publicStatus, type ProviderOutcome, type TaskKind, type TaskDocument } from '../../domain/media/task';
@@ -96,7 +96,7 @@ export class MediaTasks {
 
   async submit(req: SubmitTask): Promise<TaskDocument> {
     const { auth } = req;
-    const taskId = newId('task');
+    const taskId = newTimeFirstId('task');
     // No ledger row of this task's ops can exist before its document does (written below, the id is new).
     const absentAt = performance.now();
     const now = new Date();

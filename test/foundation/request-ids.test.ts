@@ -1,5 +1,5 @@
 import test from 'ava';
-import { newRequestId } from '../../platform/ids';
+import { newRequestId, newTimeFirstId } from '../../platform/ids';
 
 test('request ids keep the published form, grow with time and do not repeat', async (t) => {
   const before = Date.now();
@@ -15,4 +15,12 @@ test('request ids keep the published form, grow with time and do not repeat', as
   await new Promise((r) => setTimeout(r, 5));
   const later = newRequestId();
   t.true(ids.every((id) => id < later), 'a later millisecond sorts after');
+});
+
+test('task ids are time-first in the same form', (t) => {
+  const before = Date.now();
+  const a = newTimeFirstId('task');
+  t.regex(a, /^task_[0-9a-f]{24}$/);
+  t.true(parseInt(a.slice(5, 16), 16) >= before);
+  t.not(newTimeFirstId('task'), a);
 });
