@@ -5,13 +5,14 @@
  * concurrent clients; the added latency per sequential request; the peak RSS
  * of the gateway holding 2,000 open streams. The gateway and the simulator
  * are separate processes; the account has rate limits on (high enough never
- * to refuse), so auth, limits and billing all run on every request.
+ * to refuse; BENCH_LIMITS=0 for none), so auth, limits and billing all run on every request.
  *   npx tsx dev/bench/chat.ts      (starts its own services on free ports)
  * The gateway runs as production runs it, compiled (dev/scripts/build.ts, dist/gateway.mjs);
  * BENCH_TSX=1 runs its TypeScript through tsx instead (as dev and tests do).
  * CPU per request is the gateway's own and, alongside, its stores' (Redis, FerretDB) over the same load.
  * Env: BENCH_SECONDS (8), BENCH_STREAMS (2000), BENCH_STREAM_TOKENS (20) and BENCH_STREAM_DELAY_MS (1000): each open stream's
  * length and pace (a long answer: 300 and 100), BENCH_TSX=1, BENCH_CPU_PROF=1 (gateway --cpu-prof into .data/bench-prof/),
+ * BENCH_LIMITS=0 (the account without rate limits, the spec's default; on by default, high enough never to refuse),
  * BENCH_GC=0 (no --trace-gc-nvp: the garbage collection per request by phase is printed last otherwise),
  * BENCH_NODE_FLAGS (extra node flags for the gateway), BENCH_LOG_LEVEL (the gateway's; default info, as production's default,
  * so its access log line per request is part of what is measured; the lines go to .data/bench-logs/gateway.log).
@@ -83,8 +84,8 @@ const admin = async (method: string, p: string, body: unknown) => {
 const account = await admin('POST', '/accounts', { name: 'bench' });
 const key = (await admin('POST', `/accounts/${account.id}/keys`, { name: 'bench' })).key as string;
 await admin('POST', `/accounts/${account.id}/topups`, { amount_usd: '1000000' });
-// Limits on, high enough never to refuse: the Lua limiter runs on every request.
-await admin('PATCH', `/accounts/${account.id}`, { rate_limit: { rpm: 100_000_000, concurrency: 100_000 } });
+// Limits on, high enough never to refuse: the Lua limiter runs on every request (BENCH_LIMITS=0: the spec's default, none).
+if (process.env.BENCH_LIMITS !== '0') await admin('PATCH', `/accounts/${account.id}`, { rate_limit: { rpm: 100_000_000, concurrency: 100_000 } });
 const simControl = (p: string, body: unknown) => fetch(`${simUrl}/_control${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 const message = [{ role: 'user', content: 'Hello, benchmark: say something short.' }];
