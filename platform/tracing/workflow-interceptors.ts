@@ -11,47 +11,63 @@
  * so histories recorded without tracing replay unchanged.
  */
 import type { WorkflowInterceptors } from '@temporalio/workflow';
-import {
-  OpenTelemetryInboundInterceptor,
-  OpenTelemetryInternalsInterceptor,
-  OpenTelemetryOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import type * as Otel from '@temporalio/interceptors-opentelemetry/lib/workflow';
+
+/**
+ * Temporal's OpenTelemetry interceptors, loaded by the first traced run that needs them. The sandbox
+ * evaluates a workflow's modules anew for every run (the reusable V8 context shares only what the
+ * bundle loads before any workflow exists), and these with OpenTelemetry's own (about 90 modules,
+ * semantic conventions' tables among them) were most of the cost of starting any run, traced or not:
+ * webpack bundles a `require` inside a function but evaluates it only when called.
+ */
+const otel = (): typeof Otel => require('@temporalio/interceptors-opentelemetry/lib/workflow') as typeof Otel;
 
 /** The header Temporal's OpenTelemetry client interceptor writes (`TRACE_HEADER` of @temporalio/interceptors-opentelemetry). */
 const TRACE_HEADER = '_tracer-data';
 
 type Method = (input: unknown, next: (input: unknown) => unknown) => unknown;
 
-/** An interceptor with every method of `make()`'s prototype, delegating to it when the run is traced and straight to `next` otherwise. */
-function whenTraced<T extends object>(traced: () => boolean, proto: object, make: () => T): T {
-  let real: T | undefined;
-  const out: Record<string, Method> = {};
-  for (const name of Object.getOwnPropertyNames(proto)) {
-    if (name === 'constructor' || typeof (proto as Record<string, unknown>)[name] !== 'function') continue;
-    out[name] = (input, next) => {
-      if (!traced()) return next(input);
-      real ??= make();
-      return ((real as unknown as Record<string, Method>)[name]).call(real, input, next);
-    };
-  }
-  return out as unknown as T;
+/**
+ * An interceptor that answers for every method name: the real interceptor's (made by `make` on the
+ * first traced call) when the run is traced and it has the method, straight to `next` otherwise.
+ * A proxy, so the interceptors' classes need not be loaded to learn their methods' names.
+ */
+function whenTraced(traced: () => boolean, make: () => object, own: Record<string, Method> = {}): object {
+  let real: Record<string, unknown> | undefined;
+  const methods = new Map<string, Method>(Object.entries(own));
+  return new Proxy({}, {
+    get(_, name) {
+      if (typeof name !== 'string') return undefined;
+      let method = methods.get(name);
+      if (!method) {
+        method = (input, next) => {
+          if (!traced()) return next(input);
+          real ??= make() as Record<string, unknown>;
+          const f = real[name];
+          return typeof f === 'function' ? (f as Method).call(real, input, next) : next(input);
+        };
+        methods.set(name, method);
+      }
+      return method;
+    },
+  });
 }
 
 export const interceptors = (): WorkflowInterceptors => {
   let traced = false;
   const isTraced = () => traced;
-  const inbound = whenTraced(isTraced, OpenTelemetryInboundInterceptor.prototype, () => new OpenTelemetryInboundInterceptor());
+  let realInbound: Otel.OpenTelemetryInboundInterceptor | undefined;
+  const inbound = () => (realInbound ??= new (otel().OpenTelemetryInboundInterceptor)());
   return {
     inbound: [
-      {
-        ...inbound,
+      whenTraced(isTraced, inbound, {
         execute(input, next) {
-          traced = TRACE_HEADER in input.headers;
-          return inbound.execute!(input, next);
+          traced = TRACE_HEADER in (input as { headers: Record<string, unknown> }).headers;
+          return traced ? inbound().execute(input as Parameters<Otel.OpenTelemetryInboundInterceptor['execute']>[0], next as never) : next(input);
         },
-      },
+      }),
     ],
-    outbound: [whenTraced(isTraced, OpenTelemetryOutboundInterceptor.prototype, () => new OpenTelemetryOutboundInterceptor())],
-    internals: [whenTraced(isTraced, OpenTelemetryInternalsInterceptor.prototype, () => new OpenTelemetryInternalsInterceptor())],
-  };
+    outbound: [whenTraced(isTraced, () => new (otel().OpenTelemetryOutboundInterceptor)())],
+    internals: [whenTraced(isTraced, () => new (otel().OpenTelemetryInternalsInterceptor)())],
+  } as WorkflowInterceptors;
 };
