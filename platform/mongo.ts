@@ -56,6 +56,12 @@ const indexBuilds = new WeakMap<Model<never>, Promise<void>>();
  * non-unique indexes, builds only the unique ones.
  */
 mongoose.set('autoIndex', false);
+/**
+ * No stack captured at every query's execution: mongoose keeps one (`new Error().stack`) only to
+ * name where a query ran first when the same Query object is run twice, which this code never
+ * does; it cost 10-25 us of CPU a query (the image task's poll and settlement, `bench:media`).
+ */
+mongoose.set('skipOriginalStackTraces', true);
 mongoose.plugin((schema) => {
   schema.on('init', (model: Model<never>) => {
     if (model.listenerCount('error') === 0) model.on('error', () => undefined);

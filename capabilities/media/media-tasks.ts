@@ -110,7 +110,9 @@ export class MediaTasks {
     };
     // 1. The task exists before any money moves, so a crash at any later step can be resumed (resumeOrphans).
     // An insert whose answer was lost is sent again: its fresh id makes "duplicate" mean "written".
-    const create = () => this.deps.db.Task.create(doc).then(() => undefined, (err: unknown) => {
+    // The document is complete as built (every field the schema defaults is set), so it goes to the
+    // driver as it is: mongoose's `create` hydrated, validated and saved a copy, about 0.25 ms of CPU.
+    const create = () => this.deps.db.Task.collection.insertOne(doc as never).then(() => undefined, (err: unknown) => {
       if (!isDuplicateKey(err)) throw err;
     });
     await create().catch(() => pRetry(create, HOLD_RETRY)).catch((err: unknown) => {

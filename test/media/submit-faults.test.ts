@@ -207,18 +207,20 @@ test.serial('a workflow start whose answer was lost: the workflow is terminated,
 
 test.serial('a task insert whose answer was lost is sent again: one task, one usage row, even after the orphan sweep', async (t) => {
   const { accountId, keyId, key, balance } = await account();
-  const Task = gw.deps.db.Task;
-  const realCreate = Task.create.bind(Task);
+  const tasks = gw.deps.db.Task.collection;
+  const realInsert = tasks.insertOne.bind(tasks);
   let creates = 0;
-  (Task as any).create = async (...args: unknown[]) => {
-    const r = await (realCreate as (...a: unknown[]) => Promise<unknown>)(...args);
-    if (++creates === 1) throw new Error('connection 3 to 127.0.0.1:27017 closed');
+  (tasks as any).insertOne = async (...args: unknown[]) => {
+    const first = ++creates === 1;
+    const r = await (realInsert as (...a: unknown[]) => Promise<unknown>)(...args);
+    if (first) throw new Error('connection 3 to 127.0.0.1:27017 closed');
     return r;
   };
   const res = await submitUnder(key, () => {
-    (Task as any).create = realCreate;
+    (tasks as any).insertOne = realInsert;
   });
   t.is(res.status, 200, JSON.stringify(res.body));
+  t.is(creates, 2, 'the insert whose answer was lost was sent again, and its duplicate taken as written');
   // The sweep resumes tasks left queued without a workflow (here at once): none may be this call's second task or row.
   const { MediaTasks } = await import('../../capabilities/media/media-tasks');
   await new MediaTasks(gw.deps).resumeOrphans(0);
