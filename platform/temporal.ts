@@ -1,9 +1,10 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporalConnection } from './temporal-connection';
 import type { Config } from './config';
 import type { WorkerQueue } from '../domain/task-queues';
 
 export async function connectTemporal(config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>): Promise<Client> {
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await connectTemporalConnection({ address: config.TEMPORAL_ADDRESS });
   return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 }
 
