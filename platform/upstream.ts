@@ -1,4 +1,5 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { countUpstreamTtfb } from './metrics/index';
 
 /**
  * Keep-alive connection pools, one per upstream origin, shared by every
@@ -25,15 +26,22 @@ export class UpstreamPools {
     return p;
   }
 
-  /** `signal`: an AbortSignal, or an EventEmitter with `aborted` that emits 'abort' (undici takes both). */
-  async request(url: UpstreamUrl, init: { method: 'POST' | 'GET'; headers: Record<string, string>; body?: Buffer | string; signal: AbortSignal | (NodeJS.EventEmitter & { aborted: boolean }) }): Promise<Dispatcher.ResponseData> {
-    return this.pool(url.origin).request({
+  /**
+   * `signal`: an AbortSignal, or an EventEmitter with `aborted` that emits 'abort' (undici takes both).
+   * `channel`: the ladder channel the request is an attempt of, when its attempt is `selfTimed`: the
+   * time to its answer's headers is counted here (`gateway_upstream_ttfb_seconds`).
+   */
+  async request(url: UpstreamUrl, init: { method: 'POST' | 'GET'; headers: Record<string, string>; body?: Buffer | string; signal: AbortSignal | (NodeJS.EventEmitter & { aborted: boolean }); channel?: string }): Promise<Dispatcher.ResponseData> {
+    const sent = init.channel === undefined ? 0 : performance.now();
+    const res = await this.pool(url.origin).request({
       path: url.path,
       method: init.method,
       headers: init.headers,
       body: init.body,
       signal: init.signal,
     });
+    if (init.channel !== undefined) countUpstreamTtfb(init.channel, (performance.now() - sent) / 1000);
+    return res;
   }
 
   async close(): Promise<void> {

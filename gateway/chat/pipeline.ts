@@ -209,7 +209,7 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
           apiKey: upstreamApiKey(env.config, channel),
           clientHeaders: clientHeaders(ctx),
         });
-        const res = await env.upstream.request(target.url, { method: 'POST', headers: target.headers, body: prepared.body, signal }).catch((err: unknown) => {
+        const res = await env.upstream.request(target.url, { method: 'POST', headers: target.headers, body: prepared.body, signal, channel: channel.id }).catch((err: unknown) => {
           throw transportFailure(err);
         });
         if (res.statusCode >= 300) {
@@ -222,7 +222,7 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
           throw transportFailure(err);
         });
         return { prepared, res, bytes };
-      }, (a) => a.res.statusCode), { breaker: env.channelHealth.ladder }));
+      }, (a) => a.res.statusCode), { breaker: env.channelHealth.ladder, selfTimed: true }));
     } catch (err) {
       if (upstreamBeforeAuth) await confirmed();
       if (err instanceof ClientGone) return await clientLeft(env, ctx, call, attempts);

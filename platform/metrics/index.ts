@@ -32,12 +32,17 @@ export function enableMetrics(service: 'gateway' | 'worker'): Metrics {
   const m = defineMetrics(new Registry(), service);
   current = m;
   exportProcessCounters(m.registry);
-  watchAttempts((channel, n, run) => watchUpstreamAttempt(m, channel, n, run));
+  watchAttempts((channel, n, run, selfTimed) => watchUpstreamAttempt(m, channel, n, run, selfTimed));
   watchUpstreamHeaders(m);
   return m;
 }
 
 const CREDIT = 1e9;
+
+/** An upstream request's time to first byte, for an attempt that times its own (`selfTimed`, platform/upstream.ts). */
+export function countUpstreamTtfb(channel: string, seconds: number): void {
+  current?.upstreamTtfb.observe({ channel }, seconds);
+}
 
 /** One wallet op as the projection script answered it (capabilities/accounts/wallet.ts). */
 export function countWalletOp(kind: string, result: 'applied' | 'duplicate' | 'refused', amountNano: number): void {
