@@ -107,7 +107,8 @@ function callFor(deps: MediaActivityDeps, task: TaskDocument, channelId?: string
     return {
       provider,
       call: {
-        channel, task, http: deps.mediaHttp, taskFiles: deps.db.TaskFile, upstreamModel: channel.upstream_model ?? model.id,
+        // A submission is a ladder attempt (its time to first byte is counted under the channel); a poll is not.
+        channel, task, http: channelId ? deps.mediaHttp : deps.mediaHttp.forAttempt(channel.id), taskFiles: deps.db.TaskFile, upstreamModel: channel.upstream_model ?? model.id,
         apiKey: upstreamApiKey(deps.config, channel),
       },
     };

@@ -79,11 +79,6 @@ export interface LadderOptions<C = unknown> {
   deadline?: number;
   /** Why the climb stopped at the deadline (an UpstreamTransportError 'timeout' with this message). */
   deadlineMessage?: string;
-  /**
-   * The attempts report their upstream's time to first byte themselves (the chat pipeline names the
-   * channel on its upstream request): watchers need not find the attempt's HTTP requests on their own.
-   */
-  selfTimed?: boolean;
 }
 
 /**
@@ -108,7 +103,7 @@ export async function climbLadder<C, T>(
     if (Date.now() >= deadline) throw new UpstreamTransportError('timeout', opts.deadlineMessage ?? 'the channel ladder ran out of time');
     n++;
     try {
-      const value = await withDeadline(watchers.length ? watched(channel, n, () => attempt(channel, n), opts.selfTimed === true) : attempt(channel, n), deadline);
+      const value = await withDeadline(watchers.length ? watched(channel, n, () => attempt(channel, n)) : attempt(channel, n), deadline);
       breaker?.record(channel, 'ok');
       return { value, channel, attempts: n };
     } catch (err) {
@@ -153,18 +148,18 @@ function* breakerOrder<C>(channels: readonly C[], max: number, breaker: LadderBr
  * (platform/metrics/, platform/tracing/): it wraps the attempt and sees its answer or failure.
  * Installed once at start; with none installed an attempt runs bare.
  */
-export type AttemptWatcher = <T>(channel: unknown, n: number, run: () => Promise<T>, selfTimed: boolean) => Promise<T>;
+export type AttemptWatcher = <T>(channel: unknown, n: number, run: () => Promise<T>) => Promise<T>;
 const watchers: AttemptWatcher[] = [];
 
 export function watchAttempts(watcher: AttemptWatcher): void {
   if (!watchers.includes(watcher)) watchers.push(watcher);
 }
 
-function watched<T>(channel: unknown, n: number, run: () => Promise<T>, selfTimed: boolean): Promise<T> {
+function watched<T>(channel: unknown, n: number, run: () => Promise<T>): Promise<T> {
   let wrapped = run;
   for (const watch of watchers) {
     const inner = wrapped;
-    wrapped = () => watch(channel, n, inner, selfTimed);
+    wrapped = () => watch(channel, n, inner);
   }
   return wrapped();
 }

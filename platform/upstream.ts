@@ -28,8 +28,9 @@ export class UpstreamPools {
 
   /**
    * `signal`: an AbortSignal, or an EventEmitter with `aborted` that emits 'abort' (undici takes both).
-   * `channel`: the ladder channel the request is an attempt of, when its attempt is `selfTimed`: the
-   * time to its answer's headers is counted here (`gateway_upstream_ttfb_seconds`).
+   * `channel`: the ladder channel the request is an attempt of: the time to its answer's headers is
+   * counted here (`gateway_upstream_ttfb_seconds`). Every attempt's request names it (the chat
+   * pipeline; media calls through `MediaHttp.forAttempt`); a poll or a download does not.
    */
   async request(url: UpstreamUrl, init: { method: 'POST' | 'GET'; headers: Record<string, string>; body?: Buffer | string; signal: AbortSignal | (NodeJS.EventEmitter & { aborted: boolean }); channel?: string }): Promise<Dispatcher.ResponseData> {
     const sent = init.channel === undefined ? 0 : performance.now();

@@ -72,6 +72,10 @@ if (TSX) {
   await waitForPort(gwPort, gateway, 120_000);
 }
 const gwUrl = `http://127.0.0.1:${gwPort}`;
+// Ready as a load balancer (or a harness) would ask: /readyz calls Temporal, which once turned async
+// hooks on for the process on Node 20 (round 21); measuring after it keeps that in view.
+const ready = await fetch(`${gwUrl}/readyz`);
+if (ready.status !== 200) throw new Error(`the gateway is not ready: ${ready.status} ${await ready.text()}`);
 // The least a proxy hop costs on this machine (dev/bench/servers/bare-proxy.ts): what the gateway adds over it is its own.
 const bareProxyPort = await freePort();
 await startProcess('bare-proxy', 'dev/bench/servers/bare-proxy.ts', { UPSTREAM: `${simUrl}/ch/openai-a`, PORT: String(bareProxyPort) }, bareProxyPort);

@@ -222,7 +222,7 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
           throw transportFailure(err);
         });
         return { prepared, res, bytes };
-      }, (a) => a.res.statusCode), { breaker: env.channelHealth.ladder, selfTimed: true }));
+      }, (a) => a.res.statusCode), { breaker: env.channelHealth.ladder }));
     } catch (err) {
       if (upstreamBeforeAuth) await confirmed();
       if (err instanceof ClientGone) return await clientLeft(env, ctx, call, attempts);

@@ -77,7 +77,7 @@ export function clipTemplateRoutes(deps: ServiceDeps): Router<GatewayState> {
     try {
       const { value } = await climbLadder(channels, MEDIA_LADDER, async (channel) => {
         const apiKey = upstreamApiKey(deps.config, channel);
-        return (await deps.mediaHttp.json('GET', `${channel.base_url}${path}`, { headers: { authorization: `Bearer ${apiKey}` }, timeoutMs: UPSTREAM_TIMEOUT_MS })).json;
+        return (await deps.mediaHttp.forAttempt(channel.id).json('GET', `${channel.base_url}${path}`, { headers: { authorization: `Bearer ${apiKey}` }, timeoutMs: UPSTREAM_TIMEOUT_MS })).json;
       });
       return value;
     } catch (err) {

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { watchAttempts } from '../../domain/channel-ladder';
 import { defineMetrics, type Metrics } from './registry';
-import { watchUpstreamAttempt, watchUpstreamHeaders } from './upstream';
+import { watchUpstreamAttempt } from './upstream';
 import { counters, exportProcessCounters } from './counters';
 
 export type { Metrics };
@@ -32,14 +32,13 @@ export function enableMetrics(service: 'gateway' | 'worker'): Metrics {
   const m = defineMetrics(new Registry(), service);
   current = m;
   exportProcessCounters(m.registry);
-  watchAttempts((channel, n, run, selfTimed) => watchUpstreamAttempt(m, channel, n, run, selfTimed));
-  watchUpstreamHeaders(m);
+  watchAttempts((channel, n, run) => watchUpstreamAttempt(m, channel, n, run));
   return m;
 }
 
 const CREDIT = 1e9;
 
-/** An upstream request's time to first byte, for an attempt that times its own (`selfTimed`, platform/upstream.ts). */
+/** An upstream request's time to first byte, for a ladder attempt's request (platform/upstream.ts counts it). */
 export function countUpstreamTtfb(channel: string, seconds: number): void {
   current?.upstreamTtfb.observe({ channel }, seconds);
 }

@@ -1,16 +1,17 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import diagnostics from 'node:diagnostics_channel';
 import { UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';
 import type { Metrics } from './registry';
 
 /**
  * Upstream attempts, seen from the channel ladder's watcher hook
  * (domain/channel-ladder.ts): one count and one duration per attempt, by
- * channel and outcome, and the time to first byte of the HTTP request(s) the
- * attempt makes, from undici's diagnostics channels (no change to the chat
- * pipeline or the media adapters).
+ * channel and outcome. The time to first byte of an attempt's request is
+ * counted where the request is made (platform/upstream.ts, given the
+ * attempt's channel by the chat pipeline and by a media call's
+ * `http.forAttempt`), not found from here: the AsyncLocalStorage that once
+ * carried the channel to undici's diagnostics turned async hooks on for the
+ * whole process on Node 20, and with metrics on a chat call cost 15-25 %
+ * more CPU (dev/bench/README.md, round 21).
  */
-const attemptChannel = new AsyncLocalStorage<string>();
 
 /** A ladder entry's channel id: chat and clip templates climb `Channel`s, media climbs `{ provider, call: { channel } }`. */
 export function channelIdOf(entry: unknown): string {
@@ -29,18 +30,12 @@ export function attemptOutcome(err: unknown): string {
   return 'other';
 }
 
-/**
- * An attempt's count and duration; its requests' time to first byte is found through `attemptChannel`
- * unless the attempt reports it itself (`selfTimed`: the chat pipeline, platform/upstream.ts). On Node
- * 20 an AsyncLocalStorage's first `run` turns async hooks on for the process for good, which cost the
- * gateway's chat calls 15-25 % more CPU with metrics on; the chat path therefore never enters it.
- */
-export async function watchUpstreamAttempt<T>(m: Metrics, entry: unknown, n: number, run: () => Promise<T>, selfTimed = false): Promise<T> {
+export async function watchUpstreamAttempt<T>(m: Metrics, entry: unknown, n: number, run: () => Promise<T>): Promise<T> {
   const channel = channelIdOf(entry);
   const started = performance.now();
   let outcome = 'ok';
   try {
-    return await (selfTimed ? run() : attemptChannel.run(channel, run));
+    return await run();
   } catch (err) {
     outcome = attemptOutcome(err);
     throw err;
@@ -48,21 +43,4 @@ export async function watchUpstreamAttempt<T>(m: Metrics, entry: unknown, n: num
     m.upstreamAttempts.inc({ channel, outcome, failover: n > 1 ? 'true' : 'false' });
     m.upstreamAttemptDuration.observe({ channel, outcome }, (performance.now() - started) / 1000);
   }
-}
-
-let subscribed = false;
-
-/** Time to first byte of every undici request made inside an attempt (the Node-bundled fetch publishes too; outside an attempt it is ignored). */
-export function watchUpstreamHeaders(m: Metrics): void {
-  if (subscribed) return;
-  subscribed = true;
-  const sent = new WeakMap<object, { channel: string; at: number }>();
-  diagnostics.subscribe('undici:request:create', (message) => {
-    const channel = attemptChannel.getStore();
-    if (channel) sent.set((message as { request: object }).request, { channel, at: performance.now() });
-  });
-  diagnostics.subscribe('undici:request:headers', (message) => {
-    const start = sent.get((message as { request: object }).request);
-    if (start) m.upstreamTtfb.observe({ channel: start.channel }, (performance.now() - start.at) / 1000);
-  });
 }

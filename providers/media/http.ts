@@ -7,14 +7,17 @@ export { UpstreamHttpError, UpstreamTransportError };
 export interface MediaHttp {
   json<T = unknown>(method: 'GET' | 'POST', url: string, opts: { headers: Record<string, string>; body?: unknown; timeoutMs: number }): Promise<{ status: number; json: T; text: string }>;
   raw(method: 'POST', url: string, opts: { headers: Record<string, string>; body: Buffer; timeoutMs: number }): Promise<{ status: number; text: string; contentType?: string }>;
+  /** The same, for one ladder attempt on `channel`: its requests' time to first byte is counted under it (platform/upstream.ts). */
+  forAttempt(channel: string): MediaHttp;
 }
 
-export function createMediaHttp(pools: UpstreamPools): MediaHttp {
+/** `channel`: set on the copy `forAttempt` makes for a ladder attempt. */
+export function createMediaHttp(pools: UpstreamPools, channel?: string): MediaHttp {
   const send = async (method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: Buffer | string | undefined, timeoutMs: number) => {
     const u = new URL(url);
     let res;
     try {
-      res = await pools.request({ origin: u.origin, path: u.pathname + u.search }, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      res = await pools.request({ origin: u.origin, path: u.pathname + u.search }, { method, headers, body, signal: AbortSignal.timeout(timeoutMs), channel });
     } catch (err) {
       const kind = classifyTransportError(err);
       throw new UpstreamTransportError(kind === 'aborted' ? 'timeout' : kind, `${method} ${u.origin}${u.pathname}: ${(err as Error).message}`);
@@ -42,5 +45,6 @@ export function createMediaHttp(pools: UpstreamPools): MediaHttp {
       return { status: r.status, json: json as never, text: r.text };
     },
     raw: (method, url, opts) => send(method, url, opts.headers, opts.body, opts.timeoutMs),
+    forAttempt: (id) => createMediaHttp(pools, id),
   };
 }

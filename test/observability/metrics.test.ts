@@ -153,6 +153,7 @@ test.serial('a media task: in flight with its hold while it runs, then finished 
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'metrics-1' },
       body: JSON.stringify({ model: 'gpt-image-1', prompt, async: true }),
     });
+  const ttfbBefore = (await scrape()).samples;
   const first = await submit('a red fox');
   t.true(first.status < 300, await first.clone().text());
   const { id } = (await first.json()) as { id: string };
@@ -187,6 +188,12 @@ test.serial('a media task: in flight with its hold while it runs, then finished 
   t.is(valueOf(samples, 'gateway_wallet_ops_total', { kind: 'reserve', result: 'applied' }), 1);
   t.is(valueOf(samples, 'gateway_wallet_ops_total', { kind: 'settle', result: 'applied' }), 1);
   t.true(valueOf(samples, 'gateway_upstream_attempts_total', { outcome: 'ok', failover: 'false' }) >= 1);
+  // The submission's attempt counted its request's time to first byte under the channel it climbed (MediaHttp.forAttempt).
+  const ok = seriesOf(samples, 'gateway_upstream_attempts_total', { outcome: 'ok', failover: 'false' })
+    .filter((x) => x.value > valueOf(ttfbBefore, 'gateway_upstream_attempts_total', { channel: x.labels.channel, outcome: 'ok', failover: 'false' }));
+  t.is(ok.length, 1, 'one channel answered the task');
+  const channel = ok[0].labels.channel;
+  t.is(valueOf(samples, 'gateway_upstream_ttfb_seconds_count', { channel }) - valueOf(ttfbBefore, 'gateway_upstream_ttfb_seconds_count', { channel }), 1);
   // A synchronous vendor: one activity submits and settles.
   t.true(valueOf(samples, 'gateway_temporal_activity_duration_seconds_count', { activity: 'submitAndSettleMediaTask', outcome: 'ok' }) >= 1);
   t.true(valueOf(samples, 'gateway_temporal_worker_slots_max', { kind: 'activity' }) > 0);
