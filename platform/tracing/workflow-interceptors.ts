@@ -37,7 +37,8 @@ function whenTraced(traced: () => boolean, make: () => object, own: Record<strin
   const methods = new Map<string, Method>(Object.entries(own));
   return new Proxy({}, {
     get(_, name) {
-      if (typeof name !== 'string') return undefined;
+      // Not a thenable: nothing awaits an interceptor, and a `then` would make it look like a promise.
+      if (typeof name !== 'string' || name === 'then') return undefined;
       let method = methods.get(name);
       if (!method) {
         method = (input, next) => {
