@@ -5,7 +5,10 @@
  * queue), median of 3 interleaved rounds. Also per task: CPU ms of every
  * process (gateway, worker, Temporal, FerretDB, Redis, simulator, this
  * client) and store operations (Redis commands, Mongo ops where the store
- * reports them). Target: at least 0.7 of the bare Temporal rate.
+ * reports them). Target: at least 0.7 of the bare Temporal rate. The same bare workflows also run on
+ * Temporal's own worker with nothing of ours (SDK defaults, no interceptors, its own task queue:
+ * servers/bare-temporal-worker.ts), the baseline a side-by-side run would start from: the tasks' ratio to
+ * it is printed beside.
  * The gateway and the worker run compiled, as production runs them (dev/scripts/build.ts: dist/gateway.mjs
  * and dist/worker.mjs with their node-flags files); BENCH_TSX=1 runs their TypeScript through tsx instead
  * (as dev and tests do; the figures before round 19 were taken so).
@@ -61,10 +64,16 @@ const worker = TSX
   ? await startProcess('worker', 'workers/main.ts', env, undefined, prof('worker'))
   : await startCompiled('worker', 'dist/worker.mjs', workerNodeFlags(), env);
 
+// "Bare Temporal" with nothing of ours: Temporal's own worker (SDK defaults, one workflow that returns at once, no
+// interceptors) on a task queue of its own, beside the project's worker: dev/bench/servers/bare-temporal-worker.ts.
+const bareQueue = 'bench-media-bare';
+const bareWorker = await startProcess('bare-worker', 'dev/bench/servers/bare-temporal-worker.ts', { TEMPORAL_ADDRESS: services.env.TEMPORAL_ADDRESS, TASK_QUEUE: bareQueue });
+
 const redisPort = new URL(services.env.REDIS_URL).port;
 const procs = processSet({
   gateway: gw.child.pid,
   worker: worker.child.pid,
+  'bare worker': bareWorker.child.pid,
   temporal: findPid(`${dataDir}/temporal.db`),
   ferretdb: findPid(`${dataDir}/ferretdb`),
   redis: findPid(`127.0.0.1:${redisPort}`),
@@ -142,6 +151,14 @@ async function bare(n: number): Promise<number> {
   return (n / (performance.now() - t0)) * 1000;
 }
 
+/** The same workflows on Temporal's own worker with nothing of ours (bareQueue). */
+async function bareMinimal(n: number): Promise<number> {
+  const t0 = performance.now();
+  const tag = `${Date.now()}-${++round}`;
+  await pool(n, (i) => client.workflow.execute(benchNoopWorkflow, { taskQueue: bareQueue, workflowId: `noop-min-${tag}-${i}`, args: [] }));
+  return (n / (performance.now() - t0)) * 1000;
+}
+
 let polls = 0;
 /** Client-side: submission answered, and submission to the final answer seen by a poll (the last round's tasks). */
 let submitMs: number[] = [];
@@ -192,15 +209,19 @@ const show = (m: Map<string, number>) => [...m].sort((x, y) => y[1] - x[1]).filt
 
 console.log(`warming up...`);
 await bare(50);
+await bareMinimal(50);
 await tasks(30);
 const bares: Phase[] = [];
+const minimals: Phase[] = [];
 const runs: Phase[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   bares.push(await measured(`bare workflows, round ${r + 1}`, TASKS, () => bare(TASKS)));
+  minimals.push(await measured(`bare workflows on Temporal's own worker, round ${r + 1}`, TASKS, () => bareMinimal(TASKS)));
   runs.push(await measured(`async image tasks, round ${r + 1}`, TASKS, () => tasks(TASKS)));
-  console.log(`round ${r + 1}: bare ${bares[r].rate.toFixed(1)} /s, tasks ${runs[r].rate.toFixed(1)} /s, ratio ${(runs[r].rate / bares[r].rate).toFixed(2)}`);
+  console.log(`round ${r + 1}: bare ${bares[r].rate.toFixed(1)} /s (on Temporal's own worker ${minimals[r].rate.toFixed(1)} /s), tasks ${runs[r].rate.toFixed(1)} /s, ratio ${(runs[r].rate / bares[r].rate).toFixed(2)} (${(runs[r].rate / minimals[r].rate).toFixed(2)})`);
 }
 const b = medianPhase(bares);
+const m = medianPhase(minimals);
 const t = medianPhase(runs);
 
 // Upstream answer to the task showing succeeded (settlement written), over the last round's tasks.
@@ -210,20 +231,23 @@ const settleLag = last.filter((d) => d.completed_at).map((d) => d.completed_at!.
 const startLag = last.map((d) => d.started_at!.getTime() - d.created_at.getTime()).sort((x, y) => x - y);
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 const ratios = runs.map((r, i) => r.rate / bares[i].rate);
+const minimalRatios = runs.map((r, i) => r.rate / minimals[i].rate);
 
 console.log(`\n${TASKS} per round, ${CONCURRENCY} concurrent, median of ${ROUNDS} rounds; clients poll every ${POLL_MS} ms`);
 console.log(`bare Temporal workflow start+complete  ${b.rate.toFixed(1)} /s`);
 console.log(`async image tasks end to end           ${t.rate.toFixed(1)} /s  (first submit to last succeeded, server clock)`);
 console.log(`ratio tasks/bare                        ${median(ratios).toFixed(2)}  (rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; target >= 0.7)`);
+console.log(`bare on Temporal's own worker          ${m.rate.toFixed(1)} /s  (SDK defaults, nothing of ours: dev/bench/servers/bare-temporal-worker.ts)`);
+console.log(`ratio tasks/bare on its own worker     ${median(minimalRatios).toFixed(2)}  (rounds: ${minimalRatios.map((x) => x.toFixed(2)).join(', ')})`);
 console.log(`task created -> upstream answer        p50 ${pct(startLag, 50)} ms  p99 ${pct(startLag, 99)} ms  (server clocks)`);
 console.log(`upstream answer -> task succeeded      p50 ${pct(settleLag, 50)} ms  p99 ${pct(settleLag, 99)} ms  (n=${settleLag.length})`);
 const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
 const [subs, cycles] = [sorted(submitMs), sorted(cycleMs)];
 console.log(`submission answered (client)           p50 ${pct(subs, 50).toFixed(1)} ms  p99 ${pct(subs, 99).toFixed(1)} ms`);
 console.log(`submission -> final answer seen (client) p50 ${pct(cycles, 50).toFixed(1)} ms  p99 ${pct(cycles, 99).toFixed(1)} ms  (polls every ${POLL_MS} ms)`);
-console.log(`\nper workflow / per task              bare     task`);
+console.log(`\nper workflow / per task              bare     task  bare on Temporal's own worker`);
 for (const name of [...procs.names, 'total']) {
-  console.log(`  CPU ms ${name.padEnd(22)} ${b.cpu[name].toFixed(2).padStart(7)}  ${t.cpu[name].toFixed(2).padStart(7)}`);
+  console.log(`  CPU ms ${name.padEnd(22)} ${b.cpu[name].toFixed(2).padStart(7)}  ${t.cpu[name].toFixed(2).padStart(7)}  ${m.cpu[name].toFixed(2).padStart(7)}`);
 }
 console.log(`  client polls (GET)           ${'-'.padStart(7)}  ${t.polls.toFixed(1).padStart(7)}`);
 console.log(`  Redis commands               ${sum(b.redis).toFixed(1).padStart(7)}  ${sum(t.redis).toFixed(1).padStart(7)}  (client polls included)`);
