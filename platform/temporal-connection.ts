@@ -16,8 +16,13 @@ import { Connection, type ConnectionOptions } from '@temporalio/client';
  * `withMetadata` or `withAbortSignal` calls the service method (protobufjs
  * calls the RPC implementation in the promise's executor), so a context held
  * only for the synchronous part of `run` carries the same values, with no
- * hook. `test/foundation/temporal-connection.test.ts` checks that a deadline
- * and metadata still reach the call and that no async hook is left on.
+ * hook. The one rule it adds: a function given to `withDeadline`,
+ * `withMetadata` or `withAbortSignal` calls the service method before its
+ * first `await` (as `/readyz` does); a call made after an `await` in it would
+ * go without the deadline. The SDK's own calls (the client's, `ensureConnected`)
+ * are of that shape. `test/foundation/temporal-connection.test.ts` checks that a
+ * deadline and metadata still reach the call and that no AsyncLocalStorage
+ * context is entered.
  */
 class SyncCallContext<T> {
   private current: T | undefined;
