@@ -221,6 +221,14 @@ test.serial('a task insert whose answer was lost is sent again: one task, one us
   });
   t.is(res.status, 200, JSON.stringify(res.body));
   t.is(creates, 2, 'the insert whose answer was lost was sent again, and its duplicate taken as written');
+  // The document goes to the driver as built, past mongoose's defaults: every field the schema gives a
+  // default must be in it (one rule, the schema's; a field added there with a default and not set by the
+  // submission fails here).
+  const stored = (await gw.deps.db.Task.collection.findOne({ request_id: res.trace } as never)) as Record<string, unknown> | null;
+  for (const [path, type] of Object.entries(gw.deps.db.Task.schema.paths)) {
+    if (path.includes('.') || (type as { defaultValue?: unknown }).defaultValue === undefined) continue;
+    t.true(stored !== null && path in stored, `the stored task has ${path}`);
+  }
   // The sweep resumes tasks left queued without a workflow (here at once): none may be this call's second task or row.
   const { MediaTasks } = await import('../../capabilities/media/media-tasks');
   await new MediaTasks(gw.deps).resumeOrphans(0);
