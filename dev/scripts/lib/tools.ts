@@ -42,8 +42,10 @@ export function temporalBinary(): string {
 }
 
 /**
- * Our change to FerretDB's source before the build (the binary's directory
- * names it, so a cached unpatched build is never taken for a patched one).
+ * Our changes to FerretDB's source before the build (the binary's directory
+ * names them, so a cached build of fewer changes is never taken for this one).
+ * Only the dev/test store is affected (production runs MongoDB).
+ *
  * `p1`: FerretDB v1's SQLite backend looks documents up by `_id` (finds,
  * updates, replaces and deletes with an `{_id: <string or ObjectId>}`
  * filter) with `WHERE _ferretdb_sjson->'$._id' = ?`, but its unique `_id`
@@ -52,10 +54,48 @@ export function temporalBinary(): string {
  * (about 10 µs a document: 100 ms at 10,000). Both expressions name the same
  * value; the lookup is made to use the index's (`->'_id'`, which SQLite reads
  * as `$._id` as well). `EXPLAIN QUERY PLAN`: `SCAN t` before, `SEARCH t USING
- * INDEX` after. Only the dev/test store is affected (production runs MongoDB).
+ * INDEX` after.
+ *
+ * `p2`: an `update` or `findAndModify` kept its query's SQL rows open while it
+ * wrote, and `update` kept every statement's open until the whole command was
+ * done; the SQLite pool has 100 connections, which every client shares. One
+ * `bulkWrite` of 100 `updateOne`s (a knowledge base's relink writes them so)
+ * took all 100 and then waited for a 101st to write: the whole store stopped,
+ * for every process, until FerretDB was killed (seen 2026-11-30: 100 open
+ * rows, 57 commands waiting for a connection, 22 minutes). Many concurrent
+ * single updates could do the same. Each statement now reads its matches and
+ * gives the connection back before it writes (`iterator.ConsumeValues` closes
+ * the query; a statement matches one document, or what `multi` names), then
+ * updates them from a slice (closed with the command's other iterators:
+ * FerretDB panics on an iterator collected unclosed).
+ * Test: test/foundation/ferretdb-writes.test.ts.
  */
-export const FERRETDB_PATCH = 'p1';
-const FERRETDB_ID_LOOKUP = { file: 'internal/backends/sqlite/metadata/metadata.go', from: `IDColumn = DefaultColumn + "->'$._id'"`, to: `IDColumn = DefaultColumn + "->'_id'"` };
+export const FERRETDB_PATCH = 'p2';
+const FERRETDB_EDITS: ReadonlyArray<{ file: string; from: string; to: string }> = [
+  { file: 'internal/backends/sqlite/metadata/metadata.go', from: `IDColumn = DefaultColumn + "->'$._id'"`, to: `IDColumn = DefaultColumn + "->'_id'"` },
+  {
+    file: 'internal/handler/msg_update.go',
+    from: `\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n`,
+    to:
+      `\t\tmatches, err := iterator.ConsumeValues(iter)\n` +
+      `\t\tcloser.Close()\n` +
+      `\t\tif err != nil {\n\t\t\treturn 0, 0, nil, lazyerrors.Error(err)\n\t\t}\n\n` +
+      `\t\tstatementIter := iterator.Values(iterator.ForSlice(matches))\n` +
+      `\t\tcloser.Add(statementIter)\n\n` +
+      `\t\tresult, err := common.UpdateDocument(ctx, c, "update", statementIter, &u)\n`,
+  },
+  {
+    file: 'internal/handler/msg_findandmodify.go',
+    from: `\titer = common.LimitIterator(iter, closer, 1)\n`,
+    to:
+      `\titer = common.LimitIterator(iter, closer, 1)\n\n` +
+      `\tmatches, err := iterator.ConsumeValues(iter)\n` +
+      `\tqueryRes.Iter.Close()\n` +
+      `\tif err != nil {\n\t\treturn nil, lazyerrors.Error(err)\n\t}\n\n` +
+      `\titer = iterator.Values(iterator.ForSlice(matches))\n` +
+      `\tcloser.Add(iter)\n`,
+  },
+];
 
 export function ferretdbBinary(): string {
   return path.join(toolsCacheDir(), `ferretdb-${FERRETDB_VERSION}-${FERRETDB_PATCH}`, 'ferretdb');
@@ -228,10 +268,12 @@ async function ensureFerretDB(log: (l: string) => void): Promise<string> {
     const src = path.join(stage, 'src');
     fs.cpSync(dir, src, { recursive: true });
     makeWritable(src);
-    const lookup = path.join(src, FERRETDB_ID_LOOKUP.file);
-    const code = fs.readFileSync(lookup, 'utf8');
-    if (!code.includes(FERRETDB_ID_LOOKUP.from)) throw new Error(`ferretdb: ${FERRETDB_ID_LOOKUP.file} no longer holds \`${FERRETDB_ID_LOOKUP.from}\`: review FERRETDB_PATCH`);
-    fs.writeFileSync(lookup, code.replace(FERRETDB_ID_LOOKUP.from, FERRETDB_ID_LOOKUP.to));
+    for (const edit of FERRETDB_EDITS) {
+      const file = path.join(src, edit.file);
+      const code = fs.readFileSync(file, 'utf8');
+      if (code.split(edit.from).length !== 2) throw new Error(`ferretdb: ${edit.file} does not hold \`${edit.from.trim()}\` exactly once: review FERRETDB_PATCH`);
+      fs.writeFileSync(file, code.replace(edit.from, edit.to));
+    }
     fs.writeFileSync(path.join(src, 'build/version/version.txt'), `v${FERRETDB_VERSION}\n`);
     fs.writeFileSync(path.join(src, 'build/version/package.txt'), 'source\n');
     const target = path.join(stage, 'ferretdb');
