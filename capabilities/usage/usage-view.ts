@@ -10,7 +10,13 @@ export const CSV_COLUMNS = [
   'submitted_at', 'attempts_count', 'result_urls', 'result_expires_at',
 ] as const;
 
-export function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], string | number | null> {
+/**
+ * A row as the usage API, the call log and the console show it: the CSV's columns, and the server-side tool calls a
+ * chat turn was charged for (spec 1 section 2.4 rule 6 names that usage-log column; the CSV keeps spec 2's list).
+ */
+export type UsageRowView = Record<(typeof CSV_COLUMNS)[number], string | number | null> & { server_tool_calls: number };
+
+export function rowView(r: UsageDoc): UsageRowView {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return {
     id: r._id, created_at: iso(r.created_at), key_name: r.key_name, key_prefix: r.key_prefix, model: r.model,
@@ -19,5 +25,6 @@ export function rowView(r: UsageDoc): Record<(typeof CSV_COLUMNS)[number], strin
     cost_usd: formatCredits(r.status === 'in_flight' ? r.reserved_nano : r.cost_nano), latency_ms: r.latency_ms,
     request_id: r.request_id, task_id: r.task_id, submitted_at: iso(r.submitted_at), attempts_count: r.attempts_count,
     result_urls: (r.result_urls ?? []).join('|'), result_expires_at: iso(r.result_expires_at),
+    server_tool_calls: r.server_tool_calls ?? 0,
   };
 }

@@ -168,6 +168,11 @@ test.serial('grok server-side tool calls: 0.674 each, recorded in server_tool_ca
   t.is(sseEvents(r.text).at(-1)?.data, '[DONE]');
   // grok-4: 1000 x 3000 + 200 x 15000 + 3 x 674,000,000
   await assertCharged(t, r, acc, before, 2_028_000_000, { server_tool_calls: 3 });
+  // The usage API shows the column; the CSV export keeps spec 2's columns.
+  const listed = (await (await fetch(`${gw.url}/api/v1/usage`, { headers: { authorization: `Bearer ${acc.key}` } })).json()) as { data: Array<Record<string, unknown>> };
+  t.is(listed.data.find((row) => row.request_id === r.trace)?.server_tool_calls, 3);
+  const csvHeader = (await (await fetch(`${gw.url}/api/v1/usage/export`, { headers: { authorization: `Bearer ${acc.key}` } })).text()).split('\n')[0];
+  t.false(csvHeader.includes('server_tool_calls'));
 
   await setUsage(gw, 'xai-a', { prompt_tokens: 1000, output_tokens: 200, server_tool_calls: 1 });
   before = await balance(acc.accountId);
