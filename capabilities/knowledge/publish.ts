@@ -155,10 +155,27 @@ export async function publishBuild(deps: BuildDeps, buildId: string): Promise<{ 
   return { state: verdict ? 'failed' : 'succeeded' };
 }
 
-/** The build ends failed with this reason (its pages never went live and are removed). */
+/**
+ * The build ends failed with this reason (its pages never went live and are removed). Unless its pointer already
+ * flipped: then its pages are what readers see, and the build ends succeeded with what did not finish as a warning.
+ */
 export async function failBuild(deps: BuildDeps, buildId: string, error: { code: string; message: string }): Promise<void> {
   const build = await deps.db.KbBuild.findById(buildId).lean<KbBuildDoc>();
   if (!build || build.state === 'succeeded' || build.state === 'failed') return;
+  const doc = await deps.db.KbDocument.findById(build.document_id).select({ live_build_id: 1, deleted_at: 1 }).lean<KbDocumentDoc>();
+  if (doc && doc.live_build_id === buildId && !doc.deleted_at) {
+    // The publish ran out of time after its flip (a store that stopped answering for its whole window): failing a build
+    // whose pages are live would contradict every reader. The older builds go as the publish would have dropped them.
+    await cleanupDocument(deps, build.document_id);
+    const warning = `the build went live, but its publish did not finish (${error.code}: ${error.message.slice(0, 300)}): ` +
+      'links between its pages and the rest of the base may not all be re-resolved; uploading the document again does that';
+    await deps.db.KbBuild.updateOne(
+      { _id: buildId },
+      { $set: { state: 'succeeded', finished_at: new Date(), updated_at: new Date(), warnings: [...(build.warnings ?? []).slice(0, 49), warning] } },
+    );
+    deps.log.warn('kb build live but its publish did not finish', { build: buildId, code: error.code });
+    return;
+  }
   await cleanupDocument(deps, build.document_id, buildId);
   await deps.db.KbBuild.updateOne({ _id: buildId }, { $set: { state: 'failed', error, finished_at: new Date(), updated_at: new Date() } });
 }

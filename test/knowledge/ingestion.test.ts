@@ -502,3 +502,31 @@ test('a build left queued by a gateway that died before starting its workflow is
   t.is(end.state, 'succeeded');
   t.deepEqual((await livePages(gw, a.id)).map((p) => p.title), ['Orphan']);
 });
+
+test('a build whose publish runs out of time after its pointer flipped ends succeeded with a warning, not failed while live', async (t) => {
+  const a = await gw.newAccount();
+  const first = await load(gw, a.id, 'default', 'guide.md', GUIDE);
+  t.is(first.state, 'succeeded');
+  const live = await livePages(gw, a.id);
+  t.true(live.length > 0);
+  // What the build workflow sees when the publish activity's window closes after the flip (a store that stopped
+  // answering for 20 minutes did so): the build still `running`, its pages live, and the failure recorded.
+  await gw.deps.db.KbBuild.updateOne({ _id: first.id }, { $set: { state: 'running' }, $unset: { finished_at: 1 } });
+  const { failBuild } = await import('../../capabilities/knowledge/publish');
+  await failBuild(gw.deps, first.id, { code: 'build_failed', message: 'activity ScheduleToClose timeout' });
+  const end = await waitBuild(gw, a.id, 'default', first.id, 5_000);
+  t.is(end.state, 'succeeded', JSON.stringify(end));
+  t.true(end.live);
+  t.regex(end.warnings.at(-1), /went live, but its publish did not finish \(build_failed: activity ScheduleToClose timeout\)/);
+  t.deepEqual((await livePages(gw, a.id)).map((p) => p._id), live.map((p) => p._id));
+
+  // A build that never went live still ends failed, its pages removed.
+  const second = await uploadJson(gw, a.id, 'default', { filename: 'other.md', content: GUIDE.replace('Gateway Guide', 'Other Guide') });
+  const built = await waitBuild(gw, a.id, 'default', second.body.id);
+  await gw.deps.db.KbDocument.updateOne({ _id: built.document_id }, { $set: { live_build_id: null } });
+  await gw.deps.db.KbBuild.updateOne({ _id: built.id }, { $set: { state: 'running' } });
+  await failBuild(gw.deps, built.id, { code: 'build_failed', message: 'gave up' });
+  const failed = await waitBuild(gw, a.id, 'default', built.id, 5_000);
+  t.is(failed.state, 'failed');
+  t.is(await gw.deps.db.Page.countDocuments({ build_id: built.id }), 0);
+});
