@@ -4,7 +4,6 @@ import { creditsNumber, formatCredits } from '../../domain/money';
 import type { ServiceDeps } from '../deps';
 import type { AuthState, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
-import { rateLimit } from '../middleware/rate-limit';
 
 /** The three numbers every balance view is built from, in nano. */
 function figures(auth: AuthState) {
@@ -16,10 +15,11 @@ function figures(auth: AuthState) {
 /** Balance object (spec 1 section 2.5) and billing compatibility objects (2.6). */
 export function balanceRoutes(deps: ServiceDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
+  // Spec 1 section 4.6: the balance is "free; no rate charge" (and 4.7: the billing objects are "not charged, not
+  // rate limited"): none of them counts against the account's limits, so a client can read its balance at its limit.
   const free = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false, rateLimited: false });
-  const counted = authenticate(deps, { methods: 'all', billable: false, touchLastUsed: false });
 
-  router.get('/v1/key/balance', counted, rateLimit(), (ctx) => {
+  router.get('/v1/key/balance', free, (ctx) => {
     const auth = ctx.state.auth!;
     const f = figures(auth);
     ctx.body = {

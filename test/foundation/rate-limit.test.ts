@@ -21,7 +21,7 @@ test('rpm 50 with 200 concurrent requests: exactly 50 pass, the rest get 429 wit
   const k = await gw.newKey(a.id);
   await gw.admin('PATCH', `/accounts/${a.id}`, { rate_limit: { rpm: 50 } });
   const res = await Promise.all(
-    Array.from({ length: 200 }, () => fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${k.key}` } })),
+    Array.from({ length: 200 }, () => fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${k.key}` } })),
   );
   const ok = res.filter((r) => r.status === 200);
   const limited = res.filter((r) => r.status === 429);
@@ -40,10 +40,28 @@ test('rpm 50 with 200 concurrent requests: exactly 50 pass, the rest get 429 wit
   await Promise.all(res.filter((x) => x !== r).map((x) => x.body?.cancel()));
 });
 
+test('the balance and billing reads do not count: they answer at the limit and leave the window as it was', async (t) => {
+  const a = await gw.newAccount();
+  const k = await gw.newKey(a.id);
+  await gw.admin('PATCH', `/accounts/${a.id}`, { rate_limit: { rpm: 2 } });
+  const h = { authorization: `Bearer ${k.key}` };
+  for (let i = 0; i < 5; i++) t.is((await fetch(`${gw.url}/v1/key/balance`, { headers: h })).status, 200);
+  const first = await fetch(`${gw.url}/v1/models`, { headers: h });
+  t.is(first.status, 200);
+  t.is(first.headers.get('x-ratelimit-remaining-requests'), '1');
+  t.is((await fetch(`${gw.url}/v1/models`, { headers: h })).status, 200);
+  t.is((await fetch(`${gw.url}/v1/models`, { headers: h })).status, 429);
+  for (const path of ['/v1/key/balance', '/v1/dashboard/billing/subscription', '/dashboard/billing/usage']) {
+    const r = await fetch(`${gw.url}${path}`, { headers: h });
+    t.is(r.status, 200, path);
+    await r.body?.cancel();
+  }
+});
+
 test('no limit set: no x-ratelimit headers', async (t) => {
   const a = await gw.newAccount();
   const k = await gw.newKey(a.id);
-  const r = await fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${k.key}` } });
+  const r = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${k.key}` } });
   t.is(r.status, 200);
   t.is(r.headers.get('x-ratelimit-limit-requests'), null);
 });
@@ -94,7 +112,7 @@ test('a crashed gateway slot expires by lease; a finished request frees its slot
   const a = await gw.newAccount();
   const k = await gw.newKey(a.id);
   await gw.admin('PATCH', `/accounts/${a.id}`, { rate_limit: { concurrency: 1 } });
-  const get = () => fetch(`${gw.url}/v1/key/balance`, { headers: { authorization: `Bearer ${k.key}` } });
+  const get = () => fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${k.key}` } });
   // A live slot held by another (crashed) gateway blocks...
   await gw.deps.redis.zadd(accountRedisKeys.rateLeases(a.id), Date.now() + 60_000, 'held-by-dead-gateway');
   const blocked = await get();
