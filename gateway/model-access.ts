@@ -6,12 +6,15 @@ import type { Ctx } from './context';
 
 /**
  * Resolve the requested model id (aliases included) and check the key may
- * use it: unknown or placeholder -> model_not_found; whitelist -> model_not_allowed.
+ * use it: unknown or placeholder -> model_not_found; whitelist -> model_not_allowed (an empty one: whatever was asked).
  */
 export function resolveModel(deps: Pick<CatalogueDeps, 'catalogue'>, ctx: Ctx, requested: unknown): Model {
   if (typeof requested !== 'string' || requested === '') throw errors.invalidRequest('model is required', 'model');
   ctx.state.model = requested;
   ctx.state.requestedModel = requested;
+  // An empty whitelist rejects every model, known or not (spec 1 section 2.1: every request gets model_not_allowed).
+  const allowed = ctx.state.auth?.key.allowed_models;
+  if (allowed && allowed.length === 0) throw errors.modelNotAllowed(requested);
   const model = deps.catalogue().resolve(requested);
   if (!model || !model.callable) throw errors.modelNotFound(requested);
   ctx.state.model = model.id;

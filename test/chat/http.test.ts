@@ -185,6 +185,9 @@ test('allowed_models excludes the model: 400 model_not_allowed in all three shap
   const none = (await gw.newKey(accountId, { allowed_models: [] })).key;
   const empty = await post(gw, '/v1/chat/completions', { model: 'gpt-5.1', messages: user('x'), max_tokens: 3 }, { key: none });
   openaiError(t, empty, 400, 'model_not_allowed', 'invalid_request_error');
+  // Every request: also for a model the catalogue does not have.
+  const unknown = await post(gw, '/v1/chat/completions', { model: 'no-such-model', messages: user('x'), max_tokens: 3 }, { key: none });
+  openaiError(t, unknown, 400, 'model_not_allowed', 'invalid_request_error');
 });
 
 test('image-only and video-only models on chat endpoints: 503 no_channel_available', async (t) => {
