@@ -2,11 +2,13 @@ import { GatewayError } from '../../domain/errors';
 import type { Channel, Model } from '../../domain/catalogue';
 
 /**
- * Built-in tool rules of the chat-completions endpoint (spec 1 section 4.1):
- * 1. web_search / image_generation need stream: true (400 invalid_request);
+ * Built-in tool rules (spec 1 section 4.1):
+ * 1. web_search / image_generation need stream: true (400 invalid_request), on chat completions only (section 4.4:
+ *    the responses endpoint answers image_generation without a stream);
  * 2. image_generation only for its one family (400 tool_not_supported);
  * 3. web_search gated per model and channel (400 tool_not_supported);
  * 4. function tools are unrestricted.
+ * Rules 2 and 3 say what the tools are: they hold on the responses endpoint too.
  * Returns the channels that can serve the request.
  */
 export const IMAGE_GENERATION_FAMILY = 'gpt';
@@ -21,9 +23,9 @@ export function builtinToolsOf(tools: unknown): Set<string> {
   return found;
 }
 
-export function applyBuiltinToolRules(model: Model, channels: Channel[], builtins: Set<string>, stream: boolean): Channel[] {
+export function applyBuiltinToolRules(model: Model, channels: Channel[], builtins: Set<string>, stream: boolean, opts: { streamRequired: boolean } = { streamRequired: true }): Channel[] {
   if (builtins.size === 0) return channels;
-  if (!stream) {
+  if (opts.streamRequired && !stream) {
     throw new GatewayError('invalid_request', `built-in tools (${[...builtins].join(', ')}) require stream: true on this endpoint`, { param: 'stream' });
   }
   if (builtins.has('image_generation') && model.family !== IMAGE_GENERATION_FAMILY) {

@@ -128,11 +128,9 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     }
     const body = parseRequest('responses', raw) as Body;
     const model = resolveModel(deps, ctx, body.model);
-    return runChat(deps, ctx, catalogueCall(deps, ctx, 'responses', model, body, {
-      stream: body.stream === true,
-      maxTokens: body.max_output_tokens,
-      promptForEstimate: body.input,
-    }, 'input'));
+    const stream = body.stream === true;
+    const call = catalogueCall(deps, ctx, 'responses', model, body, { stream, maxTokens: body.max_output_tokens, promptForEstimate: body.input }, 'input');
+    return runChat(deps, ctx, { ...call, channels: applyBuiltinToolRules(model, call.channels, builtinToolsOf(body.tools), stream, { streamRequired: false }) });
   });
   return router;
 }

@@ -123,3 +123,26 @@ test.serial('mid-stream upstream failure without built-in tools: the stream just
   t.false(translated.text.includes('upstream_error'));
   t.is(await upstreamCount(gw, 'anthropic-b'), 0);
 });
+
+test.serial('responses endpoint: the same tool rules (2 and 3), without the stream requirement', async (t) => {
+  const responses = (body: Record<string, unknown>) =>
+    post(gw, '/v1/responses', { input: [{ role: 'user', content: 'What is new in Paris?' }], instructions: 'Be brief.', max_output_tokens: 16, ...body }, { key });
+  for (const model of ['claude-sonnet-4-5', 'grok-4']) {
+    const r = await responses({ model, tools: [IMAGE_GENERATION] });
+    t.is(r.status, 400, `${model}: ${r.text}`);
+    t.is(r.json.error.code, 'tool_not_supported');
+    t.is(r.json.error.type, 'invalid_request_error');
+  }
+  for (const model of ['gpt-5-mini', 'claude-sonnet-4-5']) {
+    const r = await responses({ model, tools: [WEB_SEARCH] });
+    t.is(r.status, 400, `${model}: ${r.text}`);
+    t.is(r.json.error.code, 'tool_not_supported');
+  }
+  t.is((await gw.control('GET', '/requests')).count, 0);
+  // Supported combinations answer, streamed or not (image_generation needs no stream here: spec 1 section 4.4).
+  const image = await responses({ model: 'gpt-5-mini', tools: [IMAGE_GENERATION] });
+  t.is(image.status, 200, image.text);
+  t.true(image.json.output.some((o: { type: string }) => o.type === 'image_generation_call'), image.text);
+  const search = await responses({ model: 'gpt-5.1', tools: [WEB_SEARCH], stream: true });
+  t.is(search.status, 200, search.text);
+});
