@@ -30,7 +30,8 @@ export const ClipRequest = z.object({
   audio_url: PublicUrl.optional(),
   materials: z.array(Material).max(MAX_MATERIALS, `materials holds at most ${MAX_MATERIALS} items`).optional(),
   title: z.string().min(1).optional(),
-  duration: z.number().max(MAX_SECONDS).optional(),
+  // Any number for news (clamped to its range); the others are held to MAX_SECONDS in parseClip.
+  duration: z.number().optional(),
   material_composition: z.enum(['random', 'order']).optional(),
   preprocess: z.enum(['roughCut', 'sliceMerge']).optional(),
   bgm: z
@@ -83,6 +84,8 @@ export function parseClip(model: Model, body: unknown): DhSubmission {
     input.duration = explicit;
   } else if (duration !== undefined && duration <= 0) {
     throw errors.invalidRequest('duration must be positive', 'duration');
+  } else if (duration !== undefined && duration > MAX_SECONDS) {
+    throw errors.invalidRequest(`duration is at most ${MAX_SECONDS} seconds`, 'duration');
   }
   const reserved = Math.max(CLIP_CAP_SECONDS, Math.ceil(explicit ?? 0));
   return { input, quote: secondsQuote(model, { seconds: reserved }) };

@@ -108,9 +108,12 @@ test.serial('news: duration below 5 is clamped to 5, above 300 to 300', async (t
   const high = await k.submit(a.key, news({ duration: 900 }));
   t.is((await k.task(high.id)).reserved_nano, 300 * PRICE);
   t.is((await k.final(a.key, high.id)).duration, 300);
+  // However far out of range: clamped, never refused.
+  const huge = await k.submit(a.key, news({ duration: 100_000 }));
+  t.is((await k.final(a.key, huge.id)).duration, 300);
   const sent = (await k.upstreamBodies('dh-a')).slice(before);
-  t.deepEqual(sent.map((b) => b.duration), [5, 300]);
-  t.is(await k.balance(a.id), GRANT - 305 * PRICE);
+  t.deepEqual(sent.map((b) => b.duration), [5, 300, 300]);
+  t.is(await k.balance(a.id), GRANT - 605 * PRICE);
 });
 
 test.serial('clip: the actual seconds come from the result (duration fault)', async (t) => {
