@@ -29,6 +29,6 @@ export function usageRowFromTask(task: TaskDocument, end?: TaskUsageEnd): UsageR
     ...row,
     status: end.status, error_code: end.errorCode, error_message: end.errorMessage,
     unit_count: end.units, cost_nano: end.costNano, latency_ms: end.completedAt.getTime() - task.created_at.getTime(),
-    attempts_count: task.upstream?.attempts ?? 1, result_urls: end.urls, result_expires_at: end.expiresAt,
+    attempts_count: task.upstream?.attempts ?? Math.max(1, task.attempts_log?.length ?? 0), result_urls: end.urls, result_expires_at: end.expiresAt,
   };
 }

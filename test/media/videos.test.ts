@@ -268,6 +268,10 @@ test.serial('5xx on all three channels: failed, full refund', async (t) => {
   const body = await k.final(a.key, sub.id);
   t.is(body.status, 'failed');
   t.is(await k.balance(a.id), GRANT);
+  // Its usage row counts the three channels tried.
+  await k.gw.flushRows();
+  const row = (await (await k.get(a.key, '/api/v1/usage')).json()) as { data: Array<{ task_id: string; attempts_count: number }> };
+  t.is(row.data.find((r) => r.task_id === sub.id)?.attempts_count, 3);
 });
 
 test.serial('upstream 4xx at submission: failed with the upstream message, not charged, no other channel tried', async (t) => {
