@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { GatewayError } from '../../domain/errors';
 import { readRaw } from '../middleware/body';
 import type { Ctx } from '../context';
@@ -37,7 +38,7 @@ const SCHEMA_WORDING = /\b(invalid input|expected \w+|received \w+|too (small|bi
 /** A service's message, in words: no `field_name:` prefix, snake_case names become words. */
 export function plainMessage(message: string, fallback = 'That did not work; check the form and try again.'): string {
   if (SCHEMA_WORDING.test(message)) return fallback;
-  const text = message.replace(/^[\w.\[\]]+: /, '').replace(/\b([a-z]+)_([a-z_]+)\b/g, (m) => m.replace(/_/g, ' ').replace(/ usd$/, ''));
+  const text = message.replace(/^[\w.\[\]]+: /, '').replace(/`([^`]*)`/g, '$1').replace(/\b([a-z]+)_([a-z_]+)\b/g, (m) => m.replace(/_/g, ' ').replace(/ usd$/, ''));
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
@@ -47,12 +48,41 @@ export function plainMessage(message: string, fallback = 'That did not work; che
  * own sentence for that field, else the service's in plain words.
  */
 export function fieldErrors(err: unknown, fields: readonly string[], human: HumanMessages = {}): FieldErrors {
+  if (err instanceof FormRefused) return err.errors;
   if (!(err instanceof GatewayError) || err.status >= 500) throw err;
   const field = err.param?.split('.')[0];
   // The form's sentence replaces a validation message; a rule's own refusal (wrong password, over a limit) keeps its words.
   const own = err.status === 400 && field ? human[field] : undefined;
   if (field && fields.includes(field)) return { [field]: own ?? plainMessage(err.message) };
   return { _form: own ?? (err.status === 400 ? human._form : undefined) ?? plainMessage(err.message) };
+}
+
+/** Several fields refused at once: a form checked in full before anything is done (`parseForm`). */
+export class FormRefused extends Error {
+  constructor(readonly errors: FieldErrors) {
+    super('form refused');
+  }
+}
+
+/**
+ * The form's values through the API's schema, or every refused field at once
+ * (`found`: the form's own checks, first), each with the form's sentence for
+ * that field; thrown as `FormRefused`, which `fieldErrors` hands back as is.
+ */
+export function parseForm<S extends z.ZodType>(schema: S, value: unknown, fields: readonly string[], human: HumanMessages, found: FieldErrors = {}): z.output<S> {
+  const r = schema.safeParse(value);
+  const errors: FieldErrors = { ...found };
+  for (const issue of r.success ? [] : r.error.issues) {
+    const name = String(issue.path[0] ?? '');
+    errors[fields.includes(name) ? name : '_form'] ??= human[name] ?? human._form ?? plainMessage(issue.message);
+  }
+  if (Object.keys(errors).length > 0 || !r.success) throw new FormRefused(errors);
+  return r.data;
+}
+
+/** A GET form's query (a filter form): empty fields left out. */
+export function queryValues(ctx: Ctx): Record<string, string> {
+  return Object.fromEntries(Object.entries(ctx.query).filter(([, v]) => typeof v === 'string' && v !== '')) as Record<string, string>;
 }
 
 export function errorFor(errors: FieldErrors | undefined, name: string): Html {

@@ -4,6 +4,7 @@ import compose from 'koa-compose';
 import type { Logger } from '../../platform/logger';
 import type { Middleware } from '../context';
 import { GatewayError } from '../../domain/errors';
+import { isStoreUnavailable } from '../../platform/store-retry';
 import type { ServiceDeps } from '../deps';
 import type { ConsoleState, CCtx } from './context';
 import { html } from './html';
@@ -46,7 +47,11 @@ const consoleErrors = (log: Logger) => async (ctx: CCtx, next: Next) => {
     if (ctx.status === 404 && ctx.body === undefined) throw new GatewayError('not_found', 'page not found', { status: 404 });
   } catch (thrown) {
     let err: GatewayError;
-    if (thrown instanceof GatewayError) err = thrown;
+    if (isStoreUnavailable(thrown) || (thrown instanceof GatewayError && thrown.status >= 500 && /briefly unavailable/i.test(thrown.message))) {
+      // What the API answers as "a store is briefly unavailable", in words for people, with the trace id to quote.
+      log.warn('store unavailable', { trace: ctx.state.requestId, path: ctx.path, err: thrown });
+      err = new GatewayError('internal_error', `The service is briefly unavailable; try again in a minute. (Trace id ${ctx.state.requestId})`, { status: 503, headers: { 'retry-after': '60' } });
+    } else if (thrown instanceof GatewayError) err = thrown;
     else {
       log.error('console error', { trace: ctx.state.requestId, path: ctx.path, err: thrown });
       err = new GatewayError('internal_error', `internal error; quote trace id ${ctx.state.requestId}`);
@@ -59,7 +64,7 @@ const consoleErrors = (log: Logger) => async (ctx: CCtx, next: Next) => {
     ctx.status = status;
     if (err.headers) ctx.set(err.headers);
     ctx.type = 'html';
-    const title = status === 404 ? 'Not found' : status === 403 ? 'Refused' : status === 429 ? 'Too many requests' : 'Something went wrong';
+    const title = status === 404 ? 'Not found' : status === 403 ? 'Refused' : status === 429 ? 'Too many requests' : status === 503 ? 'Briefly unavailable' : 'Something went wrong';
     const body = html`<p class="form-error">${err.message}</p><p><a href="/console/overview">Back to the console</a></p>`;
     ctx.body = ctx.state.session && ctx.state.current ? page(ctx, title, body) : barePage(title, body);
   }

@@ -56,6 +56,7 @@ export function page(ctx: CCtx, title: string, content: Html, opts: { extraHead?
   const nav = s.principal.kind === 'operator' ? [...NAV, { path: '/console/accounts', label: 'Accounts' }, { path: '/console/channels', label: 'Channels' }] : NAV;
   return html`${head(title, opts.extraHead)}
 <body hx-headers='{"x-csrf-token":"${s.csrf}"}'>
+<a class="skip" href="#content">Skip to content</a>
 <header class="top">
   <a class="brand" href="/console/overview">Model Gateway</a>
   ${current
@@ -69,7 +70,7 @@ export function page(ctx: CCtx, title: string, content: Html, opts: { extraHead?
   <form class="signout" method="post" action="/console/signout">${csrfInput(s.csrf)}<span class="who">${who}</span> <button type="submit" class="link">Sign out</button></form>
 </header>
 <nav class="main" aria-label="Console pages">${nav.map((n) => html`<a href="${n.path}"${ctx.path.startsWith(n.path) ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>
-<main>
+<main id="content" tabindex="-1">
 <h1>${title}</h1>
 ${opts.actingOn !== undefined ? html`<p class="context" data-testid="acting-on">${opts.actingOn}</p>` : current ? html`<p class="context" data-testid="acting-on">Acting on <strong>${accountLabel(current)}</strong>${managed.length > 1 ? html` · switch in the header` : ''}</p>` : ''}
 ${content}

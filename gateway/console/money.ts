@@ -6,8 +6,8 @@ import { html, type Html } from './html';
  * spec 1; a credit is one dollar), one symbol, thousands separators, and
  * exact integer arithmetic on nano amounts (never a float).
  *
- * - `usd`: balances, caps, top-ups, totals: always 2 decimals ("$1,234.50").
- * - `cost`: what one call or one task cost: up to 4 decimals, at least 2
+ * - `usd`: balances, caps, top-ups: always 2 decimals ("$1,234.50").
+ * - `cost`: what was spent (a call, a task, a key, a model, a period): up to 4 decimals, at least 2
  *   ("$0.0273", "$1.20"); a non-zero amount under a cent reads "< $0.01".
  * Both carry the exact amount in a title (hover) where rounding hid digits.
  */
@@ -42,6 +42,9 @@ export function exactUsd(nano: Nano): string {
 export function inputAmount(nano: Nano): string {
   return usdText(nano, 2).replace(/[$,]/g, '');
 }
+
+/** An amount as typed into a form ("$1,500.25") as a plain decimal ("1500.25"): no symbol, no separators. */
+export const plainAmount = (typed: string): string => typed.trim().replace(/^\$/, '').replace(/,/g, '');
 
 function withTitle(text: string, nano: Nano): Html {
   const exact = exactUsd(nano);

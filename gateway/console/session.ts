@@ -7,6 +7,8 @@ import { accountRedisKeys } from '../../capabilities/accounts/store';
 export const SESSION_COOKIE = 'mg_console';
 /** Idle lifetime; every request of the session extends it. */
 export const SESSION_IDLE_S = 12 * 3600;
+/** How long a one-time mark waits for the page it was made for (the GET after a POST's redirect). */
+export const ONCE_TTL_S = 5 * 60;
 
 export interface Session {
   principal: Principal;
@@ -46,6 +48,19 @@ export class SessionStore {
 
   async save(token: string, session: Session): Promise<void> {
     await this.redis.set(this.key(token), JSON.stringify(session), 'EX', SESSION_IDLE_S);
+  }
+
+  /**
+   * A one-time mark of this session (`what`: "key:<id>", a key to show once after the redirect that follows its
+   * creation or reveal): the first `takeOnce` finds it and removes it; a reload, or another session, finds nothing.
+   * The mark holds no secret.
+   */
+  async markOnce(token: string, what: string): Promise<void> {
+    await this.redis.set(`${this.key(token)}:once:${what}`, '1', 'EX', ONCE_TTL_S);
+  }
+
+  async takeOnce(token: string | undefined, what: string): Promise<boolean> {
+    return !!token && (await this.redis.del(`${this.key(token)}:once:${what}`)) === 1;
   }
 
   async destroy(token: string | undefined): Promise<void> {

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import type { TestGateway } from '../helpers/stack';
 import { startAgentGateway } from '../agents/helpers';
 import { post, usageRow } from '../chat/helpers';
-import { launchBrowser, newPage, newUser, screenshots, signIn } from './browser';
+import { httpSession, launchBrowser, newPage, newUser, screenshots, signIn } from './browser';
 
 let gw: TestGateway;
 let browser: Browser;
@@ -138,4 +138,35 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
     w.watch.assertClean(t);
     await w.context.close();
   }
+});
+
+test('with an enterprise shown, its own base is labelled as the enterprise\'s (list, base page, the agent\'s Attach picker); base-id errors read as words', async (t) => {
+  const ent = await gw.newAccount({ name: 'Labels Inc', enterprise: true });
+  const owner = await newUser(gw, 'kb-labels');
+  await gw.deps.people.setMember(ent.id, owner.id, 'owner');
+  const s = await httpSession(gw.url, owner.email, owner.password);
+  t.is((await s.post('/console/account', { account_id: ent.id })).status, 302);
+
+  const list = await (await s.get('/console/kb')).text();
+  const row = /<tr data-kb="default">([\s\S]*?)<\/tr>/.exec(list)?.[1] ?? '';
+  t.regex(row, />Enterprise base</);
+  t.notRegex(row, /Personal|>you</);
+  t.notRegex(await (await s.get('/console/kb/default')).text(), /Knowledge base Personal/);
+  // The personal account still has its personal base.
+  t.is((await s.post('/console/account', { account_id: owner.accountId })).status, 302);
+  t.regex(/<tr data-kb="default">([\s\S]*?)<\/tr>/.exec(await (await s.get('/console/kb')).text())?.[1] ?? '', />Personal</);
+  t.is((await s.post('/console/account', { account_id: ent.id })).status, 302);
+
+  const agent = await s.post('/console/agents', { enterprise_id: ent.id, name: 'Label agent', system_prompt: 'You label things.' });
+  t.is(agent.status, 302);
+  const picker = await (await s.get(agent.headers.get('location')!)).text();
+  t.regex(picker, /<option value="default">Enterprise base \(default\)<\/option>/);
+  t.notRegex(picker, /Personal \(default\)/);
+
+  // A base id the rules refuse: the form's sentence, no backticks or field names.
+  const bad = await s.post('/console/kb', { name: 'Team docs', kb_id: 'Bad Id!' });
+  t.is(bad.status, 400);
+  const message = /id="err-kb_id" role="alert">([^<]*)</.exec(await bad.text())?.[1] ?? '';
+  t.regex(message, /lowercase letters, digits, underscores and hyphens/);
+  t.notRegex(message, /`|kb_id/);
 });

@@ -89,3 +89,39 @@ export async function signIn(page: Page, url: string, email: string, password: s
   await page.fill('#f-password', password);
   await Promise.all([page.waitForURL(/\/console\/overview/), page.click('form[action="/console/signin"] button.primary')]);
 }
+
+/** The sign-in page's pre-session: its cookie and the form's CSRF token (the double submit of the sign-in form). */
+export async function signInPresession(url: string): Promise<{ cookie: string; csrf: string }> {
+  const res = await fetch(`${url}/console/signin`);
+  const cookie = /mg_console_pre=[^;]+/.exec(res.headers.getSetCookie().join('\n'))![0];
+  return { cookie, csrf: csrfOf(await res.text()) };
+}
+
+/** Posts the sign-in form (people's or, with `token`, the operator's) over plain HTTP; the answer is not followed. */
+export async function postSignIn(url: string, fields: Record<string, string>): Promise<Response> {
+  const pre = await signInPresession(url);
+  return fetch(`${url}/console/signin`, {
+    method: 'POST', redirect: 'manual',
+    headers: { cookie: pre.cookie, origin: url, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: pre.csrf, ...fields }).toString(),
+  });
+}
+
+const csrfOf = (page: string) => /name="_csrf" value="([^"]+)"/.exec(page)![1];
+
+/**
+ * A signed-in console session over plain HTTP (fetch, no browser) for tests that need no page script:
+ * GET, and form POST with the session's CSRF token; redirects are not followed.
+ */
+export async function httpSession(url: string, email: string, password: string) {
+  const signedIn = await postSignIn(url, { email, password });
+  const cookie = /mg_console=[^;]+/.exec(signedIn.headers.getSetCookie().join('\n'))![0];
+  const get = (path: string) => fetch(`${url}${path}`, { redirect: 'manual', headers: { cookie } });
+  const csrf = csrfOf(await (await get('/console/overview')).text());
+  const post = (path: string, form: Record<string, string | string[]> = {}) => {
+    const body = new URLSearchParams({ _csrf: csrf });
+    for (const [k, v] of Object.entries(form)) for (const one of [v].flat()) body.append(k, one);
+    return fetch(`${url}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: url, 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
+  };
+  return { get, post };
+}

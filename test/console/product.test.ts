@@ -4,7 +4,8 @@
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { DESKTOP, PHONE, launchBrowser, newPage, newUser, screenshots, signIn } from './browser';
+import { DESKTOP, PHONE, httpSession, launchBrowser, newPage, newUser, screenshots, signIn } from './browser';
+import { consoleServices } from '../../gateway/console/services';
 
 let gw: TestGateway;
 let browser: Browser;
@@ -217,4 +218,121 @@ test('usage pages by cursor; the operator signs in on a page of their own; every
   t.regex((await op.page.textContent('[data-testid=acting-on]')) ?? '', /Acting on/);
   op.watch.assertClean(t);
   await op.context.close();
+});
+
+// Plain HTTP (no browser): what the audit of the console found.
+
+const plaintextOf = (page: string) => /data-testid="plaintext">([^<]+)</.exec(page)?.[1];
+const fieldError = (page: string, name: string) => new RegExp(`id="err-${name}" role="alert">([^<]*)<`).exec(page)?.[1];
+
+test('creating a key redirects (303) to a page that shows its plaintext once; a reload creates nothing and shows it no more; reveal the same', async (t) => {
+  const u = await newUser(gw, 'prg');
+  const s = await httpSession(gw.url, u.email, u.password);
+  const created = await s.post('/console/keys', { name: 'once', models_mode: 'all' });
+  t.is(created.status, 303);
+  const location = created.headers.get('location') ?? '';
+  const keyId = /^\/console\/keys\/([^/?]+)\?created=1$/.exec(location)?.[1];
+  t.truthy(keyId, location);
+  const plaintext = plaintextOf(await (await s.get(location)).text());
+  t.regex(plaintext ?? '', /^sk-[a-z0-9]{8}-[0-9a-f]{64}$/);
+  // The reload: the same GET, no second key, the plaintext gone, and a word on where to see it again.
+  const reload = await s.get(location);
+  t.is(reload.status, 200);
+  const again = await reload.text();
+  t.false(again.includes(plaintext!));
+  t.regex(again, /shown once .*Reveal key/);
+  t.is((await gw.deps.keys.listByAccount(u.accountId)).length, 1);
+
+  // Reveal: one audit line per POST; its page shows the key once, a reload writes nothing and shows nothing.
+  const reveals = async () => (await consoleServices(gw.deps).audit.forTarget(keyId!, 50)).filter((a) => a.action === 'key.reveal').length;
+  const revealed = await s.post(`/console/keys/${keyId}/reveal`);
+  t.is(revealed.status, 303);
+  const shown = revealed.headers.get('location') ?? '';
+  t.is(shown, `/console/keys/${keyId}?revealed=1`);
+  t.is(plaintextOf(await (await s.get(shown)).text()), plaintext);
+  t.is(plaintextOf(await (await s.get(shown)).text()), undefined);
+  t.is(await reveals(), 1);
+  // Another session of the same user does not get this session's one-time view.
+  const other = await httpSession(gw.url, u.email, u.password);
+  await s.post(`/console/keys/${keyId}/reveal`);
+  t.is(plaintextOf(await (await other.get(shown)).text()), undefined);
+  t.is(await reveals(), 2);
+});
+
+test('the key form shows every field\'s error at once', async (t) => {
+  const u = await newUser(gw, 'allerrors');
+  const s = await httpSession(gw.url, u.email, u.password);
+  const res = await s.post('/console/keys', { name: '', models_mode: 'some', expires_at: '2001-01-01T00:00', spend_cap_usd: 'lots' });
+  t.is(res.status, 400);
+  const page = await res.text();
+  t.regex(fieldError(page, 'name') ?? '', /Give the key a name/);
+  t.regex(fieldError(page, 'allowed_models') ?? '', /Pick at least one model/);
+  t.regex(fieldError(page, 'expires_at') ?? '', /in the future/);
+  t.regex(fieldError(page, 'spend_cap_usd') ?? '', /amount in USD/);
+  t.is((await gw.deps.keys.listByAccount(u.accountId)).length, 0);
+  // The edit form too.
+  const key = await gw.newKey(u.accountId);
+  const edit = await s.post(`/console/keys/${key.id}/edit`, { name: '', models_mode: 'all', spend_cap_usd: 'lots' });
+  t.is(edit.status, 400);
+  const editPage = await edit.text();
+  t.truthy(fieldError(editPage, 'name'));
+  t.truthy(fieldError(editPage, 'spend_cap_usd'));
+});
+
+test('spend by model and a key\'s spend are written as costs (up to 4 decimals, "< $0.01" under a cent), as the headline', async (t) => {
+  const u = await newUser(gw, 'subcent');
+  const key = await gw.newKey(u.accountId);
+  t.is((await chat(key.key)).status, 200);
+  const s = await httpSession(gw.url, u.email, u.password);
+  const money = (page: string, where: RegExp) => where.exec(page)?.[1]?.replace(/<[^>]+>/g, '').replace(/&lt;/g, '<').trim();
+  const overview = await (await s.get('/console/overview')).text();
+  const headline = money(overview, /data-testid="spend-30d">(.*?)<\/p>/);
+  const byModel = money(overview, /<table class="bars">[\s\S]*?<td class="num">(.*?)<\/td>/);
+  t.regex(headline ?? '', /^(< \$0\.01|\$\d+\.\d{2,4})$/);
+  t.is(byModel, headline, 'one model: its row is the headline, in the same format');
+  t.not(byModel, '$0.00');
+  const list = money(await (await s.get('/console/keys')).text(), /data-testid="key-spent">(.*?)<\/td>/);
+  const detail = money(await (await s.get(`/console/keys/${key.id}`)).text(), /data-testid="key-spent">(.*?)<\/dd>/);
+  t.truthy(detail);
+  t.is(list, detail);
+});
+
+test('filter dates that are not on the calendar, or a start after the end, are a 400 in words (tasks, usage, the CSV export)', async (t) => {
+  const u = await newUser(gw, 'dates');
+  const s = await httpSession(gw.url, u.email, u.password);
+  for (const [path, words] of [
+    ['/console/tasks?from=2026-13-45', /Pick a start date/],
+    ['/console/tasks?to=2026-02-30', /Pick an end date/],
+    ['/console/usage?from=2026-13-45', /Pick a start date/],
+    ['/console/usage?to=2026-02-30', /Pick an end date/],
+    ['/console/usage/export.csv?from=2026-13-45', /Pick a start date/],
+    ['/console/usage/export.csv?to=2026-13-45', /Pick an end date/],
+    ['/console/tasks?from=2026-05-02&to=2026-05-01', /start date is after the end date/],
+    ['/console/usage?from=2026-05-02&to=2026-05-01', /start date is after the end date/],
+  ] as const) {
+    const res = await s.get(path);
+    t.is(res.status, 400, path);
+    const page = await res.text();
+    t.regex(page, words, path);
+    if (/after the end/.test(String(words))) t.notRegex(page, /Pick a start date/, path);
+  }
+  // A real range still answers.
+  t.is((await s.get('/console/tasks?from=2026-05-01&to=2026-05-01')).status, 200);
+  t.is((await s.get('/console/usage?from=2024-02-29&to=2024-03-01')).status, 200);
+});
+
+test('top-up: each refused amount says why', async (t) => {
+  const u = await newUser(gw, 'topupwords');
+  const s = await httpSession(gw.url, u.email, u.password);
+  for (const [amount, why] of [
+    ['', /Enter an amount/],
+    ['lots', /as a number/],
+    ['10', /Enter at least \$134\.80: that is the minimum/],
+    ['-200', /Enter at least \$134\.80: that is the minimum/],
+    ['150.255', /at most 2 decimals/],
+  ] as const) {
+    const res = await s.post('/console/topup', { amount_usd: amount });
+    t.is(res.status, 400, amount);
+    t.regex(fieldError(await res.text(), 'amount_usd') ?? '', why, amount);
+  }
 });

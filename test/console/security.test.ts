@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { launchBrowser, newPage, newUser, signIn } from './browser';
+import { launchBrowser, newPage, newUser, postSignIn, signIn } from './browser';
+import { GatewayError } from '../../domain/errors';
 import { SIGN_IN_MAX_FAILURES } from '../../capabilities/accounts/sign-in';
 
 let gw: TestGateway;
@@ -177,4 +178,59 @@ test.serial('no key plaintext is ever logged (creation, reveal, use, disable)', 
   t.true(all.includes('api key revealed'), 'the gateway did log at debug level (the capture works)');
   t.false(all.includes(plaintext));
   t.false(all.includes(plaintext.slice(-64)), 'not even the secret part');
+});
+
+const errorOf = (page: string, name: string) => new RegExp(`id="err-${name}" role="alert">([^<]*)<`).exec(page)?.[1];
+
+test.serial('an empty sign-in form shows each field\'s own message and counts nothing towards the lockout (people and operator)', async (t) => {
+  const u = await newUser(gw, 'empty');
+  const both = await postSignIn(gw.url, { email: '', password: '' });
+  t.is(both.status, 400);
+  const page = await both.text();
+  t.is(errorOf(page, 'email'), 'Enter the email address you signed up with.');
+  t.is(errorOf(page, 'password'), 'Enter your password.');
+  t.notRegex(page, /wrong email or password/i);
+  for (let i = 0; i < SIGN_IN_MAX_FAILURES + 1; i++) {
+    const res = await postSignIn(gw.url, { email: u.email, password: '' });
+    t.is(res.status, 400);
+    t.is(errorOf(await res.text(), 'password'), 'Enter your password.');
+  }
+  const ok = await postSignIn(gw.url, { email: u.email, password: u.password });
+  t.is(ok.status, 302, 'not locked out by empty submissions');
+  t.regex(ok.headers.get('location') ?? '', /\/console\/overview/);
+
+  for (let i = 0; i < SIGN_IN_MAX_FAILURES + 1; i++) {
+    const res = await postSignIn(gw.url, { mode: 'operator', token: '' });
+    t.is(res.status, 400);
+    t.regex(errorOf(await res.text(), 'token') ?? '', /Paste the operator admin token/);
+  }
+  const operator = await postSignIn(gw.url, { mode: 'operator', token: gw.config.ADMIN_TOKEN });
+  t.is(operator.status, 302, 'the operator is not locked out by empty submissions');
+});
+
+test.serial('a store that is briefly unavailable is said so in words at sign-in, with the trace id', async (t) => {
+  const u = await newUser(gw, 'storedown');
+  const people = gw.deps.people;
+  const real = people.checkPassword;
+  const failures = [
+    () => Object.assign(new Error('connection 3 to 127.0.0.1:27017 closed'), { name: 'MongoNetworkError' }),
+    () => new GatewayError('internal_error', 'a store is briefly unavailable; retry the request (trace id x)'),
+  ];
+  for (const failure of failures) {
+    people.checkPassword = async () => {
+      throw failure();
+    };
+    try {
+      const res = await postSignIn(gw.url, { email: u.email, password: u.password });
+      t.is(res.status, 503);
+      const page = await res.text();
+      t.regex(page, /The service is briefly unavailable; try again in a minute/);
+      t.notRegex(page, /internal error|Something went wrong/i);
+      const trace = res.headers.get('x-gateway-trace');
+      t.truthy(trace);
+      t.true(page.includes(`Trace id ${trace}`));
+    } finally {
+      people.checkPassword = real;
+    }
+  }
 });

@@ -6,7 +6,7 @@ import { page } from '../layout';
 import { csrfInput, errorFor, field, fieldErrors, formError, one, type FieldErrors } from '../forms';
 import { GatewayError } from '../../../domain/errors';
 import { canAdminister, type Role } from '../../../domain/people';
-import { usd } from '../money';
+import { cost, usd } from '../money';
 import { when } from '../time';
 import { agentName } from '../audit-view';
 import { deleteAgent } from '../../../capabilities/agents/agent-removal';
@@ -17,6 +17,7 @@ import type { ApiKeyDoc } from '../../../capabilities/accounts/store';
 import type { Actor, Origin } from '../../../capabilities/agents/actor';
 import { Approve, KeyIssue, KeyRequest, NewAgent } from '../../routes/admin-agents';
 import type { ConsoleServices } from '../services';
+import { baseName } from './knowledge';
 
 const AGENT_MESSAGES = {
   name: 'Give the agent a name (1 to 200 characters).',
@@ -208,12 +209,12 @@ ${opts.issued ? html`<section class="card reveal" role="status"><p>The new key (
 ${agent.knowledge_bases.length === 0 ? html`<p class="muted">None attached.</p>` : html`<ul>${agent.knowledge_bases.map((b) => html`<li><code>${b.kb_id}</code>
 <form method="post" action="${agentPath(agent.id)}/bases/${encodeURIComponent(b.kb_id)}/detach" class="inline-form">${csrfInput(csrf)}<button type="submit" class="link">detach</button></form></li>`)}</ul>`}
 <form method="post" action="${agentPath(agent.id)}/bases" class="inline-form">${csrfInput(csrf)}${formError(opts.baseErrors)}
-<label for="f-kb">Attach</label><select id="f-kb" name="kb_id">${bases.filter((b) => !attached.has(b.kb_id)).map((b) => html`<option value="${b.kb_id}">${b.name} (${b.kb_id})</option>`)}</select>
+<label for="f-kb">Attach</label><select id="f-kb" name="kb_id">${bases.filter((b) => !attached.has(b.kb_id)).map((b) => html`<option value="${b.kb_id}">${baseName(b, true)} (${b.kb_id})</option>`)}</select>
 <button type="submit">Attach</button></form></section>
 <section class="card"><h2>Usage, last 30 days</h2>
-<p data-testid="agent-usage">${usage.totals.requests} requests · ${usage.totals.input_tokens} in / ${usage.totals.output_tokens} out tokens · ${usd(usage.totals.cost_nano)}</p>
+<p data-testid="agent-usage">${usage.totals.requests} requests · ${usage.totals.input_tokens} in / ${usage.totals.output_tokens} out tokens · ${cost(usage.totals.cost_nano)}</p>
 ${usage.days.length === 0 ? '' : html`<div class="table-wrap"><table data-testid="agent-usage-days"><thead><tr><th>Day (UTC)</th><th class="num">Requests</th><th class="num">Input tokens</th><th class="num">Output tokens</th><th class="num">Cost</th></tr></thead><tbody>
-${[...usage.days].reverse().map((d) => html`<tr><td>${d.date}</td><td class="num">${d.requests}</td><td class="num">${d.input_tokens}</td><td class="num">${d.output_tokens}</td><td class="num">${usd(d.cost_nano)}</td></tr>`)}</tbody></table></div>`}</section>
+${[...usage.days].reverse().map((d) => html`<tr><td>${d.date}</td><td class="num">${d.requests}</td><td class="num">${d.input_tokens}</td><td class="num">${d.output_tokens}</td><td class="num">${cost(d.cost_nano)}</td></tr>`)}</tbody></table></div>`}</section>
 <section class="card"><h2>Keys</h2>
 <div class="table-wrap"><table><thead><tr><th>Key</th><th>Holder</th><th>State</th><th class="num">Cap</th><th></th></tr></thead><tbody>
 ${agentKeys.length === 0 ? html`<tr><td colspan="5" class="muted">No keys.</td></tr>` : agentKeys.map((k) => html`<tr data-key="${k._id}"><td>${k.name}${keyCode(k, tails)}</td><td>${k.holder_user_id ? who.get(k.holder_user_id) : html`<span class="muted">admins</span>`}</td><td>${keyState(k)}</td>

@@ -31,7 +31,7 @@ export function batchRoutes(router: Router<ConsoleState>, svc: ConsoleServices, 
   const rows = (items: BatchDoc[]) => {
     const live = items.some((b) => LIVE.has(b.status));
     return html`<tbody id="batch-rows"${live ? html` hx-get="/console/batches/rows" hx-trigger="every 2s" hx-swap="outerHTML"` : ''}>${
-      items.length ? items.map(row) : html`<tr><td colspan="7" class="muted">No batches. Create one with the OpenAI or Anthropic SDK (docs/batches.md).</td></tr>`}</tbody>`;
+      items.length ? items.map(row) : html`<tr><td colspan="7" class="muted">No batches yet. A batch sends many requests at once through the batch API of the OpenAI or Anthropic SDK; each one appears here with its progress and its results to download.</td></tr>`}</tbody>`;
   };
 
   router.get('/console/batches', signedIn, async (ctx) => {

@@ -3,13 +3,11 @@ import type { Middleware } from 'koa';
 import type { ConsoleState, CCtx } from '../context';
 import { html, type Html } from '../html';
 import { page } from '../layout';
-import { csrfInput, errorFor, field, fieldErrors, formError, many, one, type FieldErrors, type HumanMessages } from '../forms';
+import { csrfInput, errorFor, field, fieldErrors, formError, many, one, parseForm, type FieldErrors, type HumanMessages } from '../forms';
 import type { ApiKeyDoc } from '../../../capabilities/accounts/store';
 import { KeyPatch, NewKey } from '../../routes/admin';
-import { parseInput } from '../../../domain/validation';
-import { GatewayError } from '../../../domain/errors';
 import { assertManages, currentAccount } from '../access';
-import { cost, inputAmount, usd } from '../money';
+import { cost, inputAmount, plainAmount, usd } from '../money';
 import { when } from '../time';
 import { auditList, auditOrigin } from '../audit-view';
 import type { ConsoleServices } from '../services';
@@ -46,29 +44,30 @@ const modelsText = (k: ApiKeyDoc) => (k.allowed_models === null ? 'every model' 
 const localInput = (d: Date | null | undefined) => (d ? new Date(d).toISOString().slice(0, 16) : '');
 
 /**
- * The form as the API's JSON body: the same schema (gateway/routes/admin.ts
- * NewKey / KeyPatch) judges it. Editing sends every field: an empty expiry or
- * cap means "none".
+ * The form as the API's JSON body, with the form's own refusals (`errors`);
+ * the same schema (gateway/routes/admin.ts NewKey / KeyPatch) then judges the
+ * body (`parseForm`), so every field's error shows at once. Editing sends
+ * every field: an empty expiry or cap means "none".
  */
-function keyBody(svc: ConsoleServices, f: Record<string, string | string[]>, edit: boolean) {
+function keyBody(svc: ConsoleServices, f: Record<string, string | string[]>, edit: boolean): { body: Record<string, unknown>; errors: FieldErrors } {
   const body: Record<string, unknown> = { name: one(f.name) };
+  const errors: FieldErrors = {};
   if (one(f.models_mode) === 'some') {
     const picked = many(f.allowed_models);
-    if (picked.length === 0) throw new GatewayError('invalid_request', 'no model picked', { param: 'allowed_models' });
     const known = new Set(svc.deps.catalogue().models.map((m) => m.id));
-    if (picked.some((m) => !known.has(m))) throw new GatewayError('invalid_request', 'unknown model', { param: 'allowed_models' });
+    if (picked.length === 0 || picked.some((m) => !known.has(m))) errors.allowed_models = KEY_MESSAGES.allowed_models;
     body.allowed_models = picked;
   } else if (edit) body.allowed_models = null;
   const exp = one(f.expires_at);
   if (exp) {
     body.expires_at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(exp) ? `${exp}:00Z` : exp;
     const t = Date.parse(String(body.expires_at));
-    if (Number.isFinite(t) && t <= Date.now()) throw new GatewayError('invalid_request', 'expiry in the past', { param: 'expires_at' });
+    if (Number.isFinite(t) && t <= Date.now()) errors.expires_at = KEY_MESSAGES.expires_at;
   } else if (edit) body.expires_at = null;
-  const cap = one(f.spend_cap_usd).replace(/^\$/, '').replace(/,/g, '');
+  const cap = plainAmount(one(f.spend_cap_usd));
   if (cap) body.spend_cap_usd = cap;
   else if (edit) body.spend_cap_usd = null;
-  return body;
+  return { body, errors };
 }
 
 function keyFields(svc: ConsoleServices, f: Record<string, string | string[]>, errors?: FieldErrors, idp = ''): Html {
@@ -107,7 +106,7 @@ ${keys.length === 0 ? html`<section class="card empty" data-testid="keys-empty">
 <tbody>${keys.map((k, i) => html`<tr data-key="${k._id}">
 <td><a href="/console/keys/${k._id}">${k.name}</a></td><td>${keyLabel(svc, k)}</td><td><span class="status status-${keyState(k)}">${keyState(k)}</span></td>
 <td class="wrap">${modelsText(k)}</td><td>${when(k.expires_at, { empty: 'never' })}</td>
-<td class="num">${usd(spent[i])}</td><td class="num">${k.spend_cap_nano === null ? 'no cap' : usd(k.spend_cap_nano)}</td><td>${when(k.created_at)}</td></tr>`)}</tbody>
+<td class="num" data-testid="key-spent">${cost(spent[i])}</td><td class="num">${k.spend_cap_nano === null ? 'no cap' : usd(k.spend_cap_nano)}</td><td>${when(k.created_at)}</td></tr>`)}</tbody>
 </table></div>`}
 ${form ?? createForm(ctx, svc)}`);
 }
@@ -146,7 +145,7 @@ ${opts.plaintext ? html`<section class="card reveal" role="status">
   <dt>Allowed models</dt><dd data-testid="key-models">${modelsText(k)}</dd>
   <dt>Expires</dt><dd>${when(k.expires_at, { empty: 'never' })}</dd>
   <dt>Spend cap</dt><dd data-testid="key-cap">${k.spend_cap_nano === null ? 'no cap' : usd(k.spend_cap_nano)}</dd>
-  <dt>Spent</dt><dd>${cost(spent)}</dd>
+  <dt>Spent</dt><dd data-testid="key-spent">${cost(spent)}</dd>
   <dt>Created</dt><dd>${when(k.created_at)}</dd>
 </dl>
 <div class="actions">
@@ -176,6 +175,12 @@ export function keyRoutes(router: Router<ConsoleState>, svc: ConsoleServices, si
     await assertManages(svc, ctx, k.account_id, `key ${ctx.params.id}`);
     return k;
   };
+  /** Redirect (303) to the key's page, which shows its plaintext once to this session. */
+  const showOnce = async (ctx: CCtx, k: ApiKeyDoc, why: 'created' | 'revealed') => {
+    await svc.sessions.markOnce(ctx.state.sessionToken!, `key:${k._id}`);
+    ctx.redirect(`/console/keys/${k._id}?${why}=1`);
+    ctx.status = 303;
+  };
   const record = (ctx: CCtx, k: ApiKeyDoc, action: string, extra: Record<string, unknown> = {}) =>
     svc.audit.record({ account_id: k.account_id, actor: actor(ctx), action, target: k._id, detail: { ...auditOrigin(ctx), ...extra } });
 
@@ -188,8 +193,9 @@ export function keyRoutes(router: Router<ConsoleState>, svc: ConsoleServices, si
     const accountId = currentAccount(ctx);
     const f = ctx.state.form ?? {};
     try {
-      const input = parseInput('body', NewKey, keyBody(svc, f, false));
-      const { doc, plaintext } = await svc.deps.keys.create(accountId, {
+      const { body, errors } = keyBody(svc, f, false);
+      const input = parseForm(NewKey, body, KEY_FIELDS, KEY_MESSAGES, errors);
+      const { doc } = await svc.deps.keys.create(accountId, {
         name: input.name,
         allowed_models: input.allowed_models,
         expires_at: input.expires_at,
@@ -197,9 +203,7 @@ export function keyRoutes(router: Router<ConsoleState>, svc: ConsoleServices, si
         spend_cap_nano: input.spend_cap_usd,
       });
       await record(ctx, doc, 'key.create');
-      ctx.status = 201;
-      ctx.type = 'html';
-      ctx.body = await keyDetail(ctx, svc, doc, { plaintext, created: true });
+      await showOnce(ctx, doc, 'created');
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';
@@ -208,16 +212,23 @@ export function keyRoutes(router: Router<ConsoleState>, svc: ConsoleServices, si
   });
 
   router.get('/console/keys/:id', signedIn, async (ctx) => {
+    const k = await load(ctx);
+    const created = !!ctx.query.created;
+    // The plaintext once, right after the POST that created or revealed it (POST, redirect, GET); a reload finds it gone.
+    const once = (created || !!ctx.query.revealed) && (await svc.sessions.takeOnce(ctx.state.sessionToken, `key:${k._id}`));
+    const plaintext = once ? await svc.deps.keys.reveal(k._id) : undefined;
+    const notice = ctx.query.saved ? 'Changes saved.' : ctx.query.enabled ? 'The key works again.'
+      : (created || ctx.query.revealed) && !once ? 'The key was shown once and is hidden again. Use Reveal key below to see it again (each view is recorded in the audit log).' : undefined;
     ctx.type = 'html';
-    const notice = ctx.query.saved ? 'Changes saved.' : ctx.query.enabled ? 'The key works again.' : undefined;
-    ctx.body = await keyDetail(ctx, svc, await load(ctx), { notice });
+    ctx.body = await keyDetail(ctx, svc, k, { plaintext, created, notice });
   });
 
   router.post('/console/keys/:id/edit', signedIn, async (ctx) => {
     const k = await load(ctx);
     const f = ctx.state.form ?? {};
     try {
-      const input = parseInput('body', KeyPatch, keyBody(svc, f, true));
+      const { body, errors } = keyBody(svc, f, true);
+      const input = parseForm(KeyPatch, body, KEY_FIELDS, KEY_MESSAGES, errors);
       const next = await svc.deps.keys.update(k._id, {
         name: input.name, allowed_models: input.allowed_models, expires_at: input.expires_at, spend_cap_nano: input.spend_cap_usd,
       });
@@ -238,11 +249,10 @@ export function keyRoutes(router: Router<ConsoleState>, svc: ConsoleServices, si
 
   router.post('/console/keys/:id/reveal', signedIn, async (ctx) => {
     const k = await load(ctx);
-    const plaintext = await svc.deps.keys.reveal(k._id);
+    await svc.deps.keys.reveal(k._id); // a legacy or agent key is refused here, before anything is recorded
     await record(ctx, k, 'key.reveal');
     svc.deps.log.info('api key revealed', { trace: ctx.state.requestId, key_id: k._id, actor: actor(ctx) });
-    ctx.type = 'html';
-    ctx.body = await keyDetail(ctx, svc, k, { plaintext });
+    await showOnce(ctx, k, 'revealed');
   });
 
   router.post('/console/keys/:id/disable', signedIn, async (ctx) => {

@@ -27,7 +27,18 @@ const building = (d: DocumentView) => d.latest_build !== null && (d.latest_build
 const settling = (d: DocumentView) => building(d) || (d.latest_build?.state === 'succeeded' && d.live_build_id !== d.latest_build.id);
 const BUILD_WORDS: Record<string, string> = { queued: 'queued', running: 'building', succeeded: 'live', failed: 'failed', cancelled: 'cancelled' };
 const newestFirst = (docs: DocumentView[]) => [...docs].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1));
+/** An enterprise's base `default` is the enterprise's own (its keys and agents read it), nobody's personal base. */
+const enterpriseOwn = (b: Pick<KbDoc, 'kind'>, enterprise: boolean) => enterprise && b.kind === 'personal';
+/** A base's name in words: "Enterprise base" for an enterprise's `default` (the store calls every `default` "Personal"). */
+export const baseName = (b: Pick<KbDoc, 'kind' | 'name'>, enterprise: boolean): string => (enterpriseOwn(b, enterprise) ? 'Enterprise base' : b.name);
 const kbPath = (kb: string) => `/console/kb/${encodeURIComponent(kb)}`;
+
+/** What each field of the new-base form asks for, in words. */
+const BASE_MESSAGES = {
+  name: 'Give the base a name (1 to 200 characters).',
+  kb_id: 'Use 2 to 64 characters: lowercase letters, digits, underscores and hyphens, starting with a letter or digit, and not "default" (or leave it empty).',
+  compiler_model: 'Pick a chat model for the llm compiler, or choose the rules compiler.',
+};
 
 /** Knowledge bases of the shown account: upload, build progress, browse pages, tags and links, try a search. */
 export function knowledgeRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signedIn: Middleware<ConsoleState>): void {
@@ -49,8 +60,8 @@ export function knowledgeRoutes(router: Router<ConsoleState>, svc: ConsoleServic
     const f = form?.f ?? {};
     return page(ctx, 'Knowledge bases', html`
 <div class="table-wrap"><table><thead><tr><th>Base</th><th>Id</th><th>Kind</th><th>Readers</th><th>Compiler</th><th class="num">Pages</th></tr></thead>
-<tbody>${bases.length === 0 ? html`<tr><td colspan="6" class="muted">No knowledge base yet.</td></tr>` : ''}${bases.map((b) => html`<tr><td><a href="${kbPath(b.kb_id)}">${b.name}</a></td><td><code>${b.kb_id}</code></td><td>${b.kind}</td>
-<td>${b.kind === 'personal' ? 'you' : b.readers === 'all' ? 'all members' : `${b.readers.length} members`}</td><td>${b.compiler}${b.compiler_model ? ` (${b.compiler_model})` : ''}</td>
+<tbody>${bases.length === 0 ? html`<tr><td colspan="6" class="muted">No knowledge base yet.</td></tr>` : ''}${bases.map((b) => html`<tr data-kb="${b.kb_id}"><td><a href="${kbPath(b.kb_id)}">${baseName(b, enterprise)}</a></td><td><code>${b.kb_id}</code></td><td>${enterpriseOwn(b, enterprise) ? 'enterprise' : b.kind}</td>
+<td>${enterpriseOwn(b, enterprise) ? "the enterprise's keys and agents" : b.kind === 'personal' ? 'you' : b.readers === 'all' ? 'all members' : `${b.readers.length} members`}</td><td>${b.compiler}${b.compiler_model ? ` (${b.compiler_model})` : ''}</td>
 <td class="num">${pagesOf.get(b.kb_id) ?? 0}</td></tr>`)}</tbody></table></div>
 ${enterprise ? html`<form method="post" action="/console/kb" class="card" novalidate>${csrfInput(ctx.state.session!.csrf)}
 <h2>New team base</h2>${formError(form?.errors)}
@@ -79,7 +90,7 @@ ${field({ name: 'compiler_model', label: 'Chat model for the llm compiler', valu
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';
-      ctx.body = await listPage(ctx, { f, errors: fieldErrors(err, ['name', 'kb_id', 'compiler', 'compiler_model']) });
+      ctx.body = await listPage(ctx, { f, errors: fieldErrors(err, ['name', 'kb_id', 'compiler', 'compiler_model'], BASE_MESSAGES) });
     }
   });
 
@@ -109,7 +120,7 @@ ${field({ name: 'compiler_model', label: 'Chat model for the llm compiler', valu
     ]);
     const uploaded = typeof ctx.query.uploaded === 'string' ? docs.find((d) => d.id === ctx.query.uploaded) : undefined;
     const shownTags = tags.filter((t) => shownTag(t.tag));
-    return page(ctx, `Knowledge base ${doc.name}`, html`
+    return page(ctx, `Knowledge base ${baseName(doc, ctx.state.current?.enterprise ?? false)}`, html`
 ${uploaded ? html`<p class="notice ok" role="status" data-testid="upload-notice">Uploaded <strong>${uploaded.filename}</strong>. ${ctx.query.same ? 'It holds the same content as before, so its pages stay as they are.' : 'Its pages are being built now; its row (first below) updates by itself until they are live.'}</p>` : ''}
 <form method="post" action="${kbPath(doc.kb_id)}/documents" enctype="multipart/form-data" class="card" id="upload" novalidate>
   ${csrfInput(csrf)}
@@ -190,6 +201,6 @@ ${p.outgoing_links.length === 0 ? html`<p class="muted">No outgoing links.</p>` 
 <h2>Linked from</h2>
 ${back.length === 0 ? html`<p class="muted">No page links here.</p>` : html`<ul>${back.map((b) => html`<li>${link(b.id, b.title)}</li>`)}</ul>`}
 </section>
-<p><a href="${kbPath(doc.kb_id)}">Back to ${doc.name}</a></p>`);
+<p><a href="${kbPath(doc.kb_id)}">Back to ${baseName(doc, ctx.state.current?.enterprise ?? false)}</a></p>`);
   });
 }

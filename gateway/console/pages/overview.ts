@@ -110,7 +110,7 @@ ${firstRun ? html`<section class="card empty" data-testid="spend-empty"><h2>Spen
   <h2>Spend by model</h2>
   <div class="table-wrap"><table class="bars">
   <thead><tr><th>Model</th><th class="num">Spend</th><th class="bar-col"></th></tr></thead>
-  <tbody>${spend.models.map((m) => html`<tr><td>${m.model}</td><td class="num">${usd(m.totalNano)}</td>
+  <tbody>${spend.models.map((m) => html`<tr><td>${m.model}</td><td class="num">${cost(m.totalNano)}</td>
   <td class="bar-col"><meter min="0" max="${spend.totalNano}" value="${m.totalNano}"></meter></td></tr>`)}</tbody></table></div>
 </section>`}
 <section class="card">

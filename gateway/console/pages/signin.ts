@@ -13,7 +13,7 @@ function safeNext(v: unknown): string {
   return /^\/console(\/[\w\-./?=&%]*)?$/.test(s) && !s.startsWith('//') ? s : '/console/overview';
 }
 
-const SIGN_IN_MESSAGES = {
+const SIGN_IN_MESSAGES: Record<string, string> = {
   email: 'Enter the email address you signed up with.',
   password: 'Enter your password.',
   token: 'Paste the operator admin token (ADMIN_TOKEN).',
@@ -63,18 +63,25 @@ export function signInRoutes(router: Router<ConsoleState>, svc: ConsoleServices)
     const f = ctx.state.form ?? {};
     const next = safeNext(one(f.next));
     const operator = one(f.mode) === 'operator';
+    const show = (errors: FieldErrors) => {
+      ctx.type = 'html';
+      ctx.body = operator ? operatorForm(ctx, { errors, next }) : signInForm(ctx, { email: one(f.email), next, errors });
+    };
+    // An empty field is no attempt: its own message, and nothing counted towards the lockout.
+    const given: Record<string, string> = operator ? { token: one(f.token) } : { email: one(f.email), password: typeof f.password === 'string' ? f.password : '' };
+    const missing = Object.keys(given).filter((name) => !given[name]);
+    if (missing.length > 0) {
+      ctx.status = 400;
+      return show(Object.fromEntries(missing.map((name) => [name, SIGN_IN_MESSAGES[name]])));
+    }
     let principal: Principal;
     try {
-      principal = operator
-        ? await svc.signIn.withAdminToken(one(f.token), ctx.ip)
-        : await svc.signIn.withPassword(one(f.email), typeof f.password === 'string' ? f.password : '', ctx.ip);
+      principal = operator ? await svc.signIn.withAdminToken(given.token, ctx.ip) : await svc.signIn.withPassword(given.email, given.password, ctx.ip);
     } catch (err) {
       const errors = fieldErrors(err, operator ? ['token'] : ['email', 'password'], SIGN_IN_MESSAGES);
       ctx.status = (err as { status?: number }).status ?? 400;
       if ((err as { headers?: Record<string, string> }).headers) ctx.set((err as { headers: Record<string, string> }).headers);
-      ctx.type = 'html';
-      ctx.body = operator ? operatorForm(ctx, { errors, next }) : signInForm(ctx, { email: one(f.email), next, errors });
-      return;
+      return show(errors);
     }
     // A fresh session id at every sign-in (no fixation); the old one, if any, ends.
     await svc.sessions.destroy(ctx.state.sessionToken);

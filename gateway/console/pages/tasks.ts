@@ -8,14 +8,14 @@ import { FINAL_STATES, publicStatus, type TaskKind, type TaskState, type TaskDoc
 import { assertManages, currentAccount } from '../access';
 import type { ConsoleServices } from '../services';
 
-import { when } from '../time';
+import { Day, dayRange, when } from '../time';
 import { cursorOf, parseCursor } from '../../../capabilities/usage/usage-query';
 import { z } from 'zod';
-import { errorFor, type FieldErrors } from '../forms';
+import { errorFor, fieldErrors, formError, queryValues, type FieldErrors } from '../forms';
+import { parseInput } from '../../../domain/validation';
 const isFinal = (t: TaskDocument) => FINAL_STATES.has(t.state as TaskState);
 const TASK_PAGE = 25;
 const TASK_STATUSES: Array<[string, string]> = [['all', 'All tasks'], ['open', 'Open (queued or running)'], ['done', 'Finished'], ['succeeded', 'Succeeded'], ['failed', 'Failed'], ['cancelled', 'Cancelled']];
-const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const TaskFilters = z.object({
   status: z.enum(['all', 'open', 'done', 'succeeded', 'failed', 'cancelled']).default('all'),
   key: z.string().max(100).optional(),
@@ -28,7 +28,7 @@ type TaskFilters = z.infer<typeof TaskFilters>;
 const TASK_FIELDS = ['from', 'to'];
 const TASK_MESSAGES: Record<string, string> = {
   from: 'Pick a start date, or leave it empty.', to: 'Pick an end date, or leave it empty.', status: 'Pick a status from the list.',
-  before: 'That page link is out of date: start again from the first page.',
+  key: 'Pick a key from the list.', model: 'Pick a model from the list.', before: 'That page link is out of date: start again from the first page.',
 };
 const statusOf = (t: TaskDocument) => publicStatus(t.kind as TaskKind, t.state as TaskState);
 
@@ -121,27 +121,21 @@ ${preview(t)}
 export function taskRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signedIn: Middleware<ConsoleState>): void {
   const list = async (ctx: CCtx) => {
     const accountId = currentAccount(ctx);
-    const q = Object.fromEntries(Object.entries(ctx.query).filter(([, v]) => typeof v === 'string' && v !== '')) as Record<string, string>;
-    const parsed = TaskFilters.safeParse(q);
     let errors: FieldErrors | undefined;
     let f: TaskFilters = { status: 'all' };
-    if (parsed.success) f = parsed.data;
-    else {
-      const field = String(parsed.error.issues[0].path[0] ?? '');
-      errors = { [TASK_FIELDS.includes(field) ? field : '_form']: TASK_MESSAGES[field] ?? 'Check the filters and try again.' };
-    }
     const filter: Record<string, unknown> = { account_id: accountId };
+    try {
+      f = parseInput('query', TaskFilters, queryValues(ctx));
+      const { from, to } = dayRange(f.from, f.to);
+      if (from || to) filter.created_at = { ...(from && { $gte: from }), ...(to && { $lt: to }) };
+    } catch (err) {
+      errors = fieldErrors(err, TASK_FIELDS, TASK_MESSAGES);
+    }
     if (f.status === 'open') filter.state = { $in: ['queued', 'running'] };
     else if (f.status === 'done') filter.state = { $in: [...FINAL_STATES] };
     else if (f.status !== 'all') filter.state = f.status;
     if (f.key) filter.key_id = f.key;
     if (f.model) filter.model = f.model;
-    if (f.from || f.to) {
-      const range: Record<string, Date> = {};
-      if (f.from) range.$gte = new Date(`${f.from}T00:00:00Z`);
-      if (f.to) range.$lt = new Date(Date.parse(`${f.to}T00:00:00Z`) + 86_400_000);
-      filter.created_at = range;
-    }
     const c = f.before ? parseCursor(f.before) : null;
     if (c) filter.$or = [{ created_at: { $lt: c.at } }, { created_at: c.at, _id: { $lt: c.id } }];
     const tasks = errors ? [] : await svc.deps.db.Task.find(filter).sort({ created_at: -1, _id: -1 }).limit(TASK_PAGE + 1).lean<TaskDocument[]>();
@@ -169,7 +163,7 @@ export function taskRoutes(router: Router<ConsoleState>, svc: ConsoleServices, s
     ctx.type = 'html';
     ctx.body = page(ctx, 'Tasks', html`
 <form method="get" action="/console/tasks" class="card filters" novalidate>
-${errors?._form ? html`<p class="form-error" role="alert">${errors._form}</p>` : ''}
+${formError(errors)}
 <div class="field"><label for="f-status">Status</label><select id="f-status" name="status">${TASK_STATUSES.map(([v, l]) => opt(v, l, f.status))}</select></div>
 <div class="field"><label for="f-key">Key</label><select id="f-key" name="key">${opt('', 'All keys', f.key)}${keys.map((k) => opt(k._id, `${k.name} (…${svc.deps.keys.tailOf(k) ?? k.prefix})`, f.key))}</select></div>
 <div class="field"><label for="f-model">Model</label><select id="f-model" name="model">${opt('', 'All models', f.model)}${models.map((m) => opt(m, m, f.model))}</select></div>

@@ -5,7 +5,7 @@ import { html, type Html } from '../html';
 import { page } from '../layout';
 import { csrfInput, field, fieldErrors, formError, one, type FieldErrors } from '../forms';
 import { parseCredits } from '../../../domain/money';
-import { inputAmount, usd, usdText } from '../money';
+import { inputAmount, plainAmount, usd, usdText } from '../money';
 import { when } from '../time';
 import { GatewayError } from '../../../domain/errors';
 import { TOPUP_MINIMUM_NANO } from '../../../capabilities/accounts/accounts';
@@ -37,6 +37,26 @@ ${opts.banner ?? ''}
 </section>`);
 }
 
+/**
+ * The typed amount in nano, or why it cannot be paid, in words. The billing service checks the same rules
+ * again (the minimum, whole cents); this says which one the amount breaks.
+ */
+function topUpAmount(typed: string): number {
+  const refuse = (why: string) => new GatewayError('invalid_request', why, { param: 'amount_usd' });
+  const text = plainAmount(typed);
+  if (!text) throw refuse(`Enter an amount in USD, at least ${usdText(TOPUP_MINIMUM_NANO)}.`);
+  if (!/^-?\d+(\.\d+)?$/.test(text)) throw refuse('Enter the amount as a number in USD, like 150 or 150.25.');
+  if ((text.split('.')[1] ?? '').length > 2) throw refuse('Enter whole cents: at most 2 decimals (a payment cannot take a fraction of a cent).');
+  let nano: number;
+  try {
+    nano = parseCredits(text);
+  } catch {
+    throw refuse('That amount is too large for one top-up; enter a smaller one.');
+  }
+  if (nano < TOPUP_MINIMUM_NANO) throw refuse(`Enter at least ${usdText(TOPUP_MINIMUM_NANO)}: that is the minimum top-up.`);
+  return nano;
+}
+
 export function topUpRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signedIn: Middleware<ConsoleState>): void {
   router.get('/console/topup', signedIn, async (ctx) => {
     const accountId = currentAccount(ctx);
@@ -58,12 +78,7 @@ export function topUpRoutes(router: Router<ConsoleState>, svc: ConsoleServices, 
     const accountId = currentAccount(ctx);
     const amount = one(ctx.state.form?.amount_usd);
     try {
-      let nano: number;
-      try {
-        nano = parseCredits(amount);
-      } catch {
-        throw new GatewayError('invalid_request', 'Enter the amount in USD as a number, like 150 or 150.25.', { param: 'amount_usd' });
-      }
+      const nano = topUpAmount(amount);
       // The same call as POST /api/v1/billing/checkout (gateway/routes/payments.ts); the processor's page takes the payment.
       const by = ctx.state.session!.principal.kind === 'user' ? `user:${(ctx.state.session!.principal as { userId: string }).userId}` : 'operator';
       const checkout = await svc.billing.startCheckout(accountId, nano, by);
@@ -71,7 +86,7 @@ export function topUpRoutes(router: Router<ConsoleState>, svc: ConsoleServices, 
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';
-      ctx.body = await topUpPage(ctx, svc, { amount, errors: fieldErrors(err, ['amount_usd'], { amount_usd: `Enter at least ${usdText(TOPUP_MINIMUM_NANO)}, as a number like 150 or 150.25.` }) });
+      ctx.body = await topUpPage(ctx, svc, { amount, errors: fieldErrors(err, ['amount_usd']) });
     }
   });
 }

@@ -4,9 +4,10 @@ import { z } from 'zod';
 import type { ConsoleState, CCtx } from '../context';
 import { html, type Html } from '../html';
 import { page } from '../layout';
-import { errorFor, fieldErrors, formError, type FieldErrors } from '../forms';
+import { errorFor, fieldErrors, formError, queryValues, type FieldErrors } from '../forms';
+import { parseInput } from '../../../domain/validation';
 import { cost } from '../money';
-import { when } from '../time';
+import { Day, dayRange, when } from '../time';
 import { GatewayError } from '../../../domain/errors';
 import type { UsageDoc } from '../../../capabilities/usage/store';
 import { DEFAULT_WINDOW_MS, EXPORT_CAP, rowView, usageCsvStream } from '../../routes/usage';
@@ -15,7 +16,6 @@ import { currentAccount } from '../access';
 import type { ConsoleServices } from '../services';
 
 const STATUSES = ['success', 'error', 'interrupted', 'rejected', 'in_flight'] as const;
-const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date (YYYY-MM-DD)');
 const Filters = z.object({
   from: Day.optional(),
   to: Day.optional(),
@@ -43,19 +43,15 @@ export function units(count: number, type: string | null): string {
 type Filters = z.infer<typeof Filters>;
 
 
-/** The filter form's query as a usage filter; `to` is inclusive of that day. */
-function readFilters(ctx: CCtx): { raw: Filters; filter: UsageFilter } {
-  const q = Object.fromEntries(Object.entries(ctx.query).filter(([, v]) => typeof v === 'string' && v !== '')) as Record<string, string>;
-  const r = Filters.safeParse(q);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw new GatewayError('invalid_request', `${issue.path.join('.')}: ${issue.message}`, { param: String(issue.path[0]) });
+/** The filter form's query as a usage filter (`to` is inclusive of that day), or the form's errors. */
+function readFilters(ctx: CCtx): { raw: Partial<Filters>; filter?: UsageFilter; errors?: FieldErrors } {
+  try {
+    const raw = parseInput('query', Filters, queryValues(ctx));
+    const { from, to } = dayRange(raw.from, raw.to, DEFAULT_WINDOW_MS);
+    return { raw, filter: { from: from!, to: to!, keyId: raw.key, model: raw.model, status: raw.status } };
+  } catch (err) {
+    return { raw: ctx.query as Partial<Filters>, errors: fieldErrors(err, ['from', 'to', 'key', 'model', 'status'], FILTER_MESSAGES) };
   }
-  const raw = r.data;
-  const to = raw.to ? new Date(Date.parse(`${raw.to}T00:00:00Z`) + 86_400_000) : new Date();
-  const from = raw.from ? new Date(`${raw.from}T00:00:00Z`) : new Date(to.getTime() - DEFAULT_WINDOW_MS);
-  if (from.getTime() >= to.getTime()) throw new GatewayError('invalid_request', 'the start date is after the end date', { param: 'from' });
-  return { raw, filter: { from, to, keyId: raw.key, model: raw.model, status: raw.status } };
 }
 
 export function usageRow(r: UsageDoc): Html {
@@ -93,19 +89,9 @@ export function usageRoutes(router: Router<ConsoleState>, svc: ConsoleServices, 
     const accountId = currentAccount(ctx);
     const keys = (await svc.deps.keys.listByAccount(accountId)).map((k) => ({ id: k._id, name: `${k.name} (…${svc.deps.keys.tailOf(k) ?? k.prefix})` }));
     const models = svc.deps.catalogue().models.map((m) => m.id);
-    let rows: UsageDoc[] = [];
-    let next: string | null = null;
-    let raw: Partial<Filters> = {};
-    let errors: FieldErrors | undefined;
-    try {
-      const parsed = readFilters(ctx);
-      raw = parsed.raw;
-      ({ rows, next } = await svc.usageQuery.page(accountId, parsed.filter, PAGE_SIZE, parsed.raw.before));
-    } catch (err) {
-      errors = fieldErrors(err, ['from', 'to', 'key', 'model', 'status'], FILTER_MESSAGES);
-      raw = ctx.query as Partial<Filters>;
-      ctx.status = 400;
-    }
+    const { raw, filter, errors } = readFilters(ctx);
+    const { rows, next } = filter ? await svc.usageQuery.page(accountId, filter, PAGE_SIZE, raw.before) : { rows: [] as UsageDoc[], next: null };
+    if (errors) ctx.status = 400;
     ctx.type = 'html';
     ctx.body = page(ctx, 'Usage', html`
 <form method="get" action="/console/lookup" class="card lookup" role="search">
@@ -120,7 +106,8 @@ ${pager(ctx, raw, rows.length, next)}`);
 
   router.get('/console/usage/export.csv', signedIn, async (ctx) => {
     const accountId = currentAccount(ctx);
-    const { filter } = readFilters(ctx);
+    const { filter, errors } = readFilters(ctx);
+    if (!filter) throw new GatewayError('invalid_request', Object.values(errors ?? {})[0] ?? 'Check the filters and try again.', { status: 400 });
     if ((await svc.usageQuery.count(accountId, filter, EXPORT_CAP + 1)) > EXPORT_CAP) ctx.set('x-truncated', 'true');
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('content-disposition', 'attachment; filename="usage.csv"');
