@@ -63,6 +63,8 @@ interface Claim {
   id: string;
   account: string;
   bodyHash: string;
+  /** The raw bytes' digest: what a claim stored before `bodyHash` meant the body's content (read as the same body). */
+  rawHash: string;
   /** Random id of this request. */
   holder: string;
   /** When the claim lapses if this request never settles it. */
@@ -82,12 +84,32 @@ export function idempotency(deps: ServiceDeps): Middleware {
     if (key === undefined) return next();
     const account = ctx.state.auth!.account.id;
     const claim: Claim = {
-      Idempotency, id: `${account}:${sha256Hex(key)}`, account, bodyHash: sha256Hex(ctx.state.rawBody ?? Buffer.alloc(0)),
+      Idempotency, id: `${account}:${sha256Hex(key)}`, account, ...bodyDigests(ctx),
       holder: randomBytes(8).toString('hex'), until: new Date(Date.now() + IN_FLIGHT_HOLD_MS),
     };
     if ((await claimOrReplay(deps, ctx, claim)) === 'replayed') return;
     await runClaimed(deps, ctx, claim, next);
   };
+}
+
+/**
+ * "The same body" (spec 2 section 4.1) is the same content: a JSON body's members in any order and with any spacing
+ * (a client's retry may serialise it again), a form's fields and files (its canonical digest, gateway/media/images-form.ts).
+ */
+function bodyDigests(ctx: Ctx): { bodyHash: string; rawHash: string } {
+  const raw = ctx.state.rawBody ?? Buffer.alloc(0);
+  const rawHash = sha256Hex(raw);
+  const json = ctx.state.body !== undefined && !ctx.request.is('multipart');
+  return { bodyHash: json ? sha256Hex(canonicalJson(ctx.state.body)) : rawHash, rawHash };
+}
+
+/** JSON text with every object's members sorted by name: one text for one content. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))
+      : v,
+  );
 }
 
 /**
@@ -154,7 +176,7 @@ function takeOver(deps: ServiceDeps, c: Claim, lapsed: IdempotencyDoc): Promise<
 
 /** Answers from another request's live claim: its stored answer, or 422 for another body, 409 while it runs or when its answer was not kept. */
 function replay(ctx: Ctx, c: Claim, existing: IdempotencyDoc): void {
-  if (existing.body_hash !== c.bodyHash) {
+  if (existing.body_hash !== c.bodyHash && existing.body_hash !== c.rawHash) {
     countIdempotency('conflict');
     throw reuse();
   }

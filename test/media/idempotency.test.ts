@@ -1,4 +1,5 @@
 import test from 'ava';
+import { createHash } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
 import { idempotencyModel } from '../../gateway/middleware/idempotency-store';
@@ -69,6 +70,36 @@ test('no header, no dedupe; a different body with the same key is 409 idempotenc
   const e = ((await r.json()) as { error: { code: string; type: string } }).error;
   t.is(e.code, 'idempotency_key_reuse');
   t.is(e.type, 'invalid_request_error');
+});
+
+test('the same body is the same content: spacing and member order do not matter; a claim stored as raw bytes still replays', async (t) => {
+  const a = await gw.newAccount();
+  const key = (await gw.newKey(a.id)).key;
+  const send = (text: string, idem: string) =>
+    fetch(`${gw.url}/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'Idempotency-Key': idem }, body: text });
+  const first = await send('{"model": "gpt-image-1", "prompt": "same content", "async": true}', 'k-content');
+  const firstText = await first.text();
+  t.is(first.status, 200, firstText);
+  for (const again of ['{"model":"gpt-image-1","prompt":"same content","async":true}', '{"async":true,"prompt":"same content","model":"gpt-image-1"}']) {
+    const r = await send(again, 'k-content');
+    t.is(r.status, 200, again);
+    t.is(r.headers.get('idempotency-replayed'), 'true');
+    t.is(await r.text(), firstText);
+  }
+  const changed = await send('{"async":true,"prompt":"other content","model":"gpt-image-1"}', 'k-content');
+  t.is(changed.status, 409);
+
+  // A claim written before the content digest (its body_hash the raw bytes' sha256) still reads as the same body.
+  const raw = '{"model": "gpt-image-1", "prompt": "stored raw", "async": true}';
+  const stored = await send(raw, 'k-raw');
+  t.is(stored.status, 200);
+  const sha = (x: string) => createHash('sha256').update(x).digest('hex');
+  const Idempotency = idempotencyModel(gw.deps.db.conn);
+  const written = await Idempotency.updateOne({ _id: `${a.id}:${sha('k-raw')}` }, { $set: { body_hash: sha(raw) } });
+  t.is(written.matchedCount, 1);
+  const replay = await send(raw, 'k-raw');
+  t.is(replay.headers.get('idempotency-replayed'), 'true');
+  t.is(await replay.text(), await stored.text());
 });
 
 test('invalid keys: empty, over 200 characters, non-printable -> 400 invalid_idempotency_key', async (t) => {
