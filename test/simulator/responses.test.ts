@@ -100,6 +100,7 @@ test('reasoning item comes first when reasoning is requested', async (t) => {
   t.deepEqual(r.output.map((o) => o.type), ['reasoning', 'message']);
   t.deepEqual((r.output[0] as OpenAI.Responses.ResponseReasoningItem).summary, []);
   t.is(r.reasoning!.effort, 'low');
+  t.true('context' in (r.reasoning as object), 'reasoning{context, effort, summary} (spec 1 section 4.4)');
   t.is(r.usage!.output_tokens_details.reasoning_tokens, 12);
   t.is(r.usage!.output_tokens, 24 + 12);
 

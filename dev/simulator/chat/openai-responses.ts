@@ -121,7 +121,8 @@ function plan(body: string): Plan | Invalid {
       instructions: b.instructions ?? null,
       max_output_tokens: b.max_output_tokens ?? null,
       parallel_tool_calls: b.parallel_tool_calls ?? true,
-      reasoning: { effort: reasoning?.effort ?? null, summary: reasoning?.summary ?? null },
+      // spec 1 section 4.4: reasoning{context, effort, summary}
+      reasoning: { context: reasoning?.context ?? null, effort: reasoning?.effort ?? null, summary: reasoning?.summary ?? null },
       store: b.store ?? true,
       temperature: b.temperature ?? 1,
       text: b.text ?? { format: { type: 'text' }, verbosity: 'medium' },
