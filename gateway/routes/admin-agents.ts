@@ -213,7 +213,7 @@ export function agentRoutes(deps: PlatformDeps & AccountsDeps & AgentsDeps): Rou
       object: 'list',
       data: rows.map((r) => ({
         id: r._id, action: r.action, agent_key_id: r.agent_key_id, agent_id: r.agent_id, actor: r.actor, ip: r.ip,
-        user_agent: r.user_agent, detail: r.detail, created_at: r.created_at.toISOString(),
+        user_agent: r.user_agent, detail: r.detail, created_at: Math.floor(r.created_at.getTime() / 1000), // Unix seconds, as every time of these routes (docs/agents.md)
       })),
       next_cursor: nextCursor,
     };
