@@ -263,6 +263,17 @@ export class AgentKeyService {
     return { doc, plaintext };
   }
 
+  /**
+   * The plaintext of an issued key for the page that shows a view or an issue already recorded (the console's
+   * redirect after its POST, behind a one-time mark): the same permission check as `viewPlaintext`, no second
+   * audit line.
+   */
+  async plaintextOfRecordedView(actor: Actor, agentKeyId: string): Promise<string> {
+    const doc = await this.visible(actor, agentKeyId);
+    if (doc.state !== 'issued' || !doc.api_key_id) throw conflict(`agent key ${agentKeyId} is ${doc.state}: only an issued key can be viewed`);
+    return this.keys.reveal(doc.api_key_id, { lifecycle: true });
+  }
+
   async get(actor: Actor, agentKeyId: string): Promise<AgentKeyDoc> {
     return this.visible(actor, agentKeyId);
   }

@@ -170,3 +170,33 @@ test('with an enterprise shown, its own base is labelled as the enterprise\'s (l
   t.regex(message, /lowercase letters, digits, underscores and hyphens/);
   t.notRegex(message, /`|kb_id/);
 });
+
+test('issuing an agent key and viewing one redirect (303) to a page that shows the plaintext once; a reload issues nothing and records no view', async (t) => {
+  const ent = await gw.newAccount({ name: 'Acme once', enterprise: true });
+  const owner = await newUser(gw, 'agent-once');
+  await gw.deps.people.setMember(ent.id, owner.id, 'owner');
+  const actor = { kind: 'user' as const, userId: owner.id };
+  const agent = await gw.deps.agents.service.create(actor, ent.id, { name: 'Once helper', system_prompt: 'Answer briefly.' } as never);
+  await gw.deps.agents.service.setPublished(actor, agent.id, true);
+  const s = await httpSession(gw.url, owner.email, owner.password);
+  const keysOf = async () => gw.deps.agents.keys.listForEnterprise(actor, ent.id, { agentId: agent.id });
+  const shown = (page: string) => /data-testid="agent-plaintext">([^<]+)</.exec(page)?.[1];
+
+  const issued = await s.post(`/console/agents/${agent.id}/keys`, { name: 'direct' });
+  t.is(issued.status, 303);
+  const location = issued.headers.get('location') ?? '';
+  t.regex(location, /^\/console\/agents\/[^/?]+\?issued=/);
+  const plaintext = shown(await (await s.get(location)).text());
+  t.regex(plaintext ?? '', /^\S{20,}$/);
+  t.is(shown(await (await s.get(location)).text()), undefined, 'a reload shows it no more');
+  t.is((await keysOf()).length, 1, 'a reload issues nothing');
+
+  const views = async () => (await gw.deps.agents.audit.list(ent.id, { limit: 100 })).rows.filter((r) => r.action === 'view_plaintext').length;
+  const keyId = (await keysOf())[0]._id;
+  const viewed = await s.post(`/console/agent-keys/${keyId}/view`);
+  t.is(viewed.status, 303);
+  const at = viewed.headers.get('location') ?? '';
+  t.is(shown(await (await s.get(at)).text()), plaintext);
+  t.is(shown(await (await s.get(at)).text()), undefined);
+  t.is(await views(), 1);
+});

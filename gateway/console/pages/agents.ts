@@ -234,12 +234,21 @@ export function agentRoutes(router: Router<ConsoleState>, svc: ConsoleServices, 
   detailRoutes(router, svc, signedIn);
 }
 
+/**
+ * An agent key's plaintext for the page a POST redirected to (its view or issue already recorded), once: the mark
+ * the POST left in this session is taken; a reload, or another session, gets nothing.
+ */
+async function shownOnce(svc: ConsoleServices, ctx: CCtx, id: unknown): Promise<{ id: string; plaintext: string } | undefined> {
+  if (typeof id !== 'string' || !(await svc.sessions.takeOnce(ctx.state.sessionToken, `agent-key:${id}`))) return undefined;
+  return { id, plaintext: await hidden(svc.deps.agents.keys.plaintextOfRecordedView(actorOf(ctx), id), `agent key ${id}`) };
+}
+
 /** The list: creating an agent, requesting a key. */
 function listRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signedIn: Middleware<ConsoleState>): void {
   const { service, keys } = svc.deps.agents;
   router.get('/console/agents', signedIn, async (ctx) => {
     ctx.type = 'html';
-    ctx.body = await listPage(svc, ctx);
+    ctx.body = await listPage(svc, ctx, { shown: await shownOnce(svc, ctx, ctx.query.shown) });
   });
 
   router.post('/console/agents', signedIn, async (ctx) => {
@@ -304,9 +313,11 @@ function keyRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signedIn:
 
   router.post('/console/agent-keys/:id/view', signedIn, async (ctx) => {
     const k = await loadKey(ctx);
-    const { plaintext } = await hidden(keys.viewPlaintext(actorOf(ctx), k._id, originOf(ctx)), `agent key ${k._id}`);
-    ctx.type = 'html';
-    ctx.body = await listPage(svc, ctx, { ent: k.enterprise_id, shown: { id: k._id, plaintext } });
+    await hidden(keys.viewPlaintext(actorOf(ctx), k._id, originOf(ctx)), `agent key ${k._id}`);
+    // POST, redirect, GET: the plaintext shows once; a reload neither shows it again nor records another view.
+    await svc.sessions.markOnce(ctx.state.sessionToken!, `agent-key:${k._id}`);
+    ctx.redirect(`/console/agents?enterprise=${encodeURIComponent(k.enterprise_id)}&shown=${encodeURIComponent(k._id)}`);
+    ctx.status = 303;
   });
 }
 
@@ -322,8 +333,10 @@ function detailRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signed
   };
 
   router.get('/console/agents/:id', signedIn, async (ctx) => {
+    const agent = await loadManaged(ctx);
+    const shown = await shownOnce(svc, ctx, ctx.query.issued);
     ctx.type = 'html';
-    ctx.body = await detailPage(svc, ctx, await loadManaged(ctx));
+    ctx.body = await detailPage(svc, ctx, agent, { issued: shown?.plaintext });
   });
   for (const [action, published] of [['publish', true], ['unpublish', false]] as const) {
     router.post(`/console/agents/:id/${action}`, signedIn, async (ctx) => {
@@ -361,10 +374,11 @@ function detailRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signed
       if (one(f.holder_user_id)) body.holder_user_id = one(f.holder_user_id);
       if (one(f.spend_cap_usd)) body.spend_cap_usd = one(f.spend_cap_usd);
       const input = parseInput('body', KeyIssue, body);
-      const { plaintext } = await keys.issue(actorOf(ctx), agent.id, { name: input.name, holder_user_id: input.holder_user_id, spend_cap_nano: input.spend_cap_usd, expires_at: null }, originOf(ctx));
-      ctx.status = 201;
-      ctx.type = 'html';
-      ctx.body = await detailPage(svc, ctx, await loadManaged(ctx), { issued: plaintext });
+      const { doc } = await keys.issue(actorOf(ctx), agent.id, { name: input.name, holder_user_id: input.holder_user_id, spend_cap_nano: input.spend_cap_usd, expires_at: null }, originOf(ctx));
+      // POST, redirect, GET: a reload of the page that shows the new key does not issue another.
+      await svc.sessions.markOnce(ctx.state.sessionToken!, `agent-key:${doc._id}`);
+      ctx.redirect(`${agentPath(agent.id)}?issued=${encodeURIComponent(doc._id)}`);
+      ctx.status = 303;
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';
