@@ -29,10 +29,11 @@ export function healthRoutes(deps: PlatformDeps & CatalogueDeps): Router<Gateway
    */
   router.get('/readyz', async (ctx) => {
     const checks: Record<Check, () => Promise<unknown>> = {
+      // A read through the store's tables, not a ping: FerretDB answers a ping from its own process even when its
+      // database does not answer (its connections all held: 2026-11-30, docs/money.md), and so can a MongoDB whose
+      // primary is gone. `maxTimeMS` ends the read on the store's side too, so probes never pile up in the pool.
       mongo: async () => {
-        const db = deps.db.conn.db;
-        if (!db) throw new Error('not connected');
-        await db.admin().command({ ping: 1 });
+        await deps.db.Account.findById('__readiness_probe__', { _id: 1 }).maxTimeMS(READY_CHECK_TIMEOUT_MS - 250).lean();
       },
       redis: () => deps.redis.ping(),
       // A gRPC deadline inside ours: the connection's retries of an unreachable server end with the call.
