@@ -93,13 +93,20 @@ export function idempotency(deps: ServiceDeps): Middleware {
 }
 
 /**
+ * JSON bodies up to this size are compared by content. A larger one (images inline as base64, up to 96 MB) is
+ * compared by its bytes: writing a 90 MB body out again and hashing the text held this event loop 450 ms, against
+ * 54 ms for hashing the bytes it came in (a scratch measure); such bodies come from one client's code, retried as sent.
+ */
+export const CONTENT_DIGEST_MAX_BYTES = 1024 * 1024;
+
+/**
  * "The same body" (spec 2 section 4.1) is the same content: a JSON body's members in any order and with any spacing
  * (a client's retry may serialise it again), a form's fields and files (its canonical digest, gateway/media/images-form.ts).
  */
 function bodyDigests(ctx: Ctx): { bodyHash: string; rawHash: string } {
   const raw = ctx.state.rawBody ?? Buffer.alloc(0);
   const rawHash = sha256Hex(raw);
-  const json = ctx.state.body !== undefined && !ctx.request.is('multipart');
+  const json = ctx.state.body !== undefined && !ctx.request.is('multipart') && raw.length <= CONTENT_DIGEST_MAX_BYTES;
   return { bodyHash: json ? sha256Hex(canonicalJson(ctx.state.body)) : rawHash, rawHash };
 }
 

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { parseCredits } from '../../domain/money';
 import { idempotencyModel } from '../../gateway/middleware/idempotency-store';
+import { CONTENT_DIGEST_MAX_BYTES } from '../../gateway/middleware/idempotency';
 
 let gw: TestGateway;
 test.before(async () => {
@@ -100,6 +101,25 @@ test('the same body is the same content: spacing and member order do not matter;
   const replay = await send(raw, 'k-raw');
   t.is(replay.headers.get('idempotency-replayed'), 'true');
   t.is(await replay.text(), await stored.text());
+});
+
+test('a JSON body over CONTENT_DIGEST_MAX_BYTES (an image inline) is compared by its bytes: the same bytes replay, other spacing is another body', async (t) => {
+  const a = await gw.newAccount();
+  const key = (await gw.newKey(a.id)).key;
+  const image = `data:image/png;base64,${Buffer.alloc(CONTENT_DIGEST_MAX_BYTES, 7).toString('base64')}`;
+  const send = (text: string) =>
+    fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'Idempotency-Key': 'k-big' }, body: text });
+  const compact = JSON.stringify({ model: 'gpt-image-1', prompt: 'big inline', image, async: true });
+  t.true(Buffer.byteLength(compact) > CONTENT_DIGEST_MAX_BYTES);
+  const first = await send(compact);
+  const firstText = await first.text();
+  t.is(first.status, 200, firstText.slice(0, 300));
+  const again = await send(compact);
+  t.is(again.headers.get('idempotency-replayed'), 'true');
+  t.is(await again.text(), firstText);
+  const spaced = await send(JSON.stringify({ model: 'gpt-image-1', prompt: 'big inline', image, async: true }, null, 1));
+  t.is(spaced.status, 409);
+  t.is(((await spaced.json()) as { error: { code: string } }).error.code, 'idempotency_key_reuse');
 });
 
 test('invalid keys: empty, over 200 characters, non-printable -> 400 invalid_idempotency_key', async (t) => {
