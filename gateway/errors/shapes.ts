@@ -1,9 +1,7 @@
 import type { ErrorCode, GatewayError } from '../../domain/errors';
 import { generateContentErrorBody, messagesErrorBody, openAiErrorBody } from '../../domain/error-bodies';
 import type { ErrorShape } from '../context';
-
-/** `/v1/models/{model}:{method}` with one of Google's model methods (OpenAI's own ids may hold colons: `ft:gpt-4o:org`). */
-const GOOGLE_MODEL_METHOD = /^\/v1\/models\/[^/]+:(generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents|batchGenerateContent)$/;
+import { MODEL_METHOD_PATH } from '../routes/model-paths';
 
 /**
  * Which error body shape an endpoint speaks (spec 1 section 7): the native
@@ -13,7 +11,7 @@ const GOOGLE_MODEL_METHOD = /^\/v1\/models\/[^/]+:(generateContent|streamGenerat
 export function shapeOfPath(path: string): ErrorShape {
   if (path === '/v1/messages' || path.startsWith('/v1/messages/')) return 'messages';
   if (path.startsWith('/v1beta/') || path === '/v1beta') return 'generate-content';
-  if (GOOGLE_MODEL_METHOD.test(path)) return 'generate-content';
+  if (MODEL_METHOD_PATH.test(path)) return 'generate-content';
   return 'openai';
 }
 

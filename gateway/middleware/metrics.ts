@@ -19,8 +19,10 @@ export function protocolOf(method: string, route: string): string {
 
 /** The route template @koa/router matched (never the raw path: ids would explode the series). */
 function routeOf(ctx: Ctx): string {
-  const matched = (ctx as unknown as { _matchedRoute?: unknown })._matchedRoute;
+  const { _matchedRoute: matched, _matchedRouteName: name } = ctx as unknown as { _matchedRoute?: unknown; _matchedRouteName?: unknown };
   if (typeof matched === 'string') return matched;
+  // A route whose path is a regular expression carries its template as its name (routes/model-paths.ts).
+  if (typeof name === 'string') return name;
   if (ctx.path === '/console' || ctx.path.startsWith('/console/')) return '/console';
   return 'unmatched';
 }

@@ -15,6 +15,7 @@ import { applyBuiltinToolRules, builtinToolsOf } from '../chat/builtin-tools';
 import { serveAgentCall } from '../chat/agent-serve';
 import { validQuery } from '../middleware/validate';
 import { batchLine } from '../middleware/batch-line';
+import { MODEL_METHOD_PATH, MODEL_METHOD_ROUTE, capturedSegment } from './model-paths';
 
 /** `?alt=` of streamGenerateContent: `sse` streams server-sent events, `json` (the default) a JSON array. */
 export const StreamQuery = z.object({ alt: z.enum(['sse', 'json']).optional() });
@@ -95,8 +96,10 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
 
   // `{model}:generateContent` / `{model}:streamGenerateContent`: the model is in the path. Served under
   // /v1beta (spec 1 section 4.3) and, identically, under /v1, where Google's SDKs also call it.
+  // Under /v1 the route is a regular expression (./model-paths.ts) and the target its capture.
+  const targetOf = (ctx: Ctx) => (ctx.params.target !== undefined ? String(ctx.params.target) : capturedSegment(ctx.captures));
   const modelMethod = async (ctx: Ctx, next: () => Promise<unknown>) => {
-    const target = String(ctx.params.target);
+    const target = targetOf(ctx);
     const method = target.includes(':') ? target.slice(target.lastIndexOf(':') + 1) : '';
     if (method !== 'generateContent' && method !== 'streamGenerateContent') {
       throw errors.notFound(`unknown method '${method || target}': use {model}:generateContent or {model}:streamGenerateContent`);
@@ -104,7 +107,7 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     return next();
   };
   const generateContent = async (ctx: Ctx) => {
-    const target = String(ctx.params.target);
+    const target = targetOf(ctx);
     const cut = target.lastIndexOf(':');
     const method = target.slice(cut + 1);
     const stream = method === 'streamGenerateContent';
@@ -119,7 +122,7 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     }, 'contents'));
   };
   router.post('/v1beta/models/:target', modelMethod, ...chain('generate-content'), generateContent);
-  router.post('/v1/models/:target', modelMethod, ...chain('generate-content'), generateContent);
+  router.post(MODEL_METHOD_ROUTE, MODEL_METHOD_PATH, modelMethod, ...chain('generate-content'), generateContent);
 
   router.post('/v1/responses', ...chain('responses'), async (ctx: Ctx) => {
     const raw = ctx.state.body as Body;

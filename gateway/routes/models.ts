@@ -8,6 +8,8 @@ import type { CatalogueDeps } from '../../capabilities/catalogue/deps';
 import type { GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
+import { GatewayError } from '../../domain/errors';
+import { MODEL_ENTRY_PATH, MODEL_ENTRY_ROUTE, capturedSegment } from './model-paths';
 
 /** Registry entry of spec 1 section 2.3. */
 function registryEntry(m: Model) {
@@ -49,6 +51,21 @@ export function modelRoutes(deps: PlatformDeps & AccountsDeps & CatalogueDeps): 
       const allowed = ctx.state.auth!.key.allowed_models;
       const data = deps.catalogue().models.filter((m) => isModelAllowed(allowed, [m.id, ...m.aliases])).map(registryEntry);
       ctx.body = { object: 'list', data };
+    },
+  );
+  // One registry entry by id or alias (the SDKs' models.retrieve): what the list would show this key.
+  router.get(
+    MODEL_ENTRY_ROUTE,
+    MODEL_ENTRY_PATH,
+    authenticate(deps, { methods: 'header-only', billable: false, touchLastUsed: false }),
+    rateLimit(),
+    (ctx) => {
+      const id = capturedSegment(ctx.captures);
+      const model = deps.catalogue().resolve(id);
+      if (!model || !isModelAllowed(ctx.state.auth!.key.allowed_models, [model.id, ...model.aliases])) {
+        throw new GatewayError('model_not_found', `The model '${id}' does not exist or is not available to this key`, { status: 404, param: 'model' });
+      }
+      ctx.body = registryEntry(model);
     },
   );
   router.get('/api/v1/models/public', (ctx) => {

@@ -32,6 +32,31 @@ test('allowed_models filters discovery: null all, [] none, a list only those', a
   t.deepEqual((await models(some.key)).data.map((m) => m.id).sort(), ['claude-sonnet-4-5', 'gpt-5.1']);
 });
 
+test('GET /v1/models/{id}: the entry the list shows this key, by id or alias; 404 otherwise', async (t) => {
+  const all = await gw.newKey(accountId);
+  const some = await gw.newKey(accountId, { allowed_models: ['claude-sonnet-4-5'] });
+  const get = (key: string, id: string, header: Record<string, string> = { authorization: `Bearer ${key}` }) => fetch(`${gw.url}/v1/models/${id}`, { headers: header });
+  const entry = await get(all.key, 'gpt-5.1');
+  t.is(entry.status, 200);
+  t.deepEqual(await entry.json(), { id: 'gpt-5.1', object: 'model', created: 0, owned_by: 'openai' });
+  // An alias answers with the entry it names; x-api-key as for the list (Anthropic's SDK).
+  const alias = await get(some.key, 'claude-3-5-sonnet-latest', { 'x-api-key': some.key, 'anthropic-version': '2023-06-01' });
+  t.is(alias.status, 200);
+  t.is(((await alias.json()) as { id: string }).id, 'claude-sonnet-4-5');
+  // Placeholders and media SKUs are entries too, as in the list.
+  t.is((await get(all.key, 'dh-avatar')).status, 200);
+  for (const [key, id] of [[all.key, 'no-such-model'], [some.key, 'gpt-5.1']] as const) {
+    const r = await get(key, id);
+    t.is(r.status, 404, id);
+    const body = (await r.json()) as { error: { code: string; type: string; param: string } };
+    t.is(body.error.code, 'model_not_found');
+    t.is(body.error.type, 'invalid_request_error');
+  }
+  // The list's authentication rules: ?key= is refused.
+  t.is((await fetch(`${gw.url}/v1/models/gpt-5.1?key=${all.key}`)).status, 401);
+  t.is((await fetch(`${gw.url}/v1/models/gpt-5.1`)).status, 401);
+});
+
 test('public catalogue needs no auth and carries price, capability, callable and endpoint_type', async (t) => {
   const res = await fetch(`${gw.url}/api/v1/models/public`);
   t.is(res.status, 200);

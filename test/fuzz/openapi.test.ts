@@ -27,9 +27,11 @@ const NOT_API = /^\/(console|_processor|webhooks|docs|openapi\.json)(\/|$)/;
 function servedRoutes(): Set<string> {
   const app = createApp(gw.deps);
   const routes = new Set<string>();
-  for (const mw of app.middleware as Array<{ router?: { stack: Array<{ methods: string[]; path: string }> } }>) {
+  for (const mw of app.middleware as Array<{ router?: { stack: Array<{ methods: string[]; path: string | RegExp; name?: string }> } }>) {
     for (const layer of mw.router?.stack ?? []) {
-      const path = layer.path.replace(/:(\w+)/g, '{$1}').replace(/\*(\w+)$/, '{$1}');
+      // A route whose path is a regular expression carries its template as its name (gateway/routes/model-paths.ts).
+      const template = typeof layer.path === 'string' ? layer.path : layer.name ?? String(layer.path);
+      const path = template.replace(/:(\w+)/g, '{$1}').replace(/\*(\w+)$/, '{$1}');
       if (NOT_API.test(path)) continue;
       for (const method of layer.methods) {
         if (method === 'HEAD' || method === 'OPTIONS') continue;

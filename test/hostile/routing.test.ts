@@ -70,8 +70,6 @@ test('unknown routes: 404 in the shape of their family', async (t) => {
     ['GET', '/api/v1/nothing', 'openai'],
     ['GET', '/admin/v1/nothing', 'openai'],
     ['GET', '/', 'openai'],
-    // OpenAI model ids may hold colons: still the OpenAI shape.
-    ['POST', '/v1/models/ft:gpt-4o:acme', 'openai'],
   ];
   for (const [method, path, shape] of cases) {
     const r = await send(gw, method, path, { key, body: method === 'POST' ? {} : undefined });
@@ -81,9 +79,30 @@ test('unknown routes: 404 in the shape of their family', async (t) => {
 });
 
 test('/v1/models/{id} other than Google methods stays in the OpenAI shape', async (t) => {
+  // OpenAI model ids may hold colons: a registry entry (404 here: no such model), not a Google method.
   const r = await send(gw, 'GET', '/v1/models/ft:gpt-4o:acme', { key });
-  t.true(r.status === 404 || r.status === 405, r.text);
+  t.is(r.status, 404, r.text);
   assertShape(t, r, 'openai');
+});
+
+test('/v1/models/{x}: Allow names exactly the methods of the resource the path is', async (t) => {
+  const cases: Array<[string, string, Shape, string]> = [
+    // A registry entry: GET (and HEAD) only.
+    ['POST', '/v1/models/gpt-5.1', 'openai', 'GET, HEAD'],
+    ['PUT', '/v1/models/gpt-5.1', 'openai', 'GET, HEAD'],
+    ['POST', '/v1/models/ft:gpt-4o:acme', 'openai', 'GET, HEAD'],
+    // One of Google's methods: POST only.
+    ['GET', '/v1/models/gemini-2.5-pro:generateContent', 'generate-content', 'POST'],
+    ['DELETE', '/v1/models/gemini-2.5-pro:streamGenerateContent', 'generate-content', 'POST'],
+    ['GET', '/v1/models/gemini-2.5-pro:countTokens', 'generate-content', 'POST'],
+  ];
+  for (const [method, path, shape, allow] of cases) {
+    const r = await send(gw, method, path, { key, body: method === 'POST' ? {} : undefined });
+    t.is(r.status, 405, `${method} ${path}: ${r.text}`);
+    assertShape(t, r, shape, path);
+    const sorted = (list: string) => list.split(/,\s*/).sort().join(', ');
+    t.is(sorted(r.headers.get('allow') ?? ''), sorted(allow), `${method} ${path}`);
+  }
 });
 
 test('malformed percent-escapes in a path: 400 in the endpoint shape, never 500', async (t) => {

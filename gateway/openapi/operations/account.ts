@@ -25,6 +25,11 @@ export const accountOperations: Operation[] = [
   get('/v1/models', 'listModels', 'Model discovery (filtered by the key\'s allowed_models)', 'Models', {
     auth: 'key-header', description: 'Accepts only `Authorization: Bearer` and `x-api-key`; `?key=` gives 401.', responses: { 200: { description: 'Registry entries', schema: ModelList } },
   }),
+  get('/v1/models/{model}', 'retrieveModel', 'One registry entry by id or alias (404 `model_not_found` when unknown or outside the key\'s allowed_models)', 'Models', {
+    auth: 'key-header', params: z.object({ model: z.string().min(1).meta({ examples: ['gpt-5'] }) }), errorStatuses: [...KEY_ERRORS, 404],
+    description: 'What `GET /v1/models` lists for this key, one entry at a time (the SDKs\' models.retrieve). A path ending in one of Google\'s model methods (`:generateContent`...) is that method instead, served by POST.',
+    responses: { 200: { description: 'Registry entry', schema: z.looseObject({ id: z.string(), object: z.literal('model'), created: z.number(), owned_by: z.string() }) } },
+  }),
   get('/api/v1/models/public', 'listPublicModels', 'The public catalogue: prices, capabilities, callable, endpoint_type, protocol matrix', 'Models', { auth: 'none', errorStatuses: [], responses: { 200: { description: 'Catalogue', schema: ModelList } } }),
   get('/v1/key/balance', 'getBalance', 'The key\'s balance object', 'Billing', { responses: { 200: { description: 'Balance', schema: Balance } } }),
   ...['/v1', ''].flatMap((prefix): Operation[] => [
