@@ -38,6 +38,21 @@ export class AccountAccess {
     return out;
   }
 
+  /**
+   * The account a console session acts on: the one it chose while the principal manages it, else
+   * the first of `managed` (none: null). The operator's `managed` is only the newest accounts, so an
+   * older one it chose is read by id, never replaced by the newest (a top-up must land where it was asked).
+   */
+  async sessionAccount(p: Principal, chosen: string | null | undefined, managed: ManagedAccount[]): Promise<ManagedAccount | null> {
+    const listed = chosen ? managed.find((a) => a.id === chosen) : undefined;
+    if (listed) return listed;
+    if (chosen && p.kind === 'operator') {
+      const doc = await this.db.Account.findById(chosen).lean<AccountDoc>();
+      if (doc) return { id: doc._id, name: doc.name, enterprise: doc.enterprise, role: 'operator' };
+    }
+    return managed[0] ?? null;
+  }
+
   async canManage(p: Principal, accountId: string): Promise<boolean> {
     if (p.kind === 'operator') return (await this.db.Account.exists({ _id: accountId })) !== null;
     return (await this.managed(p)).some((a) => a.id === accountId);

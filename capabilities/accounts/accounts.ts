@@ -4,7 +4,7 @@ import { type RedisClient } from '../../platform/redis';
 import type { AccountRecord } from '../../domain/api-key';
 import { newId } from '../../platform/ids';
 import { GatewayError } from '../../domain/errors';
-import { parseCredits } from '../../domain/money';
+import { formatCredits, parseCredits } from '../../domain/money';
 import type { Wallet } from './wallet';
 import { changeRecord } from '../../platform/record-lock';
 
@@ -18,12 +18,28 @@ function accountStoreBusy(cause?: unknown): GatewayError {
 export const SIGNUP_GRANT_NANO = parseCredits('40.44');
 export const TOPUP_MINIMUM_NANO = parseCredits('134.8');
 
-/** The top-up minimum, checked when a payment starts and again when it is credited. */
+/** The most one payment may be: Stripe's largest USD charge ($999,999.99), so an amount it would refuse is a 400 here, not a 502. */
+export const TOPUP_MAXIMUM_NANO = parseCredits('999999.99');
+
+/** The top-up minimum (and the processor's maximum), checked when a payment starts and again when it is credited. */
 export function assertTopUpAmount(amountNano: number): void {
   if (!Number.isSafeInteger(amountNano) || amountNano < TOPUP_MINIMUM_NANO) {
     throw new GatewayError('invalid_request', 'amount_usd is below the top-up minimum of 134.8', { param: 'amount_usd' });
   }
+  if (amountNano > TOPUP_MAXIMUM_NANO) {
+    throw new GatewayError('invalid_request', 'amount_usd is above the largest single payment, 999999.99: pay in several top-ups', { param: 'amount_usd' });
+  }
 }
+
+/**
+ * The ids of the checkout's own top-ups (`topup_…`, capabilities/billing): their credit's op is
+ * `<account>:topup:<top-up id>`, so an operator's reference must never take that form, or it would
+ * stand for a payment's credit (which would then never land) or replay one.
+ */
+const CHECKOUT_REFERENCE = /^topup_/i;
+
+/** How an operator adds money by hand: a top-up (the minimum applies) or a credit (any amount: a won dispute, goodwill). */
+export type OperatorCredit = 'topup' | 'credit';
 
 export function toAccountRecord(doc: AccountDoc): AccountRecord {
   return {
@@ -94,6 +110,30 @@ export class AccountService {
     assertTopUpAmount(amountNano);
     await this.get(id);
     return this.wallet.apply({ opId: `${id}:topup:${opId}`, accountId: id, kind: 'topup', amountNano, ref: opId });
+  }
+
+  /**
+   * Money an operator adds by hand (the admin API), applied once per `reference`: a `topup` (the
+   * minimum applies; ledger kind topup) or a `credit` of any positive amount (ledger kind adjust, op
+   * `<account>:credit:<reference>`). The same reference again is a replay of the same amount; with
+   * another amount it is refused (409), never answered as if it had been applied.
+   */
+  async operatorCredit(id: string, amountNano: number, reference: string, as: OperatorCredit) {
+    if (CHECKOUT_REFERENCE.test(reference)) {
+      throw new GatewayError('invalid_request', 'a reference starting with topup_ names a checkout top-up, whose credit is the payment\'s own: choose another reference (to give back a disputed payment, POST /admin/v1/accounts/{id}/credits)', { param: 'reference' });
+    }
+    if (as === 'topup') assertTopUpAmount(amountNano);
+    else if (!Number.isSafeInteger(amountNano) || amountNano <= 0) throw new GatewayError('invalid_request', 'amount_usd must be above 0', { param: 'amount_usd' });
+    await this.get(id);
+    const opId = as === 'topup' ? `${id}:topup:${reference}` : `${id}:credit:${reference}`;
+    const result = await this.wallet.apply({ opId, accountId: id, kind: as === 'topup' ? 'topup' : 'adjust', amountNano, ref: reference });
+    if (result.status === 'duplicate') {
+      const applied = await this.db.Ledger.findById(opId, { amount_nano: 1 }).lean<{ amount_nano: number }>();
+      if (applied && applied.amount_nano !== amountNano) {
+        throw new GatewayError('idempotency_key_reuse', `reference '${reference}' was already used for ${formatCredits(applied.amount_nano)}; a different amount needs another reference`, { status: 409, param: 'reference' });
+      }
+    }
+    return result;
   }
 
   /** The record a request is judged by: Redis first, rebuilt from Mongo when Redis has none. */

@@ -19,8 +19,10 @@ export function requireSession(svc: ConsoleServices) {
       ctx.state.userEmail = user.email;
     }
     const managed = await svc.access.managed(s.principal);
-    ctx.state.managed = managed;
-    ctx.state.current = managed.find((a) => a.id === s.accountId) ?? managed[0];
+    const current = await svc.access.sessionAccount(s.principal, s.accountId, managed);
+    // An operator's older account is not among the newest listed: listed with them while it is the current one.
+    ctx.state.managed = current && !managed.includes(current) ? [current, ...managed] : managed;
+    ctx.state.current = current ?? undefined;
     await next();
   };
 }

@@ -23,6 +23,7 @@ export const AccountPatch = z
   .object({ status: z.enum(['active', 'inactive']).optional(), rate_limit: z.object({ rpm: Limit.optional(), concurrency: Limit.optional() }).strict().optional() })
   .strict();
 export const TopUp = z.object({ amount_usd: Credits, reference: z.string().min(1).max(200).optional() }).strict();
+export const Credit = z.object({ amount_usd: Credits, reference: z.string().min(1).max(200) }).strict();
 const KeyFields = {
   allowed_models: z.array(z.string().min(1)).nullable().optional(),
   expires_at: Instant.nullable().optional(),
@@ -129,9 +130,16 @@ export function adminRoutes(deps: ServiceDeps): Router<GatewayState> {
   router.post('/accounts/:id/topups', body, async (ctx) => {
     const input = validBody(ctx, TopUp);
     const reference = input.reference ?? idempotencyKeyOf(ctx);
-    const result = await deps.accounts.topUp(ctx.params.id, input.amount_usd, reference || randomBytes(12).toString('hex'));
+    const result = await deps.accounts.operatorCredit(ctx.params.id, input.amount_usd, reference || randomBytes(12).toString('hex'), 'topup');
     ctx.status = 201;
     ctx.body = { object: 'topup', account_id: ctx.params.id, amount_usd: formatCredits(input.amount_usd), replayed: result.status === 'duplicate', balance_usd: formatCredits(result.balanceNano) };
+  });
+  // Any positive amount, once per reference: a dispute won after its debit, goodwill (docs/payments.md).
+  router.post('/accounts/:id/credits', body, async (ctx) => {
+    const input = validBody(ctx, Credit);
+    const result = await deps.accounts.operatorCredit(ctx.params.id, input.amount_usd, input.reference, 'credit');
+    ctx.status = 201;
+    ctx.body = { object: 'credit', account_id: ctx.params.id, amount_usd: formatCredits(input.amount_usd), reference: input.reference, replayed: result.status === 'duplicate', balance_usd: formatCredits(result.balanceNano) };
   });
   router.get('/accounts/:id/ledger', async (ctx) => {
     await deps.accounts.get(ctx.params.id);

@@ -47,8 +47,7 @@ export function paymentRoutes(deps: ServiceDeps): Router<GatewayState> {
     const session = token ? await svc.sessions.get(token) : null;
     if (!session) throw new GatewayError('invalid_api_key', 'authentication failed: send an API key of the account, or sign in to the console', { status: 401 });
     checkCsrf(ctx as unknown as CCtx, session.csrf);
-    const managed = await svc.access.managed(session.principal);
-    const account = managed.find((a) => a.id === session.accountId) ?? managed[0];
+    const account = await svc.access.sessionAccount(session.principal, session.accountId, await svc.access.managed(session.principal));
     if (!account) throw new GatewayError('not_found', 'no account to top up', { status: 404, type: 'invalid_request_error' });
     ctx.state.billingAccount = { id: account.id, by: session.principal.kind === 'user' ? `user:${session.principal.userId}` : 'operator' };
     return next();

@@ -114,7 +114,16 @@ const csrfOf = (page: string) => /name="_csrf" value="([^"]+)"/.exec(page)![1];
  * GET, and form POST with the session's CSRF token; redirects are not followed.
  */
 export async function httpSession(url: string, email: string, password: string) {
-  const signedIn = await postSignIn(url, { email, password });
+  return httpSessionOf(url, { email, password });
+}
+
+/** The same for the operator (the admin token on the operator sign-in form). */
+export async function operatorHttpSession(url: string, token: string) {
+  return httpSessionOf(url, { mode: 'operator', token });
+}
+
+async function httpSessionOf(url: string, fields: Record<string, string>) {
+  const signedIn = await postSignIn(url, fields);
   const cookie = /mg_console=[^;]+/.exec(signedIn.headers.getSetCookie().join('\n'))![0];
   const get = (path: string) => fetch(`${url}${path}`, { redirect: 'manual', headers: { cookie } });
   const csrf = csrfOf(await (await get('/console/overview')).text());
@@ -123,5 +132,5 @@ export async function httpSession(url: string, email: string, password: string) 
     for (const [k, v] of Object.entries(form)) for (const one of [v].flat()) body.append(k, one);
     return fetch(`${url}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: url, 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
   };
-  return { get, post };
+  return { get, post, cookie, csrf };
 }

@@ -36,6 +36,47 @@ test('top-up minimum 134.8: below is 400, at minimum adds; same reference is app
   t.is(again.body.balance_usd, '175.24');
 });
 
+test('an operator reference is applied once for its amount: another amount is 409, a checkout id is refused, above the processor maximum is 400', async (t) => {
+  const a = await gw.newAccount();
+  t.is((await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: 135, reference: 'goodwill-1' })).status, 201);
+  const other = await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: 900, reference: 'goodwill-1' });
+  t.is(other.status, 409, JSON.stringify(other.body));
+  t.like(other.body.error, { code: 'idempotency_key_reuse', param: 'reference' });
+  t.regex(other.body.error.message, /135\.00/);
+  // The same through Idempotency-Key.
+  const viaKey = await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: 200 }, { 'idempotency-key': 'goodwill-1' });
+  t.is(viaKey.status, 409);
+  // A checkout top-up's id would stand for that payment's credit: refused, for either form.
+  const stolen = await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: 200, reference: 'topup_0123456789abcdef01234567' });
+  t.is(stolen.status, 400);
+  t.is(stolen.body.error.param, 'reference');
+  t.is((await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: 200 }, { 'idempotency-key': 'TOPUP_abc' })).status, 400);
+  t.is((await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: '1000000' })).status, 400);
+  t.is((await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: '999999.99', reference: 'big' })).status, 201);
+  const { sum } = await ledgerSum(a.id);
+  t.is(sum, parseCredits('40.44') + parseCredits('135') + parseCredits('999999.99'));
+  t.is(await gw.deps.wallet.balance(a.id), sum);
+});
+
+test('an operator credit: any positive amount once per reference (a won dispute below the top-up minimum)', async (t) => {
+  const a = await gw.newAccount();
+  const credit = await gw.admin('POST', `/accounts/${a.id}/credits`, { amount_usd: '49.50', reference: 'dispute-won-dp_1' });
+  t.is(credit.status, 201, JSON.stringify(credit.body));
+  t.like(credit.body, { object: 'credit', amount_usd: '49.50', replayed: false, balance_usd: '89.94' });
+  const again = await gw.admin('POST', `/accounts/${a.id}/credits`, { amount_usd: '49.50', reference: 'dispute-won-dp_1' });
+  t.like(again.body, { replayed: true, balance_usd: '89.94' });
+  t.is((await gw.admin('POST', `/accounts/${a.id}/credits`, { amount_usd: '50', reference: 'dispute-won-dp_1' })).status, 409);
+  // Its own namespace: a top-up with the same reference is another op.
+  t.is((await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: 150, reference: 'dispute-won-dp_1' })).body.replayed, false);
+  for (const bad of [{ amount_usd: 0, reference: 'z' }, { amount_usd: '-1', reference: 'n' }, { amount_usd: 5 }, { amount_usd: 5, reference: 'topup_x' }]) {
+    t.is((await gw.admin('POST', `/accounts/${a.id}/credits`, bad)).status, 400, JSON.stringify(bad));
+  }
+  const { sum, rows } = await ledgerSum(a.id);
+  t.is(sum, parseCredits('40.44') + parseCredits('49.5') + parseCredits('150'));
+  t.is(rows.find((r) => r._id === `${a.id}:credit:dispute-won-dp_1`)?.kind, 'adjust');
+  t.is(await gw.deps.wallet.balance(a.id), sum);
+});
+
 test('ledger invariant after concurrent top-ups, charges and retried ops', async (t) => {
   const a = await gw.newAccount();
   const k = await gw.newKey(a.id);

@@ -50,7 +50,7 @@ export interface TestGateway {
   config: Config;
   deps: ServiceDeps;
   server: Server;
-  admin<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  admin<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: T }>;
   newAccount(opts?: { name?: string; enterprise?: boolean }): Promise<{ id: string; balance_usd: string }>;
   newKey(accountId: string, fields?: Record<string, unknown>): Promise<{ id: string; key: string }>;
   /**
@@ -95,10 +95,10 @@ export async function startGateway(
   const workers = opts.worker ? await createWorkers(config, deps) : undefined;
   void workers?.run();
 
-  const admin: TestGateway['admin'] = async (method, path, body) => {
+  const admin: TestGateway['admin'] = async (method, path, body, headers = {}) => {
     const res = await fetch(`${url}/admin/v1${path}`, {
       method,
-      headers: { authorization: `Bearer ${config.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${config.ADMIN_TOKEN}`, 'content-type': 'application/json', ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { signStripePayload } from '../../capabilities/billing/stripe';
 import type { LedgerDoc } from '../../capabilities/accounts/store';
+import { operatorHttpSession } from '../console/browser';
 
 /**
  * Top-ups through Stripe against stripe-mock (started by `npm test`, STRIPE_MOCK_URL): checkout sessions are
@@ -95,10 +96,28 @@ test('amounts below the minimum (134.8), fractions of a cent and unauthenticated
   t.is((await checkout(a.key, '134.805')).status, 400);
   t.is((await checkout(a.key, 'lots')).status, 400);
   t.is((await checkout(a.key, 134.8)).status, 201);
+  // Above Stripe's largest USD charge: refused here with its field, not a 502 from the processor.
+  const high = await checkout(a.key, '1000000');
+  t.is(high.status, 400);
+  t.is(high.body.error.param, 'amount_usd');
   const anon = await post('/api/v1/billing/checkout', { amount_usd: 150 });
   t.is(anon.status, 401);
   t.is(anon.body.error.type, 'authentication_error');
   t.is(await gw.deps.db.conn.collection('topups').countDocuments({ account_id: a.id }), 1);
+});
+
+test('an operator\'s console top-up is for the account it chose, also one older than the 200 newest it lists', async (t) => {
+  const target = await gw.newAccount({ name: 'target-old-customer' });
+  for (let i = 0; i < 201; i += 25) {
+    await Promise.all(Array.from({ length: Math.min(25, 201 - i) }, (_, j) => gw.newAccount({ name: `filler-${i + j}` })));
+  }
+  const op = await operatorHttpSession(gw.url, gw.config.ADMIN_TOKEN);
+  const switched = await op.post('/console/account', { account_id: target.id });
+  t.is(switched.status, 302);
+  t.true((await (await op.get('/console/topup')).text()).includes('target-old-customer'), 'the top-up page names the chosen account');
+  const res = await post('/api/v1/billing/checkout', { amount_usd: 150 }, { cookie: op.cookie, 'x-csrf-token': op.csrf, origin: gw.url });
+  t.is(res.status, 201, JSON.stringify(res.body));
+  t.is((await gw.deps.db.conn.collection('topups').findOne({ _id: res.body.id }))?.account_id, target.id);
 });
 
 test('10 concurrent deliveries of completed events (5 copies of one event, 5 other ids) credit the top-up once; a replay later changes nothing', async (t) => {
@@ -213,6 +232,31 @@ test('unknown top-ups and unhandled event types are answered 2xx and change noth
   const refundOfNothing = await deliver({ id: evtId(), type: 'charge.refunded', data: { object: { id: 'ch_x', object: 'charge', amount: 15000, amount_refunded: 15000, payment_intent: 'pi_unknown', metadata: {} } } });
   t.is(refundOfNothing.status, 200);
   t.is(await gw.deps.wallet.balance(a.id), before);
+});
+
+test('top-ups switched off: checkout is 404, but a session started before still credits and its refund still debits (the webhook stays on)', async (t) => {
+  const off = await startGateway({ ...stripeEnv(), TOPUPS_ENABLED: 'false' });
+  try {
+    // A session started while top-ups were on: its record as the checkout wrote it.
+    const acct = await off.newAccount();
+    const a = { id: acct.id, key: (await off.newKey(acct.id)).key };
+    const top = { id: `topup_${randomBytes(12).toString('hex')}`, session_id: `cs_test_${randomBytes(8).toString('hex')}` };
+    await off.deps.db.conn.collection('topups').insertOne({
+      _id: top.id as never, account_id: a.id, amount_nano: usd(150), amount_cents: 15000, currency: 'usd', processor: 'stripe', session_id: top.session_id, url: 'https://checkout.stripe.com/x',
+      status: 'pending', created_by: 'test', created_at: new Date(), paid_at: null, payment_intent: null, refunded_cents: 0, disputes: {},
+    });
+    const refused = await fetch(`${off.url}/api/v1/billing/checkout`, {
+      method: 'POST', headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount_usd: 150 }),
+    });
+    t.is(refused.status, 404);
+    const paid = await deliver(sessionEvent('checkout.session.completed', top, a.id), { target: off });
+    t.is(paid.body.outcome, 'credited');
+    const refund = { id: evtId(), type: 'charge.refunded', data: { object: { id: `ch_${top.id}`, object: 'charge', amount: 15000, amount_refunded: 5000, payment_intent: `pi_${top.id}`, metadata: { topup_id: top.id, account_id: a.id } } } };
+    t.is((await deliver(refund, { target: off })).status, 200);
+    t.is(await off.deps.wallet.balance(a.id), usd(40.44) + usd(100));
+  } finally {
+    await off.close();
+  }
 });
 
 test('development stand-in: the checkout URLs come from PUBLIC_BASE_URL whatever Host, Origin and X-Forwarded-* say; paying credits once', async (t) => {
