@@ -49,9 +49,22 @@ export const IdPaging = z.object({
 
 export const Paging = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
-  /** The `next_cursor` of the previous page (milliseconds since the epoch). */
-  before: z.string().regex(/^\d{1,15}$/, 'must be the next_cursor of the previous page').optional(),
+  /**
+   * The `next_cursor` of the previous page: `<milliseconds>:<last entry id>` (entries of one
+   * millisecond are many when a batch settles, so the time alone would skip some); a bare
+   * millisecond count (what earlier versions gave) still reads as "before that millisecond".
+   */
+  before: z.string().regex(/^\d{1,15}(:.{1,300})?$/, 'must be the next_cursor of the previous page').optional(),
 });
+
+/** The ledger query after `before` (newest first: time, then id, both descending). */
+function ledgerPage(accountId: string, before: string | undefined): Record<string, unknown> {
+  if (!before) return { account_id: accountId };
+  const cut = before.indexOf(':');
+  const at = new Date(Number(cut === -1 ? before : before.slice(0, cut)));
+  if (cut === -1) return { account_id: accountId, created_at: { $lt: at } };
+  return { account_id: accountId, $or: [{ created_at: { $lt: at } }, { created_at: at, _id: { $lt: before.slice(cut + 1) } }] };
+}
 
 
 function keyView(doc: ApiKeyDoc, extra: Record<string, unknown> = {}) {
@@ -144,9 +157,7 @@ export function adminRoutes(deps: ServiceDeps): Router<GatewayState> {
   router.get('/accounts/:id/ledger', async (ctx) => {
     await deps.accounts.get(ctx.params.id);
     const { limit, before } = validQuery(ctx, Paging);
-    const filter: Record<string, unknown> = { account_id: ctx.params.id };
-    if (before) filter.created_at = { $lt: new Date(Number(before)) };
-    const rows = await deps.db.Ledger.find(filter).sort({ created_at: -1, _id: -1 }).limit(limit + 1).lean();
+    const rows = await deps.db.Ledger.find(ledgerPage(ctx.params.id, before)).sort({ created_at: -1, _id: -1 }).limit(limit + 1).lean();
     const page = rows.slice(0, limit);
     ctx.body = {
       object: 'list',
@@ -154,7 +165,7 @@ export function adminRoutes(deps: ServiceDeps): Router<GatewayState> {
         id: e._id, kind: e.kind, amount_usd: formatCredits(e.amount_nano), key_id: e.key_id, ref: e.ref,
         created_at: e.created_at.toISOString(),
       })),
-      next_cursor: rows.length > limit ? String(page[page.length - 1].created_at.getTime()) : null,
+      next_cursor: rows.length > limit ? `${page[page.length - 1].created_at.getTime()}:${page[page.length - 1]._id}` : null,
     };
   });
   router.get('/accounts/:id/keys', async (ctx) => {

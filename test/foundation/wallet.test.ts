@@ -77,6 +77,28 @@ test('an operator credit: any positive amount once per reference (a won dispute 
   t.is(await gw.deps.wallet.balance(a.id), sum);
 });
 
+test('the admin ledger pages through entries of one millisecond without skipping or repeating any', async (t) => {
+  const a = await gw.newAccount();
+  // A batch's settlement writes many rows in one millisecond.
+  const at = new Date();
+  await gw.deps.db.Ledger.insertMany(Array.from({ length: 25 }, (_, i) => ({
+    _id: `${a.id}:batch_x_l${i}:charge`, account_id: a.id, kind: 'charge', amount_nano: -1_000 - i, created_at: at, recorded_at: at,
+  })));
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const r: { status: number; body: { data: Array<{ id: string }>; next_cursor: string | null } } = await gw.admin('GET', `/accounts/${a.id}/ledger?limit=7${cursor ? `&before=${encodeURIComponent(cursor)}` : ''}`);
+    t.is(r.status, 200);
+    seen.push(...r.body.data.map((e) => e.id));
+    cursor = r.body.next_cursor;
+    pages += 1;
+  } while (cursor && pages < 20);
+  t.is(seen.length, 26);
+  t.is(new Set(seen).size, 26);
+  t.true(seen.includes(`${a.id}:grant`));
+});
+
 test('ledger invariant after concurrent top-ups, charges and retried ops', async (t) => {
   const a = await gw.newAccount();
   const k = await gw.newKey(a.id);
