@@ -111,11 +111,27 @@ function clientHeaders(ctx: Ctx): Record<string, string | undefined> {
   return { 'anthropic-version': ctx.get('anthropic-version') || undefined, 'anthropic-beta': ctx.get('anthropic-beta') || undefined };
 }
 
-/** What a channel answered: the response, and its whole body unless it streams. */
+/** What a channel answered: the response, and its whole body unless it streams (then its chunks, the first already in). */
 interface Answer {
   prepared: Prepared;
   res: Dispatcher.ResponseData;
   bytes?: Buffer;
+  chunks?: AsyncIterable<Buffer>;
+}
+
+/** `rest`'s chunks after `first`, as one iterable (a plain iterator, not a generator: one per stream, on the hot path). */
+function startingWith(first: Buffer, rest: AsyncIterator<Buffer>): AsyncIterable<Buffer> {
+  let head: Buffer | undefined = first;
+  const iterator: AsyncIterator<Buffer> = {
+    next: () => {
+      if (head === undefined) return rest.next();
+      const value = head;
+      head = undefined;
+      return Promise.resolve({ value, done: false });
+    },
+    return: (value?: unknown) => (rest.return ? rest.return(value) : Promise.resolve({ value: undefined, done: true as const })),
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
 }
 
 /**
@@ -216,7 +232,16 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
           const text = await res.body.text().catch(() => '');
           throw new UpstreamHttpError(res.statusCode, text, undefined, res.headers);
         }
-        if (call.stream) return { prepared, res };
+        if (call.stream) {
+          // Nothing reaches the client before the stream's first chunk: a stream that fails or ends before
+          // it is a connection failure like any other, and the next channel is tried (not an empty 200).
+          const rest = (res.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+          const first = await rest.next().catch((err: unknown) => {
+            throw transportFailure(err);
+          });
+          if (first.done) throw new UpstreamTransportError('other', 'upstream closed the stream before its first byte');
+          return { prepared, res, chunks: startingWith(first.value, rest) };
+        }
         // Nothing reached the client yet: a body cut short is a connection failure like any other.
         const bytes = await res.body.arrayBuffer().then(Buffer.from, (err: unknown) => {
           throw transportFailure(err);
@@ -232,9 +257,9 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
     // failure of its connection is kept (an unread undici body drops it) and relayed as it would have been.
     let ahead: ReadAhead<Buffer> | undefined;
     if (upstreamBeforeAuth) {
-      if (!answer.bytes) {
+      if (answer.chunks) {
         const body = answer.res.body;
-        ahead = new ReadAhead(body as AsyncIterable<Buffer>, { release: () => discardBody(body) });
+        ahead = new ReadAhead(answer.chunks, { release: () => discardBody(body) });
       }
       try {
         await confirmed();
@@ -246,7 +271,7 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
     setTranslationHeaders(ctx, call, answer.prepared);
     if (answer.bytes) return await relayJson(env, ctx, call, answer.bytes, answer.prepared, attempts);
     const { prepared, res } = answer;
-    await relayStream(env, ctx, call, { res, chunks: ahead?.chunks(), translation: prepared.translation, upstream: prepared.channel.upstream as Protocol, channel: prepared.channel.id, attempts, stopped });
+    await relayStream(env, ctx, call, { res, chunks: ahead?.chunks() ?? answer.chunks, translation: prepared.translation, upstream: prepared.channel.upstream as Protocol, channel: prepared.channel.id, attempts, stopped });
   } catch (err) {
     // One usage row per request, with the attempts it took (failed attempts are not rows). Written ahead
     // (the ledger journal in Redis) before the error goes out, as every refusal's row is: kept in this

@@ -220,6 +220,29 @@ test.serial('an upstream error frame inside a messages stream is forwarded uncha
   t.is((await usageRow(gw, m.trace)).status, 'interrupted');
 });
 
+test.serial('a stream cut before its first chunk (nothing reached the client yet) fails over, in each protocol', async (t) => {
+  await addFault(gw, 'openai-a', { type: 'cut', after_chunks: 0 }, 1);
+  const r = await chat({ stream: true, max_tokens: 20 });
+  t.is(r.status, 200);
+  t.true(r.text.includes('data: [DONE]'), r.text);
+  t.deepEqual(await counts(...OPENAI), [1, 1, 0]);
+  const row = await usageRow(gw, r.trace);
+  t.is(row.status, 'success');
+  t.is(row.attempts_count, 2);
+
+  await addFault(gw, 'anthropic-a', { type: 'cut', after_chunks: 0 }, 1);
+  const m = await post(gw, '/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 20, stream: true, messages: user('hi') }, { key });
+  t.is(m.status, 200);
+  t.true(m.text.includes('message_stop'), m.text);
+  t.deepEqual(await counts('anthropic-a', 'anthropic-b'), [1, 1]);
+
+  await addFault(gw, 'gemini-a', { type: 'cut', after_chunks: 0 }, 1);
+  const g = await post(gw, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 10 } }, { key });
+  t.is(g.status, 200);
+  t.true(sseEvents(g.text).length > 0, g.text);
+  t.deepEqual(await counts('gemini-a', 'gemini-b'), [1, 1]);
+});
+
 test.serial('a non-streamed body cut short (nothing reached the client yet) fails over', async (t) => {
   await addFault(gw, 'openai-a', { type: 'cut', after_chunks: 0 }, 1);
   const r = await chat();
