@@ -32,7 +32,12 @@ const MISREPORT_TEXT: Record<UsageMisreport, string> = { missing: 'no usage', ze
 /** The row's note when the upstream's usage was replaced by the estimate (and the counter operators watch). */
 function misreportNote(model: Model, outcome: OutcomeInfo): string | undefined {
   const b = outcome.billing;
-  if (!b?.misreport) return undefined;
+  if (!b?.estimated) return undefined;
+  // A turn cut short (no usage, or less than it delivered) is billed on the estimate too: counted, with no note.
+  if (!b.misreport) {
+    countUsageEstimated({ channel: b.channel, model: model.id, reason: 'interrupted' });
+    return undefined;
+  }
   countUsageEstimated({ channel: b.channel, model: model.id, reason: b.misreport });
   return `usage estimated from ${b.outputChars} output characters: the upstream reported ${MISREPORT_TEXT[b.misreport]}`;
 }

@@ -135,6 +135,16 @@ test.serial('usage the upstream under-reported is counted as estimated', async (
   t.true(valueOf(samples, 'gateway_chat_usage_estimated_total', { channel: 'openai-a', model: 'gpt-5.1', reason: 'zero' }) >= 1);
 });
 
+test.serial('a stream cut before its usage came, billed on the estimate, is counted as estimated (reason interrupted)', async (t) => {
+  await gw.control('POST', '/reset');
+  await addFault(gw, 'openai-a', { type: 'cut', after_chunks: 3 }, 1);
+  const r = await chat({ stream: true, max_tokens: 20 });
+  t.is(r.status, 200);
+  await gw.control('POST', '/reset');
+  const { samples } = await scrape();
+  t.true(valueOf(samples, 'gateway_chat_usage_estimated_total', { channel: 'openai-a', model: 'gpt-5.1', reason: 'interrupted' }) >= 1);
+});
+
 test.serial('rate-limit rejections are counted by limit', async (t) => {
   const limited = await gw.newAccount();
   const k = (await gw.newKey(limited.id)).key;
