@@ -14,6 +14,7 @@ import { checkCsrf } from '../console/guard';
 import type { CCtx } from '../console/context';
 import { formatCredits } from '../../domain/money';
 import { verifyStripeEvent } from '../../capabilities/billing/stripe';
+import { NANO_PER_CENT } from '../../capabilities/billing/billing';
 import { standInRoutes } from '../../dev/simulator/payments/stand-in';
 
 export const CheckoutBody = z.object({
@@ -67,6 +68,9 @@ export function paymentRoutes(deps: ServiceDeps): Router<GatewayState> {
     ctx.body = {
       id: doc._id, amount_usd: formatCredits(doc.amount_nano), status: doc.status, url: doc.url, session_id: doc.session_id,
       created_at: doc.created_at.toISOString(), paid_at: doc.paid_at?.toISOString() ?? null,
+      // What the payment's refunds and disputes took back out of the wallet (the status stays `paid`).
+      refunded_usd: formatCredits((doc.refunded_cents ?? 0) * NANO_PER_CENT),
+      disputed_usd: formatCredits(Object.values(doc.disputes ?? {}).reduce((a, b) => a + b, 0) * NANO_PER_CENT),
     };
   });
 

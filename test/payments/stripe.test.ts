@@ -192,6 +192,9 @@ test('refunds and disputes debit once each; the balance may go negative and the 
   t.is((await deliver(charge(15000))).status, 200);
   t.is(await gw.deps.wallet.balance(a.id), usd(90.44) - usd(150));
   t.true((await gw.deps.wallet.balance(a.id)) < 0);
+  // The top-up says what was taken back (its status stays paid).
+  const view = await (await fetch(`${gw.url}/api/v1/billing/topups/${top.id}`, { headers: { authorization: `Bearer ${a.key}` } })).json();
+  t.like(view, { status: 'paid', amount_usd: '150.00', refunded_usd: '150.00', disputed_usd: '0.00' });
   t.is(await ledgerSum(a.id), await gw.deps.wallet.balance(a.id));
 
   const chat = await fetch(`${gw.url}/v1/chat/completions`, {

@@ -43,9 +43,9 @@ export const accountOperations: Operation[] = [
     body: { schema: CheckoutBody, example: { amount_usd: 150 } },
     responses: { 201: { description: 'The pending top-up', schema: z.looseObject({ id: z.string(), url: z.string(), amount_usd: z.string(), status: z.literal('pending'), session_id: z.string() }) } },
   },
-  get('/api/v1/billing/topups/{id}', 'getTopUp', 'A top-up of the account: pending, paid or failed', 'Billing', {
+  get('/api/v1/billing/topups/{id}', 'getTopUp', 'A top-up of the account: pending, paid or failed, and what refunds and disputes took back', 'Billing', {
     auth: 'key-header', params: z.object({ id: z.string().min(1) }), errorStatuses: [...KEY_ERRORS, 404],
-    responses: { 200: { description: 'The top-up', schema: z.looseObject({ id: z.string(), amount_usd: z.string(), status: z.enum(['creating', 'pending', 'paid', 'failed']) }) } },
+    responses: { 200: { description: 'The top-up', schema: z.looseObject({ id: z.string(), amount_usd: z.string(), status: z.enum(['creating', 'pending', 'paid', 'failed']), refunded_usd: z.string(), disputed_usd: z.string() }) } },
   }),
   get('/api/v1/usage', 'getUsage', 'Usage totals (rejected calls included) and recent rows', 'Usage', { query: UsageQuery, emptyQueryIsAbsent: true }),
   get('/api/v1/usage/export', 'exportUsage', 'Usage rows as CSV (at most 10000, then x-truncated: true)', 'Usage', {
