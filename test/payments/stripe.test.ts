@@ -195,6 +195,11 @@ test('refunds and disputes debit once each; the balance may go negative and the 
   // The top-up says what was taken back (its status stays paid).
   const view = await (await fetch(`${gw.url}/api/v1/billing/topups/${top.id}`, { headers: { authorization: `Bearer ${a.key}` } })).json();
   t.like(view, { status: 'paid', amount_usd: '150.00', refunded_usd: '150.00', disputed_usd: '0.00' });
+  // The console's top-up page lists the refunds beside the top-up.
+  const op = await operatorHttpSession(gw.url, gw.config.ADMIN_TOKEN);
+  await op.post('/console/account', { account_id: a.id });
+  const topUpPage = await (await op.get('/console/topup')).text();
+  t.is(topUpPage.match(/refund of a top-up/g)?.length, 2);
   t.is(await ledgerSum(a.id), await gw.deps.wallet.balance(a.id));
 
   const chat = await fetch(`${gw.url}/v1/chat/completions`, {

@@ -14,11 +14,21 @@ import { currentAccount } from '../access';
 import type { ConsoleServices } from '../services';
 
 
+/** What a ledger row of money in (or taken back out of a payment) is, in words: its kind, and for an adjustment its op. */
+function moneyInKind(e: LedgerDoc): string {
+  if (e.kind === 'grant') return 'signup grant';
+  if (e.kind === 'topup') return 'top-up';
+  if (e._id.includes(':refund:')) return 'refund of a top-up';
+  if (e._id.includes(':dispute:')) return 'disputed top-up';
+  if (e._id.includes(':credit:')) return 'credit';
+  return 'adjustment';
+}
+
 async function topUpPage(ctx: CCtx, svc: ConsoleServices, opts: { amount?: string; errors?: FieldErrors; banner?: Html } = {}): Promise<string> {
   const accountId = currentAccount(ctx);
   const [balance, topups] = await Promise.all([
     svc.deps.wallet.balance(accountId),
-    svc.deps.db.Ledger.find({ account_id: accountId, kind: { $in: ['topup', 'grant'] } }).sort({ created_at: -1 }).limit(20).lean<LedgerDoc[]>(),
+    svc.deps.db.Ledger.find({ account_id: accountId, kind: { $in: ['topup', 'grant', 'adjust'] } }).sort({ created_at: -1 }).limit(20).lean<LedgerDoc[]>(),
   ]);
   return page(ctx, 'Top-up', html`
 ${opts.banner ?? ''}
@@ -31,9 +41,9 @@ ${opts.banner ?? ''}
     attrs: html`inputmode="decimal"`, hint: `Minimum ${usdText(TOPUP_MINIMUM_NANO)}. You pay on the payment processor's checkout page.` })}
   <button type="submit" class="primary">Continue to checkout</button>
 </form>
-<section class="card"><h2>Recent top-ups</h2>
+<section class="card"><h2>Recent top-ups, refunds and credits</h2>
 <div class="table-wrap"><table><thead><tr><th>When</th><th>Kind</th><th class="num">Amount</th><th>Reference</th></tr></thead>
-<tbody>${topups.map((e) => html`<tr><td>${when(e.created_at)}</td><td>${e.kind === 'grant' ? 'signup grant' : 'top-up'}</td><td class="num">${usd(e.amount_nano)}</td><td><code>${e.ref ?? ''}</code></td></tr>`)}</tbody></table></div>
+<tbody>${topups.map((e) => html`<tr><td>${when(e.created_at)}</td><td>${moneyInKind(e)}</td><td class="num">${usd(e.amount_nano)}</td><td><code>${e.ref ?? ''}</code></td></tr>`)}</tbody></table></div>
 </section>`);
 }
 
