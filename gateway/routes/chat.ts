@@ -60,8 +60,10 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     // An agent key: its prelude makes the agent's call, then the same pipeline and billing.
     if (ctx.state.auth!.key.agent_id) return serveAgentCall(deps, ctx);
     const body = parseRequest('chat-completions', ctx.state.body) as Body;
-    const model = resolveModel(deps, ctx, body.model);
     const stream = body.stream === true;
+    // The client's mistake, answered here as OpenAI answers it (not an upstream attempt and an "upstream error").
+    if (body.stream_options != null && !stream) throw errors.invalidRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options');
+    const model = resolveModel(deps, ctx, body.model);
     const channels = deps.catalogue().channels(model, 'chat-completions');
     if (channels.length === 0) throw errors.noChannel(model.id, 'chat-completions');
     const builtins = builtinToolsOf(body.tools);

@@ -239,6 +239,11 @@ test('chat-completions SSE: only data: lines, chunk objects, ends with data: [DO
   const last = JSON.parse(sseEvents(withUsage.text).at(-2)!.data);
   t.deepEqual(last.choices, []);
   t.is(last.usage.completion_tokens, 4);
+
+  // stream_options without stream is the client's mistake: a 400 naming it (before any upstream call).
+  const lone = await post(gw, '/v1/chat/completions', { model: 'gpt-5.1', messages: user('x'), max_tokens: 4, stream_options: { include_usage: true } }, { key });
+  t.is(lone.status, 400);
+  t.like(lone.json.error, { code: 'invalid_request', param: 'stream_options', type: 'invalid_request_error' });
 });
 
 test('messages SSE: event: + data: pairs, message_start first and message_stop last', async (t) => {
