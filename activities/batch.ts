@@ -12,7 +12,7 @@ import { batchModels, lineId, type BatchDoc, type BatchFileDoc, type BatchLineDo
 import { ALL_BATCH_ENDPOINTS, parseOpenAiLines, type LineInput } from '../capabilities/batches/schemas';
 import { BATCH_LINE_HEADER, signLine } from '../capabilities/batches/line-auth';
 import { counts, recordedLines, reportSlice, tally } from '../capabilities/batches/progress';
-import { batchOutcomes, resultFileBytes } from '../capabilities/batches/service';
+import { batchOutcomes, releaseInput, resultFileBytes } from '../capabilities/batches/service';
 
 export interface BatchActivityDeps {
   db: Db;
@@ -170,7 +170,10 @@ export function createBatchActivities(deps: BatchActivityDeps) {
     /** Final status, counts, charge and output files of the batch. */
     async finishBatch(input: { batchId: string; failed?: boolean }): Promise<{ status: string }> {
       const b = await batchOf(input.batchId);
-      if (['completed', 'failed', 'expired', 'cancelled'].includes(b.status)) return { status: b.status };
+      if (['completed', 'failed', 'expired', 'cancelled'].includes(b.status)) {
+        await releaseInput(store, b.input_file_id); // a retry of an end that stopped before it
+        return { status: b.status };
+      }
       const c = await counts(store, b._id);
       const now = new Date();
       const ran = c.completed + c.failed;
@@ -194,6 +197,8 @@ export function createBatchActivities(deps: BatchActivityDeps) {
           ...(status === 'cancelled' ? { cancelled_at: now, completed_at: now } : status === 'expired' ? { expired_at: now, completed_at: now } : { completed_at: now }),
         },
       });
+      // An input the account deleted while the batch ran was kept for it: erased now if no other batch needs it.
+      await releaseInput(store, b.input_file_id);
       // The files' sizes, once (their text follows from the lines and the final status): a file's metadata then
       // reads them instead of building the file (3.3 s at 10,000 lines). A retry that finds the batch final skips
       // this; such a file keeps 0 and its metadata builds it, as before.

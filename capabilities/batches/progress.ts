@@ -1,4 +1,4 @@
-import { lineId, type BatchDoc, type BatchModels } from './store';
+import { lineId, NOT_RUN, type BatchDoc, type BatchModels } from './store';
 
 /** Lines answered 2xx, answered otherwise, and the sum of their charges (nano). */
 export interface LineCounts {
@@ -11,6 +11,7 @@ export interface LineCounts {
 export function tally(rows: Iterable<{ status_code: number; cost_nano?: number | null }>): LineCounts {
   const c: LineCounts = { completed: 0, failed: 0, costNano: 0 };
   for (const r of rows) {
+    if (r.status_code === NOT_RUN) continue; // a record of a line never run: neither answered nor charged
     if (r.status_code >= 200 && r.status_code < 300) c.completed++;
     else c.failed++;
     c.costNano += r.cost_nano ?? 0;

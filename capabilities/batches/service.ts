@@ -9,7 +9,8 @@ import type { MongoConn } from '../../platform/mongo';
 import { formatCredits } from '../../domain/money';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
-import { batchModels, type BatchDoc, type BatchFileDoc, type BatchLineDoc, type BatchModels } from './store';
+import { isDuplicateKey } from '../../platform/mongo';
+import { batchModels, lineId, NOT_RUN, type BatchDoc, type BatchFileDoc, type BatchLineDoc, type BatchModels } from './store';
 import { BATCH_LIMITS, BATCH_WORKFLOW, type BatchEndpoint } from './limits';
 import { limitError, linesToJsonl, parseOpenAiLines, type LineInput } from './schemas';
 import type { BatchWorkflowInput } from '../../workflows/batch';
@@ -50,9 +51,16 @@ export class BatchService {
     return this.store.File.find({ account_id: accountId, deleted_at: null }, { content: 0 }).sort({ created_at: -1 }).limit(limit).lean<BatchFileDoc[]>();
   }
 
+  /**
+   * The file is gone for the account at once (404, not listed, no new batch from it). Deleting a batch's
+   * output or error file deletes that file only. Deleting an input file never touches a batch: one still
+   * running keeps reading its lines and runs to its end, and the result files of every batch that used it
+   * keep their content (`releaseInput`); its content is erased once no batch needs it.
+   */
   async deleteFile(accountId: string, id: string): Promise<void> {
-    await this.file(accountId, id);
-    await this.store.File.updateOne({ _id: id }, { $set: { deleted_at: new Date(), content: null } });
+    const doc = await this.file(accountId, id);
+    await this.store.File.updateOne({ _id: id, deleted_at: null }, { $set: { deleted_at: new Date() } });
+    if (doc.role === 'input') await releaseInput(this.store, id);
   }
 
   /** A file's content: an upload as stored; a batch's output or error file built from its lines' outcomes. */
@@ -105,6 +113,14 @@ export class BatchService {
       results_base: b.resultsBase ?? null,
     };
     await this.store.Batch.collection.insertOne(doc as never);
+    // An input deleted while this batch was being created: the deletion checks for batches that still need
+    // the file after marking it deleted, and this checks the file after recording the batch, so one of the
+    // two sees the other and the file's content is never erased under a batch that will run.
+    const input = await this.store.File.findById(b.inputFileId, { deleted_at: 1 }).lean<Pick<BatchFileDoc, 'deleted_at'>>();
+    if (!input || input.deleted_at) {
+      await this.store.Batch.deleteOne({ _id: doc._id });
+      throw limitError(`no input file '${b.inputFileId}' (it was deleted)`, 'input_file_id');
+    }
     // workflowId = batch id: starting twice is refused, so a retried start is harmless.
     await pRetry(async () => {
       try {
@@ -162,13 +178,60 @@ export interface Outcome {
   line?: BatchLineDoc;
 }
 
-/** Every line of a batch with its outcome (none: not run), in input order. */
+/**
+ * Every line of a batch with its outcome (none: not run), in input order. The recorded lines carry their
+ * own custom_id; only lines with no record (not run yet, or never) are named from the input file, so a
+ * batch's results do not depend on its input once every line has a record (`releaseInput` writes the
+ * records of the lines never run before an input's content is erased). A line with neither (an input
+ * erased before this was so) is left out: it was never run, and its custom_id is gone.
+ */
 export async function batchOutcomes(store: BatchModels, batch: BatchDoc): Promise<Outcome[]> {
-  const file = await store.File.findById(batch.input_file_id).lean<BatchFileDoc>();
-  const lines = file?.content ? parseOpenAiLinesLoose(file.content) : [];
   const done = await store.Line.find({ batch_id: batch._id }).lean<BatchLineDoc[]>();
   const byIndex = new Map(done.map((d) => [d.index, d]));
-  return lines.map((l, index) => ({ index, custom_id: l.custom_id, line: byIndex.get(index) }));
+  let input: Array<{ custom_id: string }> = [];
+  if (done.length < batch.total) {
+    const file = await store.File.findById(batch.input_file_id, { content: 1 }).lean<Pick<BatchFileDoc, 'content'>>();
+    input = file?.content ? parseOpenAiLinesLoose(file.content) : [];
+  }
+  const out: Outcome[] = [];
+  for (let index = 0; index < batch.total; index++) {
+    const d = byIndex.get(index);
+    const custom_id = d?.custom_id ?? input[index]?.custom_id;
+    if (custom_id === undefined) continue;
+    out.push({ index, custom_id, line: d && d.status_code !== NOT_RUN ? d : undefined });
+  }
+  return out;
+}
+
+/**
+ * An input file the account deleted loses its content once no batch needs it: while a batch that uses it
+ * has not ended, nothing (that batch's end calls this again); then each ended batch gets a record of every
+ * line it never ran (with its custom_id, what its error file and results name), and the content is erased.
+ * The deletion and a batch's end each write their own state before reading the other's, so the last of
+ * them erases it. Called by the deletion and by a batch's end (activities/batch.ts `finishBatch`).
+ */
+export async function releaseInput(store: BatchModels, fileId: string): Promise<void> {
+  const file = await store.File.findById(fileId).lean<BatchFileDoc>();
+  if (!file || !file.deleted_at || file.role !== 'input' || file.content === null) return;
+  const batches = await store.Batch.find({ account_id: file.account_id, input_file_id: fileId }).lean<BatchDoc[]>();
+  if (batches.some((b) => !FINAL.has(b.status))) return;
+  const lines = parseOpenAiLinesLoose(file.content);
+  for (const b of batches) {
+    const done = new Set((await store.Line.find({ batch_id: b._id }, { index: 1 }).lean<Array<{ index: number }>>()).map((d) => d.index));
+    const now = new Date();
+    const missing: BatchLineDoc[] = [];
+    for (let index = 0; index < Math.min(b.total, lines.length); index++) {
+      if (done.has(index)) continue;
+      missing.push({ _id: lineId(b._id, index), batch_id: b._id, index, custom_id: lines[index].custom_id, status_code: NOT_RUN, request_id: null, body: null, cost_nano: 0, created_at: now });
+    }
+    for (let i = 0; i < missing.length; i += 1000) {
+      // A record already there (a line that ran, or an earlier attempt) stays as it is.
+      await store.Line.collection.insertMany(missing.slice(i, i + 1000) as never[], { ordered: false }).catch((err: unknown) => {
+        if (!isDuplicateKey(err)) throw err;
+      });
+    }
+  }
+  await store.File.updateOne({ _id: fileId }, { $set: { content: null } });
 }
 
 /** The lines of a batch's output file (its 2xx lines) or error file (the others, and those never run). */

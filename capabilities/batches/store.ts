@@ -107,3 +107,6 @@ export function batchModels(conn: Connection): BatchModels {
 }
 
 export const lineId = (batchId: string, index: number) => `${batchId}:${String(index).padStart(6, '0')}`;
+
+/** `status_code` of a line's record that says it was never run (the batch was cancelled or expired first). */
+export const NOT_RUN = 0;

@@ -294,3 +294,85 @@ test.serial('progress is the sum of the slices\' own counts: a slice reported ag
   });
   t.true(reads.filter((q) => q.collection === 'batch_lines').every((q) => Object.keys(q.filter).join() === '_id'), 'by id only');
 });
+
+test.serial('deleting a batch\'s input file while it runs: the batch runs to its end, its output and error files keep their content, deleting the output deletes only it', async (t) => {
+  t.timeout(300_000);
+  const worker = startWorker();
+  const store = batchModels(gw.deps.db.conn);
+  await gw.control('POST', '/latency', { ttft_ms: 100, token_delay_ms: 0 });
+  try {
+    const a = await account();
+    const openai = new OpenAI({ apiKey: a.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const bad = JSON.stringify({ custom_id: 'bad', method: 'POST', url: '/v1/chat/completions', body: { model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] } });
+    const file = await openai.files.create({ file: await toFile(Buffer.from(`${jsonl(60, '/v1/chat/completions', 'del')}\n${bad}`), 'in.jsonl'), purpose: 'batch' });
+    const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await until('some lines', async () => (await store.Line.countDocuments({ batch_id: batch.id })) >= 5, 120_000);
+    t.true((await openai.files.delete(file.id)).deleted);
+    await t.throwsAsync(openai.files.retrieve(file.id), { instanceOf: OpenAI.NotFoundError }, 'the input is gone for the account at once');
+    t.true(['in_progress', 'finalizing'].includes((await openai.batches.retrieve(batch.id)).status), 'the deletion did not stop the batch');
+    // No new batch from a deleted file.
+    await t.throwsAsync(openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }), { instanceOf: OpenAI.BadRequestError });
+
+    const done = await until('the batch', async () => {
+      const b = await openai.batches.retrieve(batch.id);
+      return ['completed', 'failed', 'cancelled', 'expired'].includes(b.status) && b;
+    });
+    t.is(done.status, 'completed');
+    t.deepEqual(done.request_counts, { total: 61, completed: 60, failed: 1 });
+    const output = await (await openai.files.content(done.output_file_id!)).text();
+    const errors = await (await openai.files.content(done.error_file_id!)).text();
+    const outLines = output.trim().split('\n').map((l) => JSON.parse(l));
+    t.is(outLines.length, 60, 'every answered line is in the output');
+    t.deepEqual(outLines.map((o) => o.custom_id), Array.from({ length: 60 }, (_, i) => `del-${i}`));
+    t.is((await openai.files.retrieve(done.output_file_id!)).bytes, Buffer.byteLength(output), 'the stored size is the content\'s');
+    t.deepEqual(errors.trim().split('\n').map((l) => JSON.parse(l).custom_id), ['bad']);
+    t.is((await openai.files.retrieve(done.error_file_id!)).bytes, Buffer.byteLength(errors));
+    t.is((await store.File.findById(file.id).lean())?.content, null, 'the input\'s content is erased once the batch that needed it ended');
+
+    // Deleting the output file deletes that file only.
+    t.true((await openai.files.delete(done.output_file_id!)).deleted);
+    await t.throwsAsync(openai.files.content(done.output_file_id!), { instanceOf: OpenAI.NotFoundError });
+    t.is(await (await openai.files.content(done.error_file_id!)).text(), errors, 'the error file is untouched');
+    t.is((await openai.batches.retrieve(batch.id)).request_counts?.completed, 60);
+  } finally {
+    await gw.control('POST', '/latency', { ttft_ms: 0, token_delay_ms: 0 });
+    worker.kill('SIGKILL');
+    await exited(worker);
+  }
+});
+
+test.serial('deleting the input of a cancelled batch: its error file still names every line never run, its output is unchanged', async (t) => {
+  t.timeout(300_000);
+  const worker = startWorker();
+  const store = batchModels(gw.deps.db.conn);
+  await gw.control('POST', '/latency', { ttft_ms: 200, token_delay_ms: 0 });
+  try {
+    const a = await account();
+    const openai = new OpenAI({ apiKey: a.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const file = await openai.files.create({ file: await toFile(Buffer.from(jsonl(300, '/v1/chat/completions', 'cx')), 'in.jsonl'), purpose: 'batch' });
+    const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await until('some lines', async () => (await store.Line.countDocuments({ batch_id: batch.id })) >= 10, 120_000);
+    await openai.batches.cancel(batch.id);
+    const done = await until('the cancel', async () => {
+      const b = await openai.batches.retrieve(batch.id);
+      return b.status === 'cancelled' && b;
+    });
+    const ran = done.request_counts!.completed;
+    t.true(ran < 300, `the cancel landed mid-run (${ran} lines ran)`);
+    const output = await (await openai.files.content(done.output_file_id!)).text();
+    const errors = await (await openai.files.content(done.error_file_id!)).text();
+    t.is(errors.trim().split('\n').length, 300 - ran);
+
+    t.true((await openai.files.delete(file.id)).deleted);
+    t.is(await (await openai.files.content(done.output_file_id!)).text(), output, 'the output is unchanged');
+    const after = await (await openai.files.content(done.error_file_id!)).text();
+    t.is(after, errors, 'the error file is unchanged');
+    t.true(after.trim().split('\n').every((l) => JSON.parse(l).error.code === 'batch_cancelled'));
+    t.is((await openai.files.retrieve(done.error_file_id!)).bytes, Buffer.byteLength(errors));
+    t.is((await store.File.findById(file.id).lean())?.content, null, 'the input\'s content is erased');
+  } finally {
+    await gw.control('POST', '/latency', { ttft_ms: 0, token_delay_ms: 0 });
+    worker.kill('SIGKILL');
+    await exited(worker);
+  }
+});

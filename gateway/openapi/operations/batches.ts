@@ -86,6 +86,7 @@ export const batchOperations: Operation[] = [
   }),
   files({
     method: 'delete', path: '/v1/files/{id}', operationId: 'deleteFile', summary: 'Delete a file',
+    description: 'The file is 404 and unlisted at once, and no new batch can use it. Deleting a batch\'s input file does not touch the batch: one still running runs to its end, and the output and error files of every batch that used it keep their content for their whole retention. Deleting an output or error file deletes that file only.',
     errorStatuses: [...KEY_ERRORS, 404], params: Id,
     responses: { 200: { description: 'Deleted', schema: FileDeleted } },
   }),
