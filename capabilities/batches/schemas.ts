@@ -38,6 +38,14 @@ export const ListQuery = z.object({
   before_id: z.string().optional(),
 });
 
+/** `GET /v1/files` (https://platform.openai.com/docs/api-reference/files/list): newest first by default, paged with `after`. */
+export const FilesListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(10_000).default(10_000),
+  after: z.string().min(1).optional().meta({ description: 'The `last_id` of the previous page' }),
+  order: z.enum(['asc', 'desc']).default('desc').meta({ description: 'By `created_at` (files created in the same millisecond by id)' }),
+  purpose: z.string().min(1).optional().meta({ description: 'Only files of this purpose (`batch` or `batch_output`)' }),
+});
+
 export const limitError = (message: string, param?: string) => new GatewayError('invalid_request', message, { status: 400, param });
 
 /** Parse an uploaded JSONL batch file: every line checked, the first problem named with its line number. */

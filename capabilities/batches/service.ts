@@ -9,6 +9,7 @@ import type { MongoConn } from '../../platform/mongo';
 import { formatCredits } from '../../domain/money';
 import type { Config } from '../../platform/config';
 import type { Logger } from '../../platform/logger';
+import type { Model } from 'mongoose';
 import { isDuplicateKey } from '../../platform/mongo';
 import { batchModels, lineId, NOT_RUN, type BatchDoc, type BatchFileDoc, type BatchLineDoc, type BatchModels } from './store';
 import { BATCH_LIMITS, BATCH_WORKFLOW, type BatchEndpoint } from './limits';
@@ -47,8 +48,12 @@ export class BatchService {
     return doc;
   }
 
-  async listFiles(accountId: string, limit: number): Promise<BatchFileDoc[]> {
-    return this.store.File.find({ account_id: accountId, deleted_at: null }, { content: 0 }).sort({ created_at: -1 }).limit(limit).lean<BatchFileDoc[]>();
+  async listFiles(accountId: string, q: { limit: number; after?: string; order: 'asc' | 'desc'; purpose?: string }): Promise<{ items: BatchFileDoc[]; hasMore: boolean }> {
+    const filter: Record<string, unknown> = { account_id: accountId, deleted_at: null };
+    if (q.purpose) filter.purpose = q.purpose;
+    const page = await pageOf<BatchFileDoc>(this.store.File, accountId, filter, q.limit, q.after, q.order, { content: 0 });
+    if (!page) throw limitError(`no file '${q.after}' to page after (pass the \`last_id\` of the previous page)`, 'after');
+    return page;
   }
 
   /**
@@ -143,12 +148,9 @@ export class BatchService {
 
   async listBatches(accountId: string, api: BatchDoc['api'], limit: number, after?: string): Promise<{ items: BatchDoc[]; hasMore: boolean }> {
     const q: Record<string, unknown> = { account_id: accountId, api };
-    if (after) {
-      const cursor = await this.store.Batch.findById(after).lean<BatchDoc>();
-      if (cursor) q.created_at = { $lt: cursor.created_at };
-    }
-    const items = await this.store.Batch.find(q).sort({ created_at: -1 }).limit(limit + 1).lean<BatchDoc[]>();
-    return { items: items.slice(0, limit), hasMore: items.length > limit };
+    // An unknown cursor reads the first page, as it always has.
+    const page = await pageOf<BatchDoc>(this.store.Batch, accountId, q, limit, after, 'desc');
+    return page ?? (await pageOf<BatchDoc>(this.store.Batch, accountId, q, limit, undefined, 'desc'))!;
   }
 
   /** Stop new lines: the workflow is told, lines in flight finish and are billed, the output holds what finished. */
@@ -232,6 +234,24 @@ export async function releaseInput(store: BatchModels, fileId: string): Promise<
     }
   }
   await store.File.updateOne({ _id: fileId }, { $set: { content: null } });
+}
+
+/**
+ * One page of an account's records ordered by (created_at, _id), newest or oldest first. The cursor is
+ * the last id of the previous page; records created in the same millisecond are told apart by their id,
+ * so paging never skips or repeats one. null: the cursor is not one of the account's records.
+ */
+async function pageOf<T>(model: Model<any>, accountId: string, filter: Record<string, unknown>, limit: number, after: string | undefined, order: 'asc' | 'desc', projection?: Record<string, 0>): Promise<{ items: T[]; hasMore: boolean } | null> {
+  const q: Record<string, unknown> = { ...filter };
+  const op = order === 'desc' ? '$lt' : '$gt';
+  if (after) {
+    const cursor = await model.findById(after, { account_id: 1, created_at: 1 }).lean<{ account_id: string; created_at: Date }>();
+    if (!cursor || cursor.account_id !== accountId) return null;
+    q.$or = [{ created_at: { [op]: cursor.created_at } }, { created_at: cursor.created_at, _id: { [op]: after } }];
+  }
+  const dir = order === 'desc' ? -1 : 1;
+  const items = await model.find(q, projection).sort({ created_at: dir, _id: dir }).limit(limit + 1).lean<T[]>();
+  return { items: items.slice(0, limit), hasMore: items.length > limit };
 }
 
 /** The lines of a batch's output file (its 2xx lines) or error file (the others, and those never run). */

@@ -7,7 +7,7 @@ import { validBody, validQuery } from '../middleware/validate';
 import { isMultipart, readMultipart } from '../media/multipart';
 import { publicBaseUrl } from '../../platform/config';
 import { BATCH_LIMITS } from '../../capabilities/batches/limits';
-import { CreateBatchBody, CreateMessageBatchBody, ListQuery, limitError } from '../../capabilities/batches/schemas';
+import { CreateBatchBody, CreateMessageBatchBody, FilesListQuery, ListQuery, limitError } from '../../capabilities/batches/schemas';
 import { anthropicBatchView, BatchService, fileView, openAiBatchView } from '../../capabilities/batches/service';
 
 /**
@@ -38,9 +38,10 @@ export function batchRoutes(deps: ServiceDeps): Router<GatewayState> {
     ctx.body = fileView(doc);
   });
   router.get('/v1/files', read, async (ctx) => {
-    const q = validQuery(ctx, ListQuery);
-    const files = await service.listFiles(account(ctx), q.limit);
-    ctx.body = { object: 'list', data: files.map(fileView), has_more: false };
+    const q = validQuery(ctx, FilesListQuery);
+    const page = await service.listFiles(account(ctx), q);
+    const data = page.items.map(fileView);
+    ctx.body = { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore };
   });
   router.get('/v1/files/:id', read, async (ctx) => {
     const doc = await service.file(account(ctx), ctx.params.id);

@@ -376,3 +376,55 @@ test.serial('deleting the input of a cancelled batch: its error file still names
     await exited(worker);
   }
 });
+
+test.serial('files.list pages with after / limit / order: every file once, also files created in the same millisecond; batches.list too', async (t) => {
+  const a = await account();
+  const openai = new OpenAI({ apiKey: a.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  const store = batchModels(gw.deps.db.conn);
+  const uploaded: string[] = [];
+  for (let i = 0; i < 3; i++) uploaded.push((await openai.files.create({ file: await toFile(Buffer.from(jsonl(1)), `u${i}.jsonl`), purpose: 'batch' })).id);
+  // 110 files sharing one creation millisecond (a timestamp cursor alone skips or repeats them), and a deleted one.
+  const at = new Date();
+  const docs = Array.from({ length: 111 }, (_, i) => ({
+    _id: `file-same${String((i * 41) % 111).padStart(3, '0')}`, account_id: a.id, key_id: 'k', purpose: 'batch_output', filename: `s${i}.jsonl`, bytes: 1, content: null,
+    batch_id: null, role: 'output', created_at: at, expires_at: new Date(at.getTime() + BATCH_LIMITS.fileTtlMs), deleted_at: i === 110 ? at : null,
+  }));
+  await store.File.collection.insertMany(docs as never[]);
+  const expected = new Set([...uploaded, ...docs.filter((d) => !d.deleted_at).map((d) => d._id)]);
+
+  const desc: any[] = [];
+  for await (const f of openai.files.list({ limit: 7 })) desc.push(f);
+  t.is(desc.length, 113, 'the SDK\'s auto-pagination reaches every file');
+  t.is(new Set(desc.map((f) => f.id)).size, 113, 'no file twice');
+  t.deepEqual(desc.map((f) => f.id).sort(), [...expected].sort());
+  t.true(desc.every((f, i) => i === 0 || desc[i - 1].created_at >= f.created_at), 'newest first');
+  const asc: string[] = [];
+  for await (const f of openai.files.list({ limit: 10, order: 'asc' })) asc.push(f.id);
+  t.deepEqual(asc, desc.map((f) => f.id).reverse(), 'order=asc is the same list, oldest first');
+  const outputs: string[] = [];
+  for await (const f of openai.files.list({ purpose: 'batch' })) outputs.push(f.id);
+  t.deepEqual(outputs.sort(), [...uploaded].sort(), 'purpose filters');
+
+  const get = (q: string) => fetch(`${gw.url}/v1/files?${q}`, { headers: { authorization: `Bearer ${a.key}` } });
+  const first = (await (await get('limit=5')).json()) as any;
+  t.like(first, { object: 'list', has_more: true, first_id: first.data[0].id, last_id: first.data[4].id });
+  t.is(first.data.length, 5);
+  const all = (await (await get('')).json()) as any;
+  t.like(all, { has_more: false });
+  t.is(all.data.length, 113, 'the default page is OpenAI\'s (up to 10,000)');
+  t.is((await get('limit=0')).status, 400);
+  t.is((await get('order=sideways')).status, 400);
+  const unknown = await get('after=file-nope');
+  t.is(unknown.status, 400);
+  t.is(((await unknown.json()) as any).error.param, 'after');
+
+  // GET /v1/batches: the same cursor, over batches created in one millisecond.
+  const batchIds = Array.from({ length: 9 }, (_, i) => `batch_same${String((i * 4) % 9)}${Date.now()}`);
+  await store.Batch.collection.insertMany(batchIds.map((_id) => ({
+    _id, account_id: a.id, key_id: 'k', api: 'openai', endpoint: '/v1/chat/completions', input_file_id: 'file-x', completion_window: '24h', metadata: null,
+    status: 'completed', total: 0, completed: 0, failed: 0, output_file_id: null, error_file_id: null, cost_nano: 0, created_at: at, expires_at: at,
+  })) as never[]);
+  const batches: string[] = [];
+  for await (const b of openai.batches.list({ limit: 2 })) batches.push(b.id);
+  t.deepEqual([...batches].sort(), [...batchIds].sort(), 'every batch once');
+});

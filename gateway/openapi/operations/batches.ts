@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CreateBatchBody, CreateMessageBatchBody, ListQuery } from '../../../capabilities/batches/schemas';
+import { CreateBatchBody, CreateMessageBatchBody, FilesListQuery, ListQuery } from '../../../capabilities/batches/schemas';
 import { BATCH_LIMITS } from '../../../capabilities/batches/limits';
 import { KEY_ERRORS, type Operation } from '../registry';
 
@@ -26,7 +26,7 @@ const FileObject = z.looseObject({
   id: z.string(), object: z.literal('file'), bytes: z.number().int(), created_at: z.number().int(), expires_at: nullableTime,
   filename: z.string(), purpose: z.enum(['batch', 'batch_output']).meta({ description: '`batch`: an uploaded input file; `batch_output`: a batch\'s output or error file' }), status: z.literal('processed'), status_details: z.null(),
 });
-const FileList = z.looseObject({ object: z.literal('list'), data: z.array(FileObject), has_more: z.boolean() });
+const FileList = z.looseObject({ object: z.literal('list'), data: z.array(FileObject), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() });
 const FileDeleted = z.looseObject({ id: z.string(), object: z.literal('file'), deleted: z.literal(true) });
 
 /** The OpenAI Batch object. */
@@ -70,8 +70,9 @@ export const batchOperations: Operation[] = [
   }),
   files({
     method: 'get', path: '/v1/files', operationId: 'listFiles', summary: 'List files (batch inputs and outputs)',
-    errorStatuses: KEY_ERRORS, query: OpenAiListQuery,
-    responses: { 200: { description: 'Newest first', schema: FileList } },
+    description: 'Newest first (`order=asc`: oldest first), up to `limit` files; while `has_more`, the next page is `after=<last_id>`. An `after` that is not one of the account\'s files is a 400 (`param: after`).',
+    errorStatuses: KEY_ERRORS, query: FilesListQuery,
+    responses: { 200: { description: 'A page of files', schema: FileList } },
   }),
   files({
     method: 'get', path: '/v1/files/{id}', operationId: 'getFile', summary: 'Get a file',
