@@ -21,11 +21,16 @@ export const TOPUP_MINIMUM_NANO = parseCredits('134.8');
 /** The most one payment may be: Stripe's largest USD charge ($999,999.99), so an amount it would refuse is a 400 here, not a 502. */
 export const TOPUP_MAXIMUM_NANO = parseCredits('999999.99');
 
-/** The top-up minimum (and the processor's maximum), checked when a payment starts and again when it is credited. */
+/** The top-up minimum, checked when a payment starts and again when it is credited. */
 export function assertTopUpAmount(amountNano: number): void {
   if (!Number.isSafeInteger(amountNano) || amountNano < TOPUP_MINIMUM_NANO) {
     throw new GatewayError('invalid_request', 'amount_usd is below the top-up minimum of 134.8', { param: 'amount_usd' });
   }
+}
+
+/** A payment's amount: the minimum, and the processor's largest charge (an operator's top-up has no processor). */
+export function assertPaymentAmount(amountNano: number): void {
+  assertTopUpAmount(amountNano);
   if (amountNano > TOPUP_MAXIMUM_NANO) {
     throw new GatewayError('invalid_request', 'amount_usd is above the largest single payment, 999999.99: pay in several top-ups', { param: 'amount_usd' });
   }

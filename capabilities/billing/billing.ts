@@ -4,7 +4,7 @@ import { formatCredits } from '../../domain/money';
 import { GatewayError } from '../../domain/errors';
 import type { PaymentProcessor } from './processor';
 import { billingModels, billingRedisKeys, type BillingModels, type TopUpDoc } from './store';
-import { assertTopUpAmount, type AccountService } from '../accounts/accounts';
+import { assertPaymentAmount, type AccountService } from '../accounts/accounts';
 import { isDuplicateKey } from '../../platform/mongo';
 import type { MongoConn } from '../../platform/mongo';
 import type { AccountModels } from '../accounts/store';
@@ -100,7 +100,7 @@ export class BillingService {
   /** A new top-up and its checkout session; the payer pays at `url`. */
   async startCheckout(accountId: string, amountNano: number, createdBy: string): Promise<CheckoutAnswer> {
     const processor = this.requireProcessor();
-    assertTopUpAmount(amountNano);
+    assertPaymentAmount(amountNano);
     if (amountNano % NANO_PER_CENT !== 0) {
       throw new GatewayError('invalid_request', 'amount_usd must be a whole number of cents (at most 2 decimals)', { param: 'amount_usd' });
     }

@@ -129,26 +129,54 @@ function parameters(set: SchemaSet, name: string, where: 'path' | 'query', schem
 
 const traced = { 'x-gateway-trace': { $ref: `#/components/headers/${TRACE_HEADER_COMPONENT}` } };
 
+/** The other response headers the gateway sends (docs: rate limits, cost fields, translation), as components. */
+const ANSWER_HEADERS: Record<string, Json> = {
+  'x-gateway-cost': { description: 'What the call cost, in credits (a decimal string; a media task\'s once it is final)', schema: { type: 'string' } },
+  'x-gateway-cost-held': { description: 'What a media task holds from the balance until it settles (credits)', schema: { type: 'string' } },
+  'X-Protocol-Translation': { description: 'The gateway translated the call: `{client protocol}_to_{upstream protocol}` (spec 1 section 4.10)', schema: { type: 'string' } },
+  'X-Protocol-Warning': { description: 'Request fields the translation dropped, joined by `; ` (absent when none)', schema: { type: 'string' } },
+  'x-ratelimit-limit-requests': { description: 'The account\'s requests a minute (accounts with a limit)', schema: { type: 'string' } },
+  'x-ratelimit-remaining-requests': { description: 'Requests left in the sliding minute', schema: { type: 'string' } },
+  'x-ratelimit-reset-requests': { description: 'When the window has room again, e.g. `12s`', schema: { type: 'string' } },
+  'x-ratelimit-limit-concurrency': { description: 'The account\'s concurrent requests (accounts with a limit)', schema: { type: 'string' } },
+  'x-ratelimit-remaining-concurrency': { description: 'Concurrent requests left', schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'string' } },
+};
+const headerRefs = (names: string[]): Json => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
+const RATE_HEADERS = ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-concurrency', 'x-ratelimit-remaining-concurrency'];
+
+/** The headers of an operation's success answers beside the trace: by what it is (its tag and authentication). */
+function answerHeaders(op: Operation): Json {
+  const names: string[] = [];
+  if (op.auth === 'key' || op.auth === 'key-header') names.push(...RATE_HEADERS);
+  if (op.tag === 'Chat') names.push('x-gateway-cost', 'X-Protocol-Translation', 'X-Protocol-Warning');
+  if (op.tag === 'Media') names.push('x-gateway-cost', 'x-gateway-cost-held');
+  return { ...traced, ...headerRefs(names) };
+}
+
 function operationObject(set: SchemaSet, op: Operation): Json {
   const errorRef = { $ref: `#/components/schemas/${ERROR_SCHEMAS[op.errors].name}` };
-  const errorResponse = (description: string) => ({ description, headers: traced, content: { 'application/json': { schema: errorRef } } });
+  const errorResponse = (description: string, headers: Json = traced) => ({ description, headers, content: { 'application/json': { schema: errorRef } } });
+  const answered = answerHeaders(op);
   const responses: Json = {};
   for (const [status, r] of Object.entries(op.responses)) {
     const schema = r.schema ? set.output(`${op.operationId}_${status}`, r.schema) : { type: 'object' };
     if (r.contentType === null) {
-      responses[status] = { description: r.description, headers: traced };
+      responses[status] = { description: r.description, headers: answered };
       continue;
     }
     const types = (r.contentType ?? 'application/json').split(',').map((t) => t.trim());
     responses[status] = {
       description: r.description,
-      headers: traced,
+      headers: answered,
       // Streams and files: described in words, not schemas (an SSE stream is a series of events).
       content: Object.fromEntries(types.map((t) => [t, t === 'application/json' ? { schema } : {}])),
     };
   }
   for (const status of [...new Set(op.errorStatuses)].sort()) {
-    responses[String(status)] = errorResponse(`${STATUS_TEXT[status] ?? 'Error'}. ${FAMILY_DESCRIPTION[op.errors]}`);
+    const limited = status === 429 || status === 503;
+    responses[String(status)] = errorResponse(`${STATUS_TEXT[status] ?? 'Error'}. ${FAMILY_DESCRIPTION[op.errors]}`,
+      limited ? { ...traced, ...headerRefs(status === 429 ? ['Retry-After', ...RATE_HEADERS] : ['Retry-After']) } : traced);
   }
   responses.default = errorResponse(`Any other error. ${FAMILY_DESCRIPTION[op.errors]}`);
 
@@ -211,6 +239,7 @@ export function buildOpenApiDocument(opts: DocumentOptions, operations: Operatio
       securitySchemes: SECURITY_SCHEMES,
       headers: {
         [TRACE_HEADER_COMPONENT]: { required: true, description: 'The request id, for support and the call log', schema: { type: 'string', pattern: '^req_[0-9a-f]{24}$' } },
+        ...ANSWER_HEADERS,
       },
     },
   };

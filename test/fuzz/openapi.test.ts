@@ -76,6 +76,15 @@ test('every route the gateway serves is documented, and every documented operati
   t.deepEqual([...docs].filter((r) => !served.has(r)).sort(), [], 'documented operations no route serves');
 });
 
+test('the response headers the docs promise are described: cost, translation, rate limits, Retry-After', (t) => {
+  const chat = doc.paths['/v1/chat/completions'].post.responses;
+  for (const h of ['x-gateway-trace', 'x-gateway-cost', 'X-Protocol-Translation', 'X-Protocol-Warning', 'x-ratelimit-remaining-requests']) t.truthy(chat['200'].headers[h], h);
+  t.truthy(chat['429'].headers['Retry-After']);
+  t.truthy(chat['429'].headers['x-ratelimit-reset-requests']);
+  t.truthy(doc.paths['/v1/images/generations'].post.responses['200'].headers['x-gateway-cost-held']);
+  for (const name of ['x-gateway-cost', 'Retry-After', 'x-ratelimit-limit-concurrency']) t.truthy(doc.components.headers[name], name);
+});
+
 test('every $ref resolves and every operation names the error shape of its family', (t) => {
   const refs: string[] = [];
   const walk = (node: unknown) => {

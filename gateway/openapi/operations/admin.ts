@@ -29,7 +29,7 @@ export const adminOperations: Operation[] = [
   admin('post', '/accounts', 'createAccount', 'Create an account (with the signup grant)', body(NewAccount, { name: 'acme' })),
   admin('get', '/accounts/{id}', 'getAccount', 'An account'),
   admin('patch', '/accounts/{id}', 'updateAccount', 'Status and rate limits', body(AccountPatch, { rate_limit: { rpm: 600 } })),
-  admin('post', '/accounts/{id}/topups', 'topUp', 'Top up (134.8 to 999999.99; `reference` or Idempotency-Key make it idempotent: the same again is a replay, another amount 409; `topup_…` references are the checkout\'s own and refused)', body(TopUp, { amount_usd: '200', reference: 'inv-1' })),
+  admin('post', '/accounts/{id}/topups', 'topUp', 'Top up (at least 134.8; `reference` or Idempotency-Key make it idempotent: the same again is a replay, another amount 409; `topup_…` references are the checkout\'s own and refused)', body(TopUp, { amount_usd: '200', reference: 'inv-1' })),
   admin('post', '/accounts/{id}/credits', 'credit', 'Credit any positive amount once per `reference` (a won dispute, goodwill; ledger kind adjust); the same again is a replay, another amount 409', body(Credit, { amount_usd: '49.50', reference: 'dispute-won-dp_1' })),
   admin('get', '/accounts', 'listAccounts', 'Every account in id order, paged (`after` = the previous page\'s `next_cursor`)', { query: IdPaging }),
   admin('get', '/users', 'listUsers', 'Every user in id order, paged (`after` = the previous page\'s `next_cursor`)', { tag: 'People', query: IdPaging }),
