@@ -44,12 +44,12 @@ export class BatchService {
 
   async file(accountId: string, id: string): Promise<BatchFileDoc> {
     const doc = await this.store.File.findById(id).lean<BatchFileDoc>();
-    if (!doc || doc.account_id !== accountId || doc.deleted_at || doc.expires_at.getTime() < Date.now()) throw errors.notFound(`no file '${id}'`);
+    if (!doc || doc.account_id !== accountId || doc.deleted_at || doc.hidden || doc.expires_at.getTime() < Date.now()) throw errors.notFound(`no file '${id}'`);
     return doc;
   }
 
   async listFiles(accountId: string, q: { limit: number; after?: string; order: 'asc' | 'desc'; purpose?: string }): Promise<{ items: BatchFileDoc[]; hasMore: boolean }> {
-    const filter: Record<string, unknown> = { account_id: accountId, deleted_at: null };
+    const filter: Record<string, unknown> = { account_id: accountId, deleted_at: null, hidden: { $ne: true } };
     if (q.purpose) filter.purpose = q.purpose;
     const page = await pageOf<BatchFileDoc>(this.store.File, accountId, filter, q.limit, q.after, q.order, { content: 0 });
     if (!page) throw limitError(`no file '${q.after}' to page after (pass the \`last_id\` of the previous page)`, 'after');
@@ -103,7 +103,7 @@ export class BatchService {
     const fileId = `file-${hex()}`;
     await this.store.File.collection.insertOne({
       _id: fileId, account_id: auth.account.id, key_id: auth.key.id, purpose: 'batch', filename: 'message-batch.jsonl', bytes: Buffer.byteLength(content), content,
-      batch_id: null, role: 'input', created_at: now, expires_at: new Date(now.getTime() + BATCH_LIMITS.fileTtlMs), deleted_at: null,
+      batch_id: null, role: 'input', hidden: true, created_at: now, expires_at: new Date(now.getTime() + BATCH_LIMITS.fileTtlMs), deleted_at: null,
     } as never);
     return this.start(auth, { api: 'anthropic', id: `msgbatch_${hex()}`, endpoint: '/v1/messages', inputFileId: fileId, total: lines.length, metadata: null, window: '24h', resultsBase });
   }

@@ -15,6 +15,8 @@ export interface BatchFileDoc {
   /** Output and error files: their batch and which of the two. */
   batch_id: string | null;
   role: 'input' | 'output' | 'error';
+  /** A Message Batch's requests, kept as its input: the batch's own, never an account's file (not listed, 404 by id). */
+  hidden?: boolean;
   created_at: Date;
   expires_at: Date;
   deleted_at: Date | null;
@@ -78,7 +80,7 @@ export interface BatchModels {
 const opts = { ...docOptions, minimize: false } as const;
 const BatchFileSchema = new Schema<BatchFileDoc>({
   _id: String, account_id: { type: String, index: true }, key_id: String, purpose: String, filename: String, bytes: Number,
-  content: { type: String, default: null }, batch_id: { type: String, default: null }, role: String,
+  content: { type: String, default: null }, batch_id: { type: String, default: null }, role: String, hidden: Boolean,
   created_at: Date, expires_at: Date, deleted_at: { type: Date, default: null },
 }, opts);
 const BatchSchema = new Schema<BatchDoc>({

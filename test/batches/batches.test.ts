@@ -182,6 +182,12 @@ test.serial('anthropic SDK: messages.batches create / retrieve / results / cance
     const created = await anthropic.messages.batches.create({ requests });
     t.is(created.type, 'message_batch');
     t.is(created.processing_status, 'in_progress');
+    // Its requests are kept as the batch's input, never as one of the account's files.
+    const files = await fetch(`${gw.url}/v1/files`, { headers: { authorization: `Bearer ${a.key}` } }).then((r) => r.json()) as { data: unknown[] };
+    t.deepEqual(files.data, []);
+    const inputId = (await gw.deps.db.conn.collection('batches').findOne({ _id: created.id as never }))?.input_file_id as string;
+    t.truthy(inputId);
+    t.is((await fetch(`${gw.url}/v1/files/${inputId}`, { headers: { authorization: `Bearer ${a.key}` } })).status, 404);
     const ended = await until('the message batch', async () => {
       const b = await anthropic.messages.batches.retrieve(created.id);
       return b.processing_status === 'ended' && b;
