@@ -5,6 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureCompose } from '../../dev/scripts/lib/tools';
 import { scratchDir } from '../../dev/scripts/lib/scratch';
+import { loadConfig, paymentsConfigProblem } from '../../platform/config';
+import { containerEnv, dockerfileEnv } from './image-env';
 
 /**
  * docker-compose.yml as README.md and .env.example document it, checked with `docker-compose config`
@@ -123,4 +125,27 @@ test('without ADMIN_TOKEN compose refuses, naming the variable and the template'
   const project = projectWith({ ADMIN_TOKEN: '' });
   const err = await t.throwsAsync(config(project));
   t.regex(String((err as { stderr?: string }).stderr ?? err!.message), /ADMIN_TOKEN.*\.env\.example/);
+});
+
+test('the quick start\'s gateway starts in production: its compose environment plus the image\'s passes the start checks', async (t) => {
+  const cfg = await config(projectWith());
+  t.is(dockerfileEnv().NODE_ENV, 'production', 'the Dockerfile\'s ENV was read');
+  for (const name of APP_SERVICES) {
+    const env = containerEnv(cfg.services[name].environment!);
+    // What gateway/server.ts and workers/main.ts do first: loadConfigOrExit, then (the gateway) the payments check.
+    const c = loadConfig(env);
+    t.is(c.DEPLOYMENT_MODE, 'production', name);
+    t.is(paymentsConfigProblem(c), null, `${name}: ${paymentsConfigProblem(c)}`);
+  }
+  t.false(loadConfig(containerEnv(cfg.services.gateway.environment!)).TOPUPS_ENABLED, 'top-ups are off until Stripe\'s keys are given');
+
+  // Top-ups on with the three values .env.example names: accepted, and each one reaches the gateway.
+  const stripe = { TOPUPS_ENABLED: 'true', STRIPE_SECRET_KEY: 'sk_test_abcdefgh', STRIPE_WEBHOOK_SECRET: 'whsec_0123456789abcdef', PUBLIC_BASE_URL: 'https://api.example.com' };
+  const on = loadConfig(containerEnv((await config(projectWith(stripe))).services.gateway.environment!));
+  t.true(on.TOPUPS_ENABLED);
+  t.is(paymentsConfigProblem(on), null);
+  t.is(on.PUBLIC_BASE_URL, stripe.PUBLIC_BASE_URL);
+  // Top-ups on without the keys: refused, naming them (the gateway's exit 1).
+  const bare = loadConfig(containerEnv((await config(projectWith({ TOPUPS_ENABLED: 'true' }))).services.gateway.environment!));
+  t.regex(paymentsConfigProblem(bare) ?? '', /STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, PUBLIC_BASE_URL/);
 });

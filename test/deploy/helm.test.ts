@@ -5,6 +5,8 @@ import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import { ensureHelm, ensureKubernetesValidate } from '../../dev/scripts/lib/tools';
+import { loadConfig, paymentsConfigProblem } from '../../platform/config';
+import { containerEnv } from './image-env';
 
 /**
  * The Helm chart (deploy/helm/model-gateway): `helm lint`, `helm template` with the defaults and with
@@ -72,6 +74,13 @@ const one = (objects: K8sObject[], kind: string, name: string) => {
   if (!found) throw new Error(`no ${kind} ${name} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
   return found;
 };
+/** A Deployment's container environment as the pod gets it: the image's ENV, then envFrom (ConfigMap, Secret) in order, then env. */
+function podEnv(objects: K8sObject[], deployment: string, container = 0): Record<string, string> {
+  const c = one(objects, 'Deployment', deployment).spec.template.spec.containers[container];
+  const from = (c.envFrom ?? []).map((f: { configMapRef?: { name: string }; secretRef?: { name: string } }) =>
+    f.configMapRef ? one(objects, 'ConfigMap', f.configMapRef.name).data! : one(objects, 'Secret', f.secretRef!.name).stringData!);
+  return containerEnv(...from, envOf(one(objects, 'Deployment', deployment), container));
+}
 const envOf = (d: K8sObject, container = 0) => Object.fromEntries((d.spec.template.spec.containers[container].env ?? []).map((e: { name: string; value?: string }) => [e.name, e.value]));
 
 test('helm lint passes with the defaults and with every option on', async (t) => {
@@ -176,4 +185,18 @@ test('ServiceMonitor (optional) scrapes the metrics Services of every component'
   const metricsServices = byKind(objects, 'Service').filter((s) => Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v));
   t.deepEqual(metricsServices.map((s) => s.metadata.name).sort(), ['gateway', 'worker-knowledge', 'worker-media', 'worker-webhooks'].map((c) => `mg-model-gateway-${c}-metrics`));
   for (const s of metricsServices) t.is(s.spec.ports[0].name, sm.spec.endpoints[0].port);
+});
+
+test('the rendered gateway and workers start in production: their pod environment passes the start checks', async (t) => {
+  const { objects } = await render();
+  for (const d of byKind(objects, 'Deployment')) {
+    const c = loadConfig(podEnv(objects, d.metadata.name));
+    t.is(c.DEPLOYMENT_MODE, 'production', d.metadata.name);
+    t.is(paymentsConfigProblem(c), null, `${d.metadata.name}: ${paymentsConfigProblem(c)}`);
+  }
+  const { objects: stripe } = await render('--set', 'topups.enabled=true', '--set', 'publicBaseUrl=https://api.example.com',
+    '--set', 'secrets.stripeSecretKey=sk_test_abcdefgh', '--set', 'secrets.stripeWebhookSecret=whsec_0123456789abcdef');
+  const on = loadConfig(podEnv(stripe, 'mg-model-gateway-gateway'));
+  t.true(on.TOPUPS_ENABLED);
+  t.is(paymentsConfigProblem(on), null);
 });
