@@ -20,7 +20,7 @@ const COMPOSE_FILE = path.join(ROOT, 'docker-compose.yml');
 const SECRETS = { ADMIN_TOKEN: 'an-admin-token-of-the-test', KEY_ENCRYPTION_KEY: 'ab'.repeat(32) };
 const APP_SERVICES = ['gateway', 'worker-media', 'worker-knowledge', 'worker-webhooks', 'seed'];
 
-type Service = { environment?: Record<string, string | null>; volumes?: Array<{ type: string; source: string; target: string; read_only?: boolean }>; profiles?: string[]; command?: string[]; depends_on?: Record<string, { condition: string; required?: boolean }>; healthcheck?: { test: string[] } };
+type Service = { stop_grace_period?: string; ports?: Array<{ target: number; published?: string }>; environment?: Record<string, string | null>; volumes?: Array<{ type: string; source: string; target: string; read_only?: boolean }>; profiles?: string[]; command?: string[]; depends_on?: Record<string, { condition: string; required?: boolean }>; healthcheck?: { test: string[] } };
 type ComposeConfig = { services: Record<string, Service> };
 
 let compose = '';
@@ -148,4 +148,12 @@ test('the quick start\'s gateway starts in production: its compose environment p
   // Top-ups on without the keys: refused, naming them (the gateway's exit 1).
   const bare = loadConfig(containerEnv((await config(projectWith({ TOPUPS_ENABLED: 'true' }))).services.gateway.environment!));
   t.regex(paymentsConfigProblem(bare) ?? '', /STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, PUBLIC_BASE_URL/);
+});
+
+test('the media worker (batches run on its queue) sends batch lines to the gateway service, not its own loopback', async (t) => {
+  const cfg = await config(projectWith());
+  const url = new URL(loadConfig(containerEnv(cfg.services['worker-media'].environment!)).GATEWAY_INTERNAL_URL ?? 'http://127.0.0.1/');
+  t.is(url.hostname, 'gateway', 'the gateway service\'s name');
+  t.truthy(cfg.services[url.hostname]);
+  t.is(url.port, String(loadConfig(containerEnv(cfg.services.gateway.environment!)).PORT), 'the port the gateway listens on in its container');
 });

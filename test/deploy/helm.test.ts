@@ -200,3 +200,18 @@ test('the rendered gateway and workers start in production: their pod environmen
   t.true(on.TOPUPS_ENABLED);
   t.is(paymentsConfigProblem(on), null);
 });
+
+test('the media worker (batches run on its queue) sends batch lines to the gateway Service, not its own loopback', async (t) => {
+  for (const [ns, args] of [['gateway', []], ['gateway', ['--set', 'gateway.service.port=8081']]] as const) {
+    const { objects } = await render(...args);
+    const svc = one(objects, 'Service', 'mg-model-gateway-gateway');
+    const url = new URL(loadConfig(podEnv(objects, 'mg-model-gateway-worker-media')).GATEWAY_INTERNAL_URL ?? 'http://127.0.0.1/');
+    t.is(url.hostname, `${svc.metadata.name}.${ns}.svc`);
+    t.is(Number(url.port || 80), svc.spec.ports[0].port);
+    // The Service's port reaches the gateway container's listening port.
+    const gw = one(objects, 'Deployment', 'mg-model-gateway-gateway').spec.template.spec.containers[0];
+    t.is(gw.ports.find((p: { name: string }) => p.name === svc.spec.ports[0].targetPort).containerPort, Number(podEnv(objects, 'mg-model-gateway-gateway').PORT));
+  }
+  const { objects: given } = await render('--set', 'gateway.internalUrl=http://gw.internal:8080');
+  t.is(podEnv(given, 'mg-model-gateway-worker-media').GATEWAY_INTERNAL_URL, 'http://gw.internal:8080');
+});

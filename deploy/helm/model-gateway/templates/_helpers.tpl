@@ -77,3 +77,9 @@ app.kubernetes.io/component: {{ .component }}
   readOnly: true
 {{- end }}
 {{- end -}}
+
+
+{{/* Where batch lines go (GATEWAY_INTERNAL_URL): gateway.internalUrl, else the gateway Service's cluster DNS name and port. */}}
+{{- define "mg.gatewayInternalUrl" -}}
+{{- .Values.gateway.internalUrl | default (printf "http://%s-gateway.%s.svc:%v" (include "mg.fullname" .) .Release.Namespace .Values.gateway.service.port) -}}
+{{- end -}}
