@@ -157,3 +157,23 @@ test('the media worker (batches run on its queue) sends batch lines to the gatew
   t.truthy(cfg.services[url.hostname]);
   t.is(url.port, String(loadConfig(containerEnv(cfg.services.gateway.environment!)).PORT), 'the port the gateway listens on in its container');
 });
+
+/** A Go duration as compose prints it (`5m0s`, `1m0s`, `90s`), in ms. */
+function durationMs(d: string): number {
+  let ms = 0;
+  for (const [, n, unit] of d.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s)/g)) ms += Number(n) * { h: 3_600_000, m: 60_000, s: 1000, ms: 1 }[unit as 'h']!;
+  return ms;
+}
+
+test('each worker lets running activities finish for SHUTDOWN_GRACE_MS, at least 10 s under its stop_grace_period', async (t) => {
+  const cfg = await config(projectWith());
+  for (const queue of ['media', 'knowledge', 'webhooks']) {
+    const w = cfg.services[`worker-${queue}`];
+    const kill = durationMs(w.stop_grace_period ?? '10s'); // compose's default: 10 s
+    const grace = loadConfig(containerEnv(w.environment!)).SHUTDOWN_GRACE_MS;
+    t.true(grace <= kill - 10_000, `worker-${queue}: SHUTDOWN_GRACE_MS ${grace} against stop_grace_period ${w.stop_grace_period}`);
+    t.true(grace >= kill / 2, `worker-${queue}: most of the stop grace goes to running activities (${grace} of ${kill} ms)`);
+  }
+  const gw = cfg.services.gateway;
+  t.true(loadConfig(containerEnv(gw.environment!)).SHUTDOWN_GRACE_MS <= durationMs(gw.stop_grace_period!) - 10_000, 'the gateway drains its journal after the grace');
+});

@@ -215,3 +215,21 @@ test('the media worker (batches run on its queue) sends batch lines to the gatew
   const { objects: given } = await render('--set', 'gateway.internalUrl=http://gw.internal:8080');
   t.is(podEnv(given, 'mg-model-gateway-worker-media').GATEWAY_INTERNAL_URL, 'http://gw.internal:8080');
 });
+
+test('each worker lets running activities finish for SHUTDOWN_GRACE_MS, under the pod\'s terminationGracePeriodSeconds', async (t) => {
+  const { objects } = await render();
+  for (const queue of ['media', 'knowledge', 'webhooks']) {
+    const name = `mg-model-gateway-worker-${queue}`;
+    const kill = one(objects, 'Deployment', name).spec.template.spec.terminationGracePeriodSeconds * 1000;
+    const grace = loadConfig(podEnv(objects, name)).SHUTDOWN_GRACE_MS;
+    t.true(grace <= kill - 10_000, `${name}: SHUTDOWN_GRACE_MS ${grace} against a ${kill} ms grace period`);
+    t.true(grace >= kill / 2, `${name}: most of the grace period goes to running activities (${grace} of ${kill} ms)`);
+  }
+  const gw = one(objects, 'Deployment', 'mg-model-gateway-gateway').spec.template.spec;
+  const preStop = Number(gw.containers[0].lifecycle.preStop.exec.command[1]) * 1000;
+  t.true(preStop + loadConfig(podEnv(objects, 'mg-model-gateway-gateway')).SHUTDOWN_GRACE_MS < gw.terminationGracePeriodSeconds * 1000, 'gateway: preStop sleep + grace under the pod\'s');
+  const { objects: longer } = await render('--set', 'workers.media.terminationGracePeriodSeconds=900', '--set', 'workers.media.shutdownGraceSeconds=840');
+  t.is(podEnv(longer, 'mg-model-gateway-worker-media').SHUTDOWN_GRACE_MS, '840000');
+  const bad = await t.throwsAsync(render('--set', 'workers.media.shutdownGraceSeconds=300'));
+  t.regex(bad!.message, /workers\.media\.shutdownGraceSeconds \(300\) must be below workers\.media\.terminationGracePeriodSeconds \(300\)/);
+});
