@@ -12,6 +12,7 @@ import { watchWorker } from '../platform/metrics/temporal';
 import { currentTracing } from '../platform/tracing/current';
 import { eventLoopServing } from '../platform/metrics/event-loop';
 import { threadCompute } from '../capabilities/knowledge/compute';
+import { ensureSearchAttributes } from '../platform/temporal-search-attributes';
 
 const config = loadConfigOrExit(process.env, 'the worker');
 const queue = queueFromArgs(process.argv.slice(2), config);
@@ -24,6 +25,9 @@ metrics?.registry.setDefaultLabels({ service: 'worker', queue });
 // build, but finding or bundling the threads' entry is start-up work, not a stall of a build's event loop).
 const compute = queue === 'knowledge' ? threadCompute({ threads: config.KB_COMPILE_THREADS, heapMb: config.KB_COMPILE_THREAD_MB, nice: config.KB_COMPILE_THREAD_NICE }) : undefined;
 const { worker, connection } = await createWorker(config, { ...deps, compute }, { queue });
+// A fresh namespace (the chart's Temporal, a new one on a shared cluster) lacks the search attributes every media task
+// and knowledge build starts with: registered here when missing, or one warning naming them when the server refuses.
+await ensureSearchAttributes(connection.operatorService, config.TEMPORAL_NAMESPACE, log);
 if (metrics) {
   watchWorker(metrics, worker);
   watchStore(metrics, deps.db, log);
