@@ -11,6 +11,7 @@ import { UpstreamPools } from '../platform/upstream';
 import { createMediaHttp } from '../providers/media/http';
 import { Client } from '@temporalio/client';
 import { lazyTemporalConnection } from '../platform/temporal-connection';
+import { temporalConnectionOptions } from '../platform/temporal';
 import { CatalogueCache } from './catalogue/catalogue-cache';
 import { ChannelHealth } from './catalogue/channel-health';
 import { ChannelService } from './catalogue/channels';
@@ -60,7 +61,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
   const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, previousKeys: config.KEY_ENCRYPTION_KEYS_PREVIOUS, serviceTag: config.KEY_SERVICE_TAG });
   const accounts = new AccountService(db, redis, wallet);
   const upstream = new UpstreamPools({ connections: config.UPSTREAM_CONNECTIONS, timeoutMs: config.CHAT_UPSTREAM_TIMEOUT_MS });
-  const temporalConnection = lazyTemporalConnection({ address: config.TEMPORAL_ADDRESS });
+  const temporalConnection = lazyTemporalConnection(temporalConnectionOptions(config));
   const pages = new PageStore(db, redis);
   const corpora = new CorpusCache(pages);
   const retrieval = new Retrieval(corpora);

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { z } from 'zod';
 
 /** Every environment variable the processes read, parsed once. Documented in README.md. */
@@ -13,6 +14,20 @@ const EnvSchema = z.object({
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('media'),
+  /**
+   * TLS to the Temporal frontend (gateway and workers alike, platform/temporal.ts temporalConnectionOptions): `on`/`off`.
+   * Unset: on when TEMPORAL_API_KEY or a client certificate is given (Temporal Cloud), else off.
+   */
+  TEMPORAL_TLS: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['on', 'off', 'true', 'false']).optional()),
+  /** mTLS: the client certificate and its private key (PEM files), both or neither. */
+  TEMPORAL_TLS_CERT_FILE: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  TEMPORAL_TLS_KEY_FILE: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  /** The CA (PEM) that signed the server's certificate; unset: the system's roots. */
+  TEMPORAL_TLS_CA_FILE: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  /** The name the server's certificate is checked against, when it is not TEMPORAL_ADDRESS's host. */
+  TEMPORAL_TLS_SERVER_NAME: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  /** Temporal Cloud API key (sent as `Authorization: Bearer`); implies TLS. */
+  TEMPORAL_API_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
   /** Base URL substituted for ${SIMULATOR_URL} in the catalogue's channel URLs. */
   SIMULATOR_URL: z.string().default('http://127.0.0.1:8090'),
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters'),
@@ -146,6 +161,28 @@ const EnvSchema = z.object({
   WORKER_MAX_ACTIVITIES: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional()),
   WORKER_MAX_WORKFLOW_TASKS: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(2).optional()),
   WORKER_MAX_LOCAL_ACTIVITIES: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional()),
+}).superRefine((env, ctx) => {
+  // Temporal TLS: contradictions and unreadable files refuse the start here, naming the variable, not at the first connection.
+  const tlsOff = env.TEMPORAL_TLS === 'off' || env.TEMPORAL_TLS === 'false';
+  if ((env.TEMPORAL_TLS_CERT_FILE === undefined) !== (env.TEMPORAL_TLS_KEY_FILE === undefined)) {
+    const given = env.TEMPORAL_TLS_CERT_FILE === undefined ? 'TEMPORAL_TLS_KEY_FILE' : 'TEMPORAL_TLS_CERT_FILE';
+    const other = given === 'TEMPORAL_TLS_KEY_FILE' ? 'TEMPORAL_TLS_CERT_FILE' : 'TEMPORAL_TLS_KEY_FILE';
+    ctx.addIssue({ code: 'custom', path: [other], message: `needed with ${given} (a client certificate is the pair)` });
+  }
+  if (tlsOff && env.TEMPORAL_API_KEY) ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS'], message: 'is off, but TEMPORAL_API_KEY implies TLS (unset TEMPORAL_TLS or set it on)' });
+  for (const name of ['TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE', 'TEMPORAL_TLS_CA_FILE'] as const) {
+    const file = env[name];
+    if (file === undefined) continue;
+    if (tlsOff) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `is set, but TEMPORAL_TLS is off` });
+      continue;
+    }
+    try {
+      fs.accessSync(file, fs.constants.R_OK);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})` });
+    }
+  }
 });
 
 /** A channel's `api_key_env` must name a variable of this form; its value is read here, once, with the rest. */
@@ -195,7 +232,8 @@ export function paymentsConfigProblem(config: Pick<Config, 'DEPLOYMENT_MODE' | '
 /** A variable is missing or malformed: the message names each one (no stack is worth showing). */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    // One problem: one line (a log collector keeps it whole); several: one line each.
+    super(problems.length === 1 ? `invalid configuration: ${problems[0]}` : `invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }
 }

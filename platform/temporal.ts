@@ -1,10 +1,34 @@
-import { Client } from '@temporalio/client';
+import fs from 'node:fs';
+import { Client, type TLSConfig } from '@temporalio/client';
 import { connectTemporalConnection } from './temporal-connection';
 import type { Config } from './config';
 import type { WorkerQueue } from '../domain/task-queues';
 
-export async function connectTemporal(config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>): Promise<Client> {
-  const connection = await connectTemporalConnection({ address: config.TEMPORAL_ADDRESS });
+export type TemporalTlsConfig = Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_TLS' | 'TEMPORAL_TLS_CERT_FILE' | 'TEMPORAL_TLS_KEY_FILE' | 'TEMPORAL_TLS_CA_FILE' | 'TEMPORAL_TLS_SERVER_NAME' | 'TEMPORAL_API_KEY'>;
+
+/**
+ * THE connection options to the Temporal frontend, for both the client's Connection (gateway, worker housekeeping)
+ * and the worker's NativeConnection: the address, TLS (TEMPORAL_TLS; on by itself with an API key or a client
+ * certificate), the mTLS pair and CA read from their files (loadConfig has checked they are readable), and the API key.
+ */
+export function temporalConnectionOptions(config: TemporalTlsConfig): { address: string; tls?: TLSConfig | boolean; apiKey?: string } {
+  const explicit = config.TEMPORAL_TLS === undefined ? undefined : config.TEMPORAL_TLS === 'on' || config.TEMPORAL_TLS === 'true';
+  const mtls = config.TEMPORAL_TLS_CERT_FILE !== undefined && config.TEMPORAL_TLS_KEY_FILE !== undefined;
+  const on = explicit ?? (!!config.TEMPORAL_API_KEY || mtls || !!config.TEMPORAL_TLS_CA_FILE);
+  const options: { address: string; tls?: TLSConfig | boolean; apiKey?: string } = { address: config.TEMPORAL_ADDRESS };
+  if (on) {
+    const tls: TLSConfig = {};
+    if (config.TEMPORAL_TLS_SERVER_NAME) tls.serverNameOverride = config.TEMPORAL_TLS_SERVER_NAME;
+    if (config.TEMPORAL_TLS_CA_FILE) tls.serverRootCACertificate = fs.readFileSync(config.TEMPORAL_TLS_CA_FILE);
+    if (mtls) tls.clientCertPair = { crt: fs.readFileSync(config.TEMPORAL_TLS_CERT_FILE!), key: fs.readFileSync(config.TEMPORAL_TLS_KEY_FILE!) };
+    options.tls = Object.keys(tls).length > 0 ? tls : true;
+  }
+  if (config.TEMPORAL_API_KEY) options.apiKey = config.TEMPORAL_API_KEY;
+  return options;
+}
+
+export async function connectTemporal(config: Pick<Config, 'TEMPORAL_NAMESPACE'> & TemporalTlsConfig): Promise<Client> {
+  const connection = await connectTemporalConnection(temporalConnectionOptions(config));
   return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 }
 

@@ -4,7 +4,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '../platform/logger';
 import type { Config } from '../platform/config';
-import { workflowBundleOf, workflowsPathOf } from '../platform/temporal';
+import { temporalConnectionOptions, workflowBundleOf, workflowsPathOf } from '../platform/temporal';
 import { createQueueActivities, type ActivityDeps } from '../activities';
 import { linkSweeperWorkflow, LINK_SWEEPER_ID } from '../workflows/link-sweeper';
 import { taskQueueFor, taskQueueName, WORKER_QUEUES, type WorkerQueue } from '../domain/task-queues';
@@ -53,7 +53,7 @@ export const STICKY_SCHEDULE_TO_START = '3s';
  */
 export async function createWorker(config: Config, deps: ActivityDeps, opts: { queue?: WorkerQueue; taskQueue?: string } = {}) {
   const queue = opts.queue ?? 'media';
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const traced = workerTracing();
   const metrics = currentMetrics();
   const slots = slotsOf(queue, config);

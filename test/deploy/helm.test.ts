@@ -7,6 +7,7 @@ import os from 'node:os';
 import { ensureHelm, ensureKubernetesValidate } from '../../dev/scripts/lib/tools';
 import { loadConfig, paymentsConfigProblem } from '../../platform/config';
 import { containerEnv } from './image-env';
+import { temporalConnectionOptions } from '../../platform/temporal';
 
 /**
  * The Helm chart (deploy/helm/model-gateway): `helm lint`, `helm template` with the defaults and with
@@ -232,4 +233,46 @@ test('each worker lets running activities finish for SHUTDOWN_GRACE_MS, under th
   t.is(podEnv(longer, 'mg-model-gateway-worker-media').SHUTDOWN_GRACE_MS, '840000');
   const bad = await t.throwsAsync(render('--set', 'workers.media.shutdownGraceSeconds=300'));
   t.regex(bad!.message, /workers\.media\.shutdownGraceSeconds \(300\) must be below workers\.media\.terminationGracePeriodSeconds \(300\)/);
+});
+
+test('Temporal TLS: plaintext by default; the API key in the Secret, the mTLS pair and CA mounted where the env points, in every pod', async (t) => {
+  const { objects: plain } = await render();
+  const plainEnv = podEnv(plain, 'mg-model-gateway-worker-media');
+  t.deepEqual(temporalConnectionOptions(loadConfig(plainEnv)), { address: 'temporal-frontend:7233' });
+
+  const { objects: cloud } = await render('--set', 'temporal.address=prod.a1b2c.tmprl.cloud:7233', '--set', 'secrets.temporalApiKey=the-key');
+  const cloudOptions = temporalConnectionOptions(loadConfig(podEnv(cloud, 'mg-model-gateway-gateway')));
+  t.deepEqual(cloudOptions, { address: 'prod.a1b2c.tmprl.cloud:7233', tls: true, apiKey: 'the-key' });
+  t.false('TEMPORAL_API_KEY' in one(cloud, 'ConfigMap', 'mg-model-gateway-config').data!, 'the key is in the Secret only');
+
+  const { objects } = await render('-f', FULL);
+  for (const d of byKind(objects, 'Deployment')) {
+    const env = podEnv(objects, d.metadata.name);
+    const pod = d.spec.template.spec;
+    const mounts = pod.containers[0].volumeMounts as Array<{ name: string; mountPath: string; readOnly?: boolean }>;
+    // Each file the env names lies in a read-only mount of the Secret that holds it, under the key the volume selects.
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'chart-tls-'));
+    try {
+      const local: Record<string, string> = {};
+      for (const [name, secret] of [['TEMPORAL_TLS_CERT_FILE', 'temporal-client-tls'], ['TEMPORAL_TLS_KEY_FILE', 'temporal-client-tls'], ['TEMPORAL_TLS_CA_FILE', 'temporal-ca']] as const) {
+        const file = env[name];
+        t.truthy(file, `${d.metadata.name}: ${name}`);
+        const mount = mounts.find((m) => file.startsWith(`${m.mountPath}/`));
+        t.truthy(mount?.readOnly, `${d.metadata.name}: ${file} is in a read-only mount`);
+        const volume = pod.volumes.find((v: { name: string }) => v.name === mount!.name);
+        t.is(volume.secret.secretName, secret);
+        t.true(volume.secret.items.some((i: { path: string }) => i.path === path.basename(file)), `${file}: its Secret's key is projected`);
+        local[name] = path.join(scratch, name);
+        fs.writeFileSync(local[name], `${name} PEM`);
+      }
+      const o = temporalConnectionOptions(loadConfig({ ...env, ...local }));
+      const tls = o.tls as unknown as { serverNameOverride: string; clientCertPair: { crt: Buffer }; serverRootCACertificate: Buffer };
+      t.is(tls.serverNameOverride, 'temporal.internal');
+      t.is(tls.clientCertPair.crt.toString(), 'TEMPORAL_TLS_CERT_FILE PEM');
+      t.is(tls.serverRootCACertificate.toString(), 'TEMPORAL_TLS_CA_FILE PEM');
+      t.is(o.apiKey, 'temporal-cloud-api-key-for-the-chart-check');
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  }
 });

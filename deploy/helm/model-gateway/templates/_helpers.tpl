@@ -61,6 +61,21 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "mg.volumes" -}}
 - name: tmp
   emptyDir: {}
+{{- with .Values.temporal.tls.clientCertSecret }}
+- name: temporal-tls-client
+  secret:
+    secretName: {{ . }}
+    items:
+      - { key: tls.crt, path: tls.crt }
+      - { key: tls.key, path: tls.key }
+{{- end }}
+{{- with .Values.temporal.tls.caSecret }}
+- name: temporal-tls-ca
+  secret:
+    secretName: {{ . }}
+    items:
+      - { key: ca.crt, path: ca.crt }
+{{- end }}
 {{- if .Values.catalogue.existingConfigMap }}
 - name: catalogue
   configMap:
@@ -71,6 +86,16 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "mg.volumeMounts" -}}
 - name: tmp
   mountPath: /tmp
+{{- if .Values.temporal.tls.clientCertSecret }}
+- name: temporal-tls-client
+  mountPath: /etc/model-gateway/temporal-tls/client
+  readOnly: true
+{{- end }}
+{{- if .Values.temporal.tls.caSecret }}
+- name: temporal-tls-ca
+  mountPath: /etc/model-gateway/temporal-tls/ca
+  readOnly: true
+{{- end }}
 {{- if .Values.catalogue.existingConfigMap }}
 - name: catalogue
   mountPath: /etc/model-gateway/catalogue
