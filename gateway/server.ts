@@ -8,6 +8,7 @@ import { eventLoopServing } from '../platform/metrics/event-loop';
 import { currentTracing } from '../platform/tracing/current';
 import { answerClientErrors } from './client-errors';
 import { guardProcess } from '../platform/process-guards';
+import { warnSimulatorChannels } from '../capabilities/catalogue/simulator-check';
 import { heapGrowingPercent, returnStartupGarbage, serverIdle, tuneHeap } from '../platform/heap';
 
 /** Capped by the kernel (net.core.somaxconn). */
@@ -24,6 +25,7 @@ tuneHeap(heapGrowingPercent(config.GATEWAY_HEAP_GROWING_PERCENT));
 const log = createLogger(config.LOG_LEVEL, { service: 'gateway' });
 guardProcess(log);
 const deps = await buildDeps(config, log);
+warnSimulatorChannels(config, deps.catalogue(), log);
 await startMetrics(config, 'gateway', log);
 const app = createApp(deps);
 // A burst of new connections (2,000 streams opened at once) must not overflow the accept queue: Node's

@@ -1,6 +1,9 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 
+/** Where `npm run dev` runs the upstream simulator: the default catalogue's channels call it unless SIMULATOR_URL moves it. */
+export const DEFAULT_SIMULATOR_URL = 'http://127.0.0.1:8090';
+
 /** Every environment variable the processes read, parsed once. Documented in README.md. */
 const EnvSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -29,7 +32,7 @@ const EnvSchema = z.object({
   /** Temporal Cloud API key (sent as `Authorization: Bearer`); implies TLS. */
   TEMPORAL_API_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
   /** Base URL substituted for ${SIMULATOR_URL} in the catalogue's channel URLs. */
-  SIMULATOR_URL: z.string().default('http://127.0.0.1:8090'),
+  SIMULATOR_URL: z.string().default(DEFAULT_SIMULATOR_URL),
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters'),
   /** 32 bytes as 64 hex characters: AES-256-GCM key for stored API keys. */
   KEY_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'KEY_ENCRYPTION_KEY must be 64 hex characters'),

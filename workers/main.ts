@@ -13,12 +13,14 @@ import { currentTracing } from '../platform/tracing/current';
 import { eventLoopServing } from '../platform/metrics/event-loop';
 import { threadCompute } from '../capabilities/knowledge/compute';
 import { ensureSearchAttributes } from '../platform/temporal-search-attributes';
+import { warnSimulatorChannels } from '../capabilities/catalogue/simulator-check';
 
 const config = loadConfigOrExit(process.env, 'the worker');
 const queue = queueFromArgs(process.argv.slice(2), config);
 const log = createLogger(config.LOG_LEVEL, { service: 'worker', queue });
 guardProcess(log);
 const deps = await buildDeps(config, log);
+warnSimulatorChannels(config, deps.catalogue(), log);
 const metrics = await startMetrics(config, 'worker', log);
 metrics?.registry.setDefaultLabels({ service: 'worker', queue });
 // The knowledge worker's compile threads: their pool made now, before it serves (it starts no thread until the first
