@@ -276,3 +276,16 @@ test('Temporal TLS: plaintext by default; the API key in the Secret, the mTLS pa
     }
   }
 });
+
+test('worker rollouts: rolling by default (surge one, none unavailable); Recreate, old pods gone first, when asked', async (t) => {
+  const { objects } = await render();
+  for (const queue of ['media', 'knowledge', 'webhooks']) {
+    t.deepEqual(one(objects, 'Deployment', `mg-model-gateway-worker-${queue}`).spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } });
+  }
+  const { objects: recreate } = await render('--set', 'workers.media.updateStrategy.type=Recreate', '--set', 'workers.media.updateStrategy.rollingUpdate=null');
+  t.deepEqual(one(recreate, 'Deployment', 'mg-model-gateway-worker-media').spec.strategy, { type: 'Recreate' });
+  for (const kube of KUBE_VERSIONS) {
+    const passed = await validateAll(recreate, kube);
+    t.is(passed.length, recreate.filter((o) => !o.apiVersion.startsWith('monitoring.coreos.com/')).length, `kubernetes ${kube}`);
+  }
+});
