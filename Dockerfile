@@ -1,5 +1,5 @@
 # One image for every project process; the command picks which:
-#   docker run IMAGE gateway | worker | seed | simulator
+#   docker run IMAGE gateway | worker [--queue=media|knowledge|webhooks] | seed | simulator
 # The gateway and the worker run compiled JavaScript (dev/scripts/build.ts -> dist/);
 # seed and simulator run their TypeScript through tsx (a runtime dependency).
 FROM node:24-bookworm-slim AS deps

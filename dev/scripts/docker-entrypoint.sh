@@ -5,8 +5,8 @@ run() { exec node --import tsx "$1"; }
 # Gateway and worker run the compiled bundles (npm run build, in the image). When OTEL_* variables ask for
 # traces (docs/observability.md) they run from source under tsx with the tracing preload instead: the
 # instrumentations hook each library as it loads, and a bundle loads none.
-# serve ENTRY [NODE FLAGS...]
-serve() { local entry=$1; shift; exec node "$@" --import tsx --import ./platform/tracing/register.ts "$entry"; }
+# serve ENTRY "NODE FLAGS" [ENTRY ARGS...]
+serve() { local entry=$1 flags=$2; shift 2; exec node $flags --import tsx --import ./platform/tracing/register.ts "$entry" "$@"; }
 tracing() {
   [[ "${OTEL_SDK_DISABLED:-}" != true ]] || return 1
   [[ -n "${OTEL_EXPORTER_OTLP_ENDPOINT:-}${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT:-}" ]] && return 0
@@ -39,8 +39,9 @@ fi
 # The workers' (workers/node-flags): 8 MB semi-spaces, so each scavenge stops a worker's event loop for less.
 WORKER_FLAGS=$(flags_of workers/node-flags)
 case "${1:-gateway}" in
-  gateway) if tracing; then serve gateway/server.ts $GATEWAY_FLAGS; else exec node $GATEWAY_FLAGS dist/gateway.mjs; fi ;;
-  worker) if tracing; then serve workers/main.ts $WORKER_FLAGS; else exec node $WORKER_FLAGS dist/worker.mjs; fi ;;
+  gateway) if tracing; then serve gateway/server.ts "$GATEWAY_FLAGS"; else exec node $GATEWAY_FLAGS dist/gateway.mjs; fi ;;
+  # `worker --queue=knowledge` (or `--queue knowledge`): the arguments go to workers/main.ts, whose flag wins over WORKER_QUEUE.
+  worker) shift; if tracing; then serve workers/main.ts "$WORKER_FLAGS" "$@"; else exec node $WORKER_FLAGS dist/worker.mjs "$@"; fi ;;
   seed) run dev/scripts/seed.ts ;;
   simulator) run dev/simulator/server.ts ;;
   *) exec "$@" ;;

@@ -71,3 +71,18 @@ test('workers are not given the gateway cap', async (t) => {
   t.deepEqual(heapFlags(argv), []);
   t.is(argv.at(-1), 'dist/worker.mjs');
 });
+
+test('worker --queue=X (and --queue X) reaches the worker: workers/main.ts reads the flag, as `npm run worker -- --queue=X` does', async (t) => {
+  const flags = forNode(fs.readFileSync('workers/node-flags', 'utf8'), 24);
+  t.deepEqual(await nodeArgs(['worker', '--queue=knowledge']), [...flags, 'dist/worker.mjs', '--queue=knowledge']);
+  t.deepEqual(await nodeArgs(['worker', '--queue', 'webhooks']), [...flags, 'dist/worker.mjs', '--queue', 'webhooks']);
+  t.deepEqual(await nodeArgs(['worker']), [...flags, 'dist/worker.mjs'], 'no flag: WORKER_QUEUE, else media');
+  // With tracing on, from source under the tracing preload: the flag still follows the entry.
+  const traced = await nodeArgs(['worker', '--queue=knowledge'], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' });
+  t.deepEqual(traced.slice(-2), ['workers/main.ts', '--queue=knowledge']);
+  t.deepEqual(traced.slice(0, flags.length), flags);
+  t.true(traced.includes('./platform/tracing/register.ts'));
+  const tracedGateway = await nodeArgs(['gateway'], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' });
+  t.is(tracedGateway.at(-1), 'gateway/server.ts');
+  t.deepEqual(tracedGateway.slice(0, gatewayFlags(24).length), gatewayFlags(24));
+});
