@@ -20,11 +20,13 @@ import { connectStore } from '../../capabilities/store';
 import { buildDeps } from '../../capabilities/bootstrap';
 import { readCatalogueFile, seedCatalogue } from '../../capabilities/catalogue/records';
 import { createApp } from '../../gateway/app';
+import { drainSettlements } from '../../gateway/chat/settle';
 import { createSimulator } from '../simulator/app';
 import { createMediaHandler, publicBaseUrlOf } from '../simulator/media/index';
 import { createWorker } from '../../workers/worker';
 import { auditWalletWorkflow } from '../../workflows';
 import { startServices } from './lib/services';
+import { bundleWorkflows } from './bundle-workflows';
 import { stopAll } from './lib/proc';
 import { backupMongo, backupRedis, backupTemporalOnline, copyTemporalFile, restoreMongo, restoreRedis, wipeRedis, writeManifest, type BackupManifest } from './lib/backup';
 
@@ -50,12 +52,20 @@ const services = await startServices({ dataDir, ports: { temporal: 27233, tempor
 const media = createMediaHandler({ baseDelayMs: 200 });
 const sim = createSimulator({ extraHandlers: [(req, res, ctx) => media.handle(req, res, { ...ctx, publicBaseUrl: publicBaseUrlOf(req) })] });
 const simUrl = await sim.listen(0, '127.0.0.1');
+// The workflows bundled once, here, for both worker starts below: without WORKFLOW_BUNDLE each createWorker bundles in a
+// worker thread of its own, and the second such bundle in one process crashed Node 20.20 (a segfault, no message).
+const workflowBundle = await bundleWorkflows(path.join(dataDir, 'workflow-bundle.js'));
 const config = loadConfig({
   ...process.env, ...services.env, SIMULATOR_URL: simUrl, PORT: '0', LOG_LEVEL: 'silent', MEDIA_POLL_INTERVAL_MS: '100', DEPLOYMENT_MODE: 'development',
-  ADMIN_TOKEN: randomBytes(16).toString('hex'), KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  ADMIN_TOKEN: randomBytes(16).toString('hex'), KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'), WORKFLOW_BUNDLE: workflowBundle,
 });
 
-type App = { url: string; close(): Promise<void> };
+type App = {
+  url: string;
+  /** Every chat settlement written and the ledger journal drained to the store: the ledger holds every row so far. */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+};
 async function startApp(): Promise<App> {
   const deps = await buildDeps(config, createLogger('silent'));
   const server: Server = createApp(deps).listen(0, '127.0.0.1');
@@ -64,6 +74,10 @@ async function startApp(): Promise<App> {
   const running = worker.worker.run();
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async settle() {
+      await drainSettlements();
+      await deps.wallet.journal.flush();
+    },
     async close() {
       worker.worker.shutdown();
       await running.catch(() => undefined);
@@ -92,12 +106,18 @@ async function finalTask(app: App, key: string, id: string): Promise<{ status: n
 }
 
 type Snapshot = { balances: Record<string, string>; keyBalances: Record<string, string>; tasks: Record<string, string>; ledgerRows: number };
+/**
+ * Every task ended first (their settlements and refunds are ledger rows), then every chat charge drained from the
+ * journal to the ledger, and only then the balances and the ledger counted: counted while a settlement or a journal
+ * entry was still on its way, the rows before the backup and after the restore differed by what had drained between.
+ */
 async function snapshot(app: App, accounts: Array<{ id: string; key: string; tasks: string[] }>): Promise<Snapshot> {
   const s: Snapshot = { balances: {}, keyBalances: {}, tasks: {}, ledgerRows: 0 };
+  for (const a of accounts) for (const t of a.tasks) s.tasks[t] = JSON.stringify((await finalTask(app, a.key, t)).body?.data?.length ?? null);
+  await app.settle();
   for (const a of accounts) {
     s.balances[a.id] = (await admin(app, 'GET', `/accounts/${a.id}`)).body?.balance_usd;
     s.keyBalances[a.id] = JSON.stringify((await call(app, 'GET', '/v1/key/balance', a.key)).body);
-    for (const t of a.tasks) s.tasks[t] = JSON.stringify((await finalTask(app, a.key, t)).body?.data?.length ?? null);
     let cursor: string | null = null;
     do {
       const page: { status: number; body: any } = await admin(app, 'GET', `/accounts/${a.id}/ledger?limit=100${cursor ? `&before=${cursor}` : ''}`);
