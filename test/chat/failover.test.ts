@@ -186,24 +186,28 @@ test.serial('upstream 429 with Retry-After and x-ratelimit-* (a platform limit):
   t.deepEqual(await counts('gemini-a', 'gemini-b'), [1, 0]);
 });
 
-test.serial('no retry after the first byte: a stream cut after K chunks ends, the next channel sees no request', async (t) => {
-  await addFault(gw, 'openai-a', { type: 'cut', after_chunks: 4 }, 1);
+/** One streamed call in each protocol (chat-completions, messages, generate-content), each first channel cut after that many chunks. */
+async function streamsCutAfter(openai: number, anthropic: number, gemini: number) {
+  await addFault(gw, 'openai-a', { type: 'cut', after_chunks: openai }, 1);
   const r = await chat({ stream: true, max_tokens: 20 });
+  await addFault(gw, 'anthropic-a', { type: 'cut', after_chunks: anthropic }, 1);
+  const m = await post(gw, '/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 20, stream: true, messages: user('hi') }, { key });
+  await addFault(gw, 'gemini-a', { type: 'cut', after_chunks: gemini }, 1);
+  const g = await post(gw, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 10 } }, { key });
+  return { r, m, g };
+}
+
+test.serial('no retry after the first byte: a stream cut after K chunks ends, the next channel sees no request', async (t) => {
+  const { r, m, g } = await streamsCutAfter(4, 5, 2);
   t.is(r.status, 200);
   t.is(sseEvents(r.text).length, 4);
   t.deepEqual(await counts(...OPENAI), [1, 0, 0]);
   const row = await usageRow(gw, r.trace);
   t.is(row.status, 'interrupted');
   t.is(row.attempts_count, 1);
-
-  await addFault(gw, 'anthropic-a', { type: 'cut', after_chunks: 5 }, 1);
-  const m = await post(gw, '/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 20, stream: true, messages: user('hi') }, { key });
   t.is(m.status, 200);
   t.false(m.text.includes('message_stop'));
   t.deepEqual(await counts('anthropic-a', 'anthropic-b'), [1, 0]);
-
-  await addFault(gw, 'gemini-a', { type: 'cut', after_chunks: 2 }, 1);
-  const g = await post(gw, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 10 } }, { key });
   t.is(sseEvents(g.text).length, 2);
   t.deepEqual(await counts('gemini-a', 'gemini-b'), [1, 0]);
 });
@@ -221,23 +225,16 @@ test.serial('an upstream error frame inside a messages stream is forwarded uncha
 });
 
 test.serial('a stream cut before its first chunk (nothing reached the client yet) fails over, in each protocol', async (t) => {
-  await addFault(gw, 'openai-a', { type: 'cut', after_chunks: 0 }, 1);
-  const r = await chat({ stream: true, max_tokens: 20 });
+  const { r, m, g } = await streamsCutAfter(0, 0, 0);
   t.is(r.status, 200);
   t.true(r.text.includes('data: [DONE]'), r.text);
   t.deepEqual(await counts(...OPENAI), [1, 1, 0]);
   const row = await usageRow(gw, r.trace);
   t.is(row.status, 'success');
   t.is(row.attempts_count, 2);
-
-  await addFault(gw, 'anthropic-a', { type: 'cut', after_chunks: 0 }, 1);
-  const m = await post(gw, '/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 20, stream: true, messages: user('hi') }, { key });
   t.is(m.status, 200);
   t.true(m.text.includes('message_stop'), m.text);
   t.deepEqual(await counts('anthropic-a', 'anthropic-b'), [1, 1]);
-
-  await addFault(gw, 'gemini-a', { type: 'cut', after_chunks: 0 }, 1);
-  const g = await post(gw, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse', { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 10 } }, { key });
   t.is(g.status, 200);
   t.true(sseEvents(g.text).length > 0, g.text);
   t.deepEqual(await counts('gemini-a', 'gemini-b'), [1, 1]);
