@@ -35,6 +35,23 @@ test('ready when every store answers', async (t) => {
   t.deepEqual(await res.json(), { status: 'ready', checks: { mongo: 'ok', redis: 'ok', temporal: 'ok' } });
 });
 
+test('not ready, naming Redis, when Redis does not answer; still alive (a liveness probe must not restart every replica for an outage)', async (t) => {
+  const gw = await startGateway();
+  gateways.push(gw);
+  const ping = gw.deps.redis.ping.bind(gw.deps.redis);
+  (gw.deps.redis as { ping: () => Promise<string> }).ping = () => Promise.reject(new Error('Connection is closed.'));
+  try {
+    const res = await fetch(`${gw.url}/readyz`);
+    t.is(res.status, 503);
+    const body = (await res.json()) as { checks: Record<string, string> };
+    t.not(body.checks.redis, 'ok');
+    t.is(body.checks.mongo, 'ok');
+    t.is((await fetch(`${gw.url}/healthz`)).status, 200);
+  } finally {
+    (gw.deps.redis as { ping: () => Promise<string> }).ping = ping;
+  }
+});
+
 test('not ready, naming Temporal, when Temporal does not answer; still alive', async (t) => {
   const gw = await startGateway({ TEMPORAL_ADDRESS: `127.0.0.1:${await deadPort()}` });
   gateways.push(gw);

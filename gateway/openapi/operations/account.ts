@@ -17,7 +17,7 @@ const get = (path: string, operationId: string, summary: string, tag: string, op
 const Ignored = z.object({ start_date: z.string().optional(), end_date: z.string().optional() });
 
 export const accountOperations: Operation[] = [
-  get('/healthz', 'health', 'Liveness: Redis reachable, catalogue loaded', 'Service', { auth: 'none', errorStatuses: [], responses: { 200: { description: 'Healthy', schema: z.looseObject({ status: z.literal('ok'), models: z.number() }) } } }),
+  get('/healthz', 'health', 'Liveness: the process answers (no store is asked; outages are /readyz\'s)', 'Service', { auth: 'none', errorStatuses: [], responses: { 200: { description: 'Healthy', schema: z.looseObject({ status: z.literal('ok'), models: z.number() }) } } }),
   get('/readyz', 'ready', 'Readiness: MongoDB, Redis and Temporal each answer within 4 s (503 names the failing ones)', 'Service', { auth: 'none', errorStatuses: [], responses: {
     200: { description: 'Ready', schema: z.looseObject({ status: z.literal('ready'), checks: z.record(z.string(), z.string()) }) },
     503: { description: 'A dependency is down', schema: z.looseObject({ status: z.literal('not ready'), checks: z.record(z.string(), z.string()) }) },
