@@ -44,7 +44,7 @@ export function addressAllowed(address: string, mode: DeploymentMode): { ok: tru
 export function checkCallbackUrl(value: unknown, mode: DeploymentMode): CallbackVerdict {
   if (typeof value !== 'string' || value === '') return { ok: false, reason: 'must be a non-empty string' };
   if (value.length > MAX_CALLBACK_URL_LENGTH) return { ok: false, reason: `must be at most ${MAX_CALLBACK_URL_LENGTH} characters` };
-  const parsed = checkHttpUrl(value, 'must use https');
+  const parsed = checkHttpUrl(value, mode === 'production' ? 'must use https' : 'must use https (or http to a loopback receiver, outside production)');
   if (!parsed.ok) return parsed;
   const url = parsed.url;
   const host = hostOf(url);

@@ -39,6 +39,9 @@ test('the policy, by mode', (t) => {
     t.false(checkCallbackUrl(url, 'production').ok, `production refuses ${url}`);
   }
   t.true(checkCallbackUrl('https://hooks.example.com/task?x=1', 'production').ok);
+  // Another scheme is refused with what the mode does take.
+  t.like(checkCallbackUrl('ftp://127.0.0.1/', 'development'), { ok: false, reason: 'must use https (or http to a loopback receiver, outside production)' });
+  t.like(checkCallbackUrl('ftp://127.0.0.1/', 'production'), { ok: false, reason: 'must use https' });
   t.false(checkCallbackUrl(`https://example.com/${'a'.repeat(2100)}`, 'production').ok);
 });
 
