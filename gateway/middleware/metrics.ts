@@ -21,7 +21,7 @@ export function protocolOf(method: string, route: string): string {
 function routeOf(ctx: Ctx): string {
   const { _matchedRoute: matched, _matchedRouteName: name } = ctx as unknown as { _matchedRoute?: unknown; _matchedRouteName?: unknown };
   if (typeof matched === 'string') return matched;
-  // A route whose path is a regular expression carries its template as its name (routes/model-paths.ts).
+  // A route whose path is a regular expression carries its template as its name (routes/captured.ts).
   if (typeof name === 'string') return name;
   if (ctx.path === '/console' || ctx.path.startsWith('/console/')) return '/console';
   return 'unmatched';

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { capturedSegment } from './captured';
 import { errors } from '../../domain/errors';
 import { creationQuote } from '../../domain/media/pricing';
 import type { ServiceDeps } from '../deps';
@@ -48,9 +49,11 @@ export function avatarRoutes(deps: ServiceDeps): Router<GatewayState> {
     ctx.body = avatarView(doc);
   });
 
-  router.delete('/v1/videos/avatars/:id', ...read, async (ctx) => {
-    const doc = await findAvatar(deps.db, ctx.state.auth!.account.id, ctx.params.id);
-    if (!doc) throw errors.notFound(`no avatar ${ctx.params.id}`);
+  // Any id but `presets` (a regular expression: that path's Allow is GET only, ./captured.ts).
+  router.delete('/v1/videos/avatars/:id', /^\/v1\/videos\/avatars\/((?!presets\/?$)[^/]+)\/?$/i, ...read, async (ctx) => {
+    const id = capturedSegment(ctx.captures);
+    const doc = await findAvatar(deps.db, ctx.state.auth!.account.id, id);
+    if (!doc) throw errors.notFound(`no avatar ${id}`);
     if (doc.state === 'queued' || doc.state === 'running') {
       throw errors.invalidRequest(`avatar ${doc._id} is still pending; delete it once it is ready or failed`, 'id');
     }

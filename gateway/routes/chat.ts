@@ -15,7 +15,8 @@ import { applyBuiltinToolRules, builtinToolsOf } from '../chat/builtin-tools';
 import { serveAgentCall } from '../chat/agent-serve';
 import { validQuery } from '../middleware/validate';
 import { batchLine } from '../middleware/batch-line';
-import { MODEL_METHOD_PATH, MODEL_METHOD_ROUTE, capturedSegment } from './model-paths';
+import { MODEL_METHOD_PATH, MODEL_METHOD_ROUTE } from './model-paths';
+import { capturedSegment } from './captured';
 
 /** `?alt=` of streamGenerateContent: `sse` streams server-sent events, `json` (the default) a JSON array. */
 export const StreamQuery = z.object({ alt: z.enum(['sse', 'json']).optional() });
@@ -83,8 +84,9 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
   });
 
   router.post('/v1/messages', ...chain('messages'), async (ctx: Ctx) => {
-    const version = ctx.get('anthropic-version');
-    if (version && !/^\d{4}-\d{2}-\d{2}$/.test(version)) {
+    // Absent is taken (the spec asks for nothing); present, it must be a date, an empty value included.
+    const version = ctx.headers['anthropic-version'];
+    if (version !== undefined && (typeof version !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(version))) {
       throw errors.invalidRequest(`anthropic-version header must be a date such as 2023-06-01, got '${version}'`, 'anthropic-version');
     }
     const body = parseRequest('messages', ctx.state.body) as Body;

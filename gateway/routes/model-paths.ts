@@ -20,8 +20,3 @@ export const MODEL_ENTRY_PATH = new RegExp(`^/v1/models/((?![^/]*${METHOD}/?$)[^
 /** The names the two routes carry: the metrics label and the OpenAPI test read them (a RegExp route has no template). */
 export const MODEL_METHOD_ROUTE = '/v1/models/:target';
 export const MODEL_ENTRY_ROUTE = '/v1/models/:model';
-
-/** The path segment a RegExp route captured, percent-decoded (@koa/router decodes named parameters only). */
-export function capturedSegment(captures: string[] | undefined): string {
-  return decodeURIComponent(captures?.[0] ?? '');
-}

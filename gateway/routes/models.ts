@@ -9,7 +9,8 @@ import type { GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { GatewayError } from '../../domain/errors';
-import { MODEL_ENTRY_PATH, MODEL_ENTRY_ROUTE, capturedSegment } from './model-paths';
+import { MODEL_ENTRY_PATH, MODEL_ENTRY_ROUTE } from './model-paths';
+import { capturedSegment } from './captured';
 
 /** Registry entry of spec 1 section 2.3. */
 function registryEntry(m: Model) {

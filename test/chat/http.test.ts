@@ -130,6 +130,9 @@ test.serial('bad bodies: 400 naming the field, in each endpoint shape', async (t
   const badVersion = await post(gw, '/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 5, messages: user('x') }, { key, headers: { 'anthropic-version': 'latest' } });
   messagesError(t, badVersion, 400, 'invalid_request_error');
   t.regex(badVersion.json.error.message, /anthropic-version/);
+  // Present but empty is not a date either (the OpenAPI document's pattern; schemathesis sends it).
+  const emptyVersion = await post(gw, '/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 5, messages: user('x') }, { key, headers: { 'anthropic-version': '' } });
+  messagesError(t, emptyVersion, 400, 'invalid_request_error');
 
   const prev = await post(gw, '/v1/responses', { model: 'gpt-5.1', input: 'x', previous_response_id: 'resp_123' }, { key });
   openaiError(t, prev, 400, 'invalid_request', 'invalid_request_error');

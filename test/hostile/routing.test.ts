@@ -85,7 +85,7 @@ test('/v1/models/{id} other than Google methods stays in the OpenAI shape', asyn
   assertShape(t, r, 'openai');
 });
 
-test('/v1/models/{x}: Allow names exactly the methods of the resource the path is', async (t) => {
+test('/v1/models/{x} and the avatar presets: Allow names exactly the methods of the resource the path is', async (t) => {
   const cases: Array<[string, string, Shape, string]> = [
     // A registry entry: GET (and HEAD) only.
     ['POST', '/v1/models/gpt-5.1', 'openai', 'GET, HEAD'],
@@ -95,6 +95,10 @@ test('/v1/models/{x}: Allow names exactly the methods of the resource the path i
     ['GET', '/v1/models/gemini-2.5-pro:generateContent', 'generate-content', 'POST'],
     ['DELETE', '/v1/models/gemini-2.5-pro:streamGenerateContent', 'generate-content', 'POST'],
     ['GET', '/v1/models/gemini-2.5-pro:countTokens', 'generate-content', 'POST'],
+    // The avatar presets are a list, not an avatar: no DELETE there.
+    ['DELETE', '/v1/videos/avatars/presets', 'openai', 'GET, HEAD'],
+    ['PUT', '/v1/videos/avatars/presets', 'openai', 'GET, HEAD'],
+    ['PUT', '/v1/videos/avatars/av_123', 'openai', 'DELETE, GET, HEAD'],
   ];
   for (const [method, path, shape, allow] of cases) {
     const r = await send(gw, method, path, { key, body: method === 'POST' ? {} : undefined });
