@@ -1,5 +1,6 @@
 import type { MediaModels } from './store';
-import { deleteFiles, saveFile } from '../../providers/media/images-files';
+import { deleteFiles, isFileRef, saveFile } from '../../providers/media/images-files';
+import { errors } from '../../domain/errors';
 
 /**
  * Reference images sent inline (`data:` URIs from JSON, or uploaded files)
@@ -25,6 +26,8 @@ function decode(uri: string): { contentType: string; data: Buffer } {
 export async function storeInlineFiles(db: MediaModels, group: string, input: Record<string, unknown>): Promise<{ input: Record<string, unknown>; refs: string[] }> {
   const refs: string[] = [];
   const keep = async (field: string, v: unknown, i: number): Promise<unknown> => {
+    // A reference is what this function writes; one the client wrote would name another submission's file.
+    if (isFileRef(v)) throw errors.invalidRequest(`${field} must be a URL or a base64 data: URI`, field);
     if (typeof v !== 'string' || !DATA_URI.test(v)) return v;
     const f = decode(v);
     const ref = await saveFile(db.TaskFile, group, `${field.replace(/[^A-Za-z0-9_-]/g, '_')}-${i}`, f.contentType, f.data);

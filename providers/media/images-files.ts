@@ -66,9 +66,14 @@ const filesOf = (call: ProviderCall): TaskFiles => {
   return call.taskFiles;
 };
 
-/** A `task-file:` reference back to the `data:` URI the client sent; any other value unchanged. */
+/**
+ * A `task-file:` reference back to the `data:` URI the client sent; any other value unchanged. Only the
+ * task's own files (stored under its submission's request id) are loaded: a reference to another group
+ * would hand another submission's upload to this task's vendor.
+ */
 export async function resolveValue(call: ProviderCall, v: unknown): Promise<unknown> {
   if (isFileRef(v)) {
+    if (parseRef(v).group !== call.task.request_id) throw new Error(`task ${call.task._id} references a stored file of another submission`);
     const f = await loadFile(filesOf(call), v);
     return `data:${f.contentType};base64,${f.data.toString('base64')}`;
   }

@@ -18,7 +18,7 @@ export interface TaskFileDoc {
 /** What a provider adapter gets for one call: the channel, the task (its validated input) and HTTP. */
 export interface ProviderCall {
   channel: Channel;
-  task: Pick<TaskDocument, '_id' | 'model' | 'input' | 'kind' | 'endpoint'>;
+  task: Pick<TaskDocument, '_id' | 'model' | 'input' | 'kind' | 'endpoint' | 'request_id'>;
   http: MediaHttp;
   apiKey: string;
   /** The upstream model id for this channel. */

@@ -220,3 +220,42 @@ test('the OpenAI SDK: images.edit with several files and images.generate work un
   t.is(typeof generated.data?.[0].b64_json, 'string');
   t.is(await kit.balance(a.id), GRANT - 3 * UNIT);
 });
+
+test("a stored-file reference the client wrote is refused: another account's upload never reaches this task's vendor", async (t) => {
+  const victim = await kit.account();
+  const secret = Buffer.concat([PNG, Buffer.from('victim-private-bytes')]);
+  const uri = `data:image/png;base64,${secret.toString('base64')}`;
+  const v = await kit.post(victim.key, EDITS, { model: 'gpt-image-1', prompt: 'victim edit', image: uri, async: true });
+  t.is(v.status, 200, await v.clone().text());
+  const stored = (await newestTask(kit, victim.id)).input.image as string[];
+  t.regex(stored[0], /^task-file:/);
+
+  const attacker = await kit.account();
+  const before = await kit.balance(attacker.id);
+  for (const body of [
+    { model: 'gpt-image-1', prompt: 'attacker mask', image: 'https://example.com/a.png', mask: stored[0] },
+    { model: 'gpt-image-1', prompt: 'attacker image', image: [stored[0]] },
+  ]) {
+    const r = await kit.post(attacker.key, EDITS, body);
+    t.is(r.status, 400, await r.clone().text());
+    const err = ((await r.json()) as { error: { code: string; param: string } }).error;
+    t.is(err.code, 'invalid_request');
+    t.regex(err.param, /^(mask|image)/);
+  }
+  t.is(await kit.balance(attacker.id), before);
+  const seen = [...(await kit.upstream('openai-images-a')), ...(await kit.upstream('openai-images-b'))];
+  t.false(seen.some((s) => String(s.body.prompt).startsWith('attacker')));
+});
+
+test('the adapter loads only its own task\'s stored files', async (t) => {
+  const { resolveValue } = await import('../../providers/media/images-files');
+  const a = await kit.account();
+  const r = await kit.post(a.key, EDITS, { model: 'gpt-image-1', prompt: 'own file', image: PNG_URI, async: true });
+  t.is(r.status, 200);
+  const doc = await newestTask(kit, a.id);
+  const ref = (doc.input.image as string[])[0];
+  const own = { task: { _id: doc._id, request_id: doc.request_id }, taskFiles: kit.gw.deps.db.TaskFile } as never;
+  t.is(await resolveValue(own, ref), PNG_URI);
+  const other = { task: { _id: 'task_other', request_id: 'req_0000000000000000000000ff' }, taskFiles: kit.gw.deps.db.TaskFile } as never;
+  await t.throwsAsync(resolveValue(other, ref), { message: /another submission/ });
+});
