@@ -212,20 +212,20 @@ export class AgentService {
   }
 
   /**
-   * The bases an agent's calls may search: what its creator may read (the enterprise's own bases when
-   * the operator made it). Agent calls pass the scope version read with the agent (`runtime`): a cached
+   * The bases an agent's calls may search: those of its enterprise its creator may read, the enterprise's
+   * own base among them (capabilities/knowledge/scope.ts `forAgent`; every base when the operator made it). Agent calls pass the scope version read with the agent (`runtime`): a cached
    * scope is reused only while that version is unchanged (every change of membership or readers bumps
    * it, capabilities/knowledge/scope.ts), so such a change reaches the very next call on every instance, and at most
    * `scopeCacheMs` old, so even a change made behind the services' back is seen within that time.
    */
   async readableBy(agent: Pick<AgentRecord, 'created_by' | 'enterprise_id'>, opts: { version?: string } = {}): Promise<BaseRef[]> {
-    const id = agent.created_by ? `user:${agent.created_by}` : `acct:${agent.enterprise_id}`;
+    const id = `${agent.enterprise_id}:${agent.created_by ?? ''}`;
     const now = performance.now();
     if (opts.version !== undefined && this.scopeCacheMs > 0) {
       const hit = this.scopes.get(id);
       if (hit && hit.version === opts.version && now - hit.at < this.scopeCacheMs) return hit.refs;
     }
-    const refs = agent.created_by ? await this.scope.forUser(agent.created_by) : await this.scope.forAccount(agent.enterprise_id);
+    const refs = await this.scope.forAgent(agent.enterprise_id, agent.created_by);
     if (this.scopes.size > 10_000) this.scopes.clear();
     if (opts.version !== undefined) this.scopes.set(id, { at: now, version: opts.version, refs });
     return refs;

@@ -68,6 +68,21 @@ export class KnowledgeScope {
     return [{ account_id: user.personal_account_id, kb_id: DEFAULT_KB_ID }, ...(await this.teamBasesOf(userId))];
   }
 
+  /**
+   * Bases an enterprise agent may search (spec 3 section 5: "scope bound to the agent creator's
+   * visibility"), never outside its enterprise: an agent's callers may be anonymous and may make it repeat
+   * what it reads, so a person's own base or another enterprise's never reaches them. The operator's agent
+   * (no creator) reads what the enterprise's keys read; a person's agent reads the enterprise's own base
+   * and the team bases of that enterprise open to them, while they belong to it.
+   */
+  async forAgent(enterpriseId: string, creatorUserId: string | null): Promise<BaseRef[]> {
+    if (!creatorUserId) return this.readAccount(enterpriseId);
+    const member = await this.db.Membership.exists({ user_id: creatorUserId, enterprise_id: enterpriseId });
+    if (!member) return [];
+    const teams = (await this.teamBasesOf(creatorUserId)).filter((b) => b.account_id === enterpriseId);
+    return [{ account_id: enterpriseId, kb_id: DEFAULT_KB_ID }, ...teams];
+  }
+
   /** The readable base with this id, or null (unreadable and missing look the same). */
   async resolve(scope: BaseRef[], kbId: string): Promise<BaseRef | null> {
     return scope.find((b) => b.kb_id === kbId) ?? null;

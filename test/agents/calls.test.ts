@@ -6,6 +6,7 @@ import { createLogger } from '../../platform/logger';
 import type { AddressInfo } from 'node:net';
 import type { TestGateway } from '../helpers/stack';
 import { post, usageRow } from '../chat/helpers';
+import { agentModels, agentRedisKeys } from '../../capabilities/agents/store';
 import {
   SPREAD_CHANNELS, SPREAD_MODEL, adminAs, channelCounts, clearUpstream, issueKey, newAgent, newEnterprise, seedTeamBase,
   startAgentGateway, upstreamRequests, type Enterprise,
@@ -398,4 +399,50 @@ test.serial('a revoked key is refused on the next request by another gateway ins
     await new Promise((r) => server2.close(r));
     await deps2.close();
   }
+});
+
+test.serial("an agent reads its enterprise's bases only: 'default' is the enterprise's own, never its creator's personal base, and another enterprise's base is not attachable", async (t) => {
+  const e = await newEnterprise(gw);
+  const other = await newEnterprise(gw);
+  const owner = await gw.deps.db.User.findById(e.owner).lean();
+  const personal = owner!.personal_account_id;
+  await seedTeamBase(gw, personal, 'default', [{ id: 'pg-diary', title: 'Owner diary', body: 'The diary pin code is PERSONAL-SECRET-4321.' }], 'all', 'personal');
+  await seedTeamBase(gw, e.id, 'default', [{ id: 'pg-pin-policy', title: 'Pin code policy', body: 'The enterprise pin code policy: ENTERPRISE-HANDBOOK rotate every quarter.' }], 'all', 'personal');
+  // The owner also belongs to another enterprise, whose team base is open to all its members.
+  t.is((await gw.admin('PUT', `/accounts/${other.id}/members`, { user_id: e.owner, role: 'member' })).status, 200);
+  await seedTeamBase(gw, other.id, 'other-secrets', [{ id: 'pg-other', title: 'Other', body: 'OTHER-ENTERPRISE pin code.' }]);
+
+  const agent = await newAgent(gw, e, { model_id: 'gpt-5-mini', knowledge_bases: ['default'] });
+  t.deepEqual(agent.knowledge_bases, ['default']);
+  t.is((await adminAs(gw, e.owner, 'PUT', `/agents/${agent.id}/knowledge-bases/other-secrets`)).status, 404);
+  const { Agent } = agentModels(gw.deps.db.conn);
+  const stored = await Agent.findById(agent.id).lean();
+  t.deepEqual(stored!.knowledge_bases, [{ account_id: e.id, kb_id: 'default' }]);
+
+  const { key } = await issueKey(gw, e, agent.id);
+  await clearUpstream(gw);
+  await sdk(key).chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'what is the pin code?' }] });
+  const sent = JSON.stringify((await lastBody('openai-a')).messages);
+  t.regex(sent, /ENTERPRISE-HANDBOOK/);
+  t.notRegex(sent, /PERSONAL-SECRET|OTHER-ENTERPRISE/);
+
+  // An agent stored with its creator's personal base (as attached before this rule): its calls are refused, the base never read.
+  await Agent.updateOne({ _id: agent.id }, { $set: { knowledge_bases: [{ account_id: personal, kb_id: 'default' }] } });
+  await gw.deps.redis.del(agentRedisKeys.agent(agent.id)); // read from the store again
+  await clearUpstream(gw);
+  const refused = await post(gw, '/v1/chat/completions', { model: 'x', messages: [{ role: 'user', content: 'what is the pin code?' }] }, { key });
+  t.is(refused.status, 403, JSON.stringify(refused.json));
+  t.is((await upstreamRequests(gw, 'openai-a')).length, 0);
+});
+
+test.serial("an agent whose creator left the enterprise no longer reads the enterprise's bases", async (t) => {
+  const e = await newEnterprise(gw);
+  await seedTeamBase(gw, e.id, 'default', [{ id: 'pg-e', title: 'Enterprise page', body: 'ENTERPRISE-ONLY quarterly numbers.' }], 'all', 'personal');
+  const agent = await newAgent(gw, e, { model_id: 'gpt-5-mini', knowledge_bases: ['default'] });
+  const { key } = await issueKey(gw, e, agent.id);
+  const ok = await post(gw, '/v1/chat/completions', { model: 'x', messages: [{ role: 'user', content: 'quarterly numbers' }] }, { key });
+  t.is(ok.status, 200);
+  t.is((await gw.admin('DELETE', `/accounts/${e.id}/members/${e.owner}`)).status, 204);
+  const gone = await post(gw, '/v1/chat/completions', { model: 'x', messages: [{ role: 'user', content: 'quarterly numbers' }] }, { key });
+  t.is(gone.status, 403);
 });

@@ -95,12 +95,15 @@ export interface SeedPage {
   tags?: string[];
 }
 
-/** A team base of the enterprise with these pages live (one document, one build), readable by `readers`. */
-export async function seedTeamBase(gw: TestGateway, enterpriseId: string, kbId: string, pages: SeedPage[], readers: 'all' | string[] = 'all'): Promise<void> {
+/**
+ * A team base of the enterprise with these pages live (one document, one build), readable by `readers`;
+ * with `kind: 'personal'` and `kbId` `default`, an account's own base (a person's, or an enterprise's).
+ */
+export async function seedTeamBase(gw: TestGateway, enterpriseId: string, kbId: string, pages: SeedPage[], readers: 'all' | string[] = 'all', kind: 'team' | 'personal' = 'team'): Promise<void> {
   const { db } = gw.deps;
   const now = new Date();
   await db.Kb.create({
-    _id: `${enterpriseId}/${kbId}`, account_id: enterpriseId, kb_id: kbId, name: kbId, kind: 'team', readers,
+    _id: `${enterpriseId}/${kbId}`, account_id: enterpriseId, kb_id: kbId, name: kbId, kind, readers,
     compiler: 'rules', compiler_model: null, deleted_at: null, created_at: now,
   });
   const documentId = `doc_${randomBytes(6).toString('hex')}`;
