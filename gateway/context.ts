@@ -58,6 +58,8 @@ export interface GatewayState {
   logReader?: { kind: 'account'; accountId: string } | { kind: 'operator' };
   /** Present on charging POSTs sent with an Idempotency-Key. */
   idempotency?: IdempotencyHandle;
+  /** Gives back what this call holds against its key's cap or escrow (gateway/chat/cap-holds.ts), once its charge is written. */
+  capRelease?: () => void;
   /** The chat charge settled for this call (gateway/chat/settle.ts), for the cost fields of its answer. */
   charge?: ChatCharge;
   /** A line of a batch (capabilities/batches/line-auth.ts): its charge takes the batch multiplier, its op id is the line's. */

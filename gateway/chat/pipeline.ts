@@ -5,6 +5,7 @@ import { GatewayError, errors } from '../../domain/errors';
 import type { Channel, Model } from '../../domain/catalogue';
 import { prechargeEstimate } from '../../domain/pricing';
 import { remainingNano } from '../../domain/api-key';
+import { CapHolds, capHolds } from './cap-holds';
 import { classifyTransportError, discardBody } from '../../platform/upstream';
 import { ReadAhead } from '../../platform/read-ahead';
 import { chatProviders } from '../../providers';
@@ -27,19 +28,25 @@ import { recordOutcomeAhead } from '../middleware/usage-capture';
 import { loggedAttempt, type CallAttempt } from '../../domain/call-attempts';
 import { climbLadder, CHAT_LADDER, UpstreamHttpError, UpstreamTransportError } from '../../domain/channel-ladder';
 
-/** Pre-charge gate: an estimate above what the key can spend is 402, with no upstream call. */
+/**
+ * Pre-charge gate: an estimate above what the key can spend is 402, with no upstream call. A key with a
+ * cap or an escrow of its own also holds its estimate until the call's charge is written, and counts
+ * what its other calls in flight hold (./cap-holds.ts); `ctx.state.capRelease` gives the hold back.
+ */
 export function precharge(deps: ServiceDeps, ctx: Ctx, call: ChatCall): void {
   const { estimate, remaining } = prechargeFit(deps, ctx, call);
   if (estimate > remaining) throw errors.quota();
+  const key = ctx.state.auth!.key;
+  if (CapHolds.applies(key) && !ctx.state.capRelease) ctx.state.capRelease = capHolds.take(key.id, estimate);
 }
 
-/** This call's pre-charge estimate and what the key can spend now (on the auth state the call has). */
+/** This call's pre-charge estimate and what the key can spend now (on the auth state the call has, less what its other calls in flight hold). */
 function prechargeFit(deps: ServiceDeps, ctx: Ctx, call: ChatCall): { estimate: number; remaining: number } {
   const auth = ctx.state.auth!;
-  return {
-    estimate: prechargeEstimate(call.model, deps.catalogue().pricingRules, promptBytes(call), call.maxTokens),
-    remaining: remainingNano(auth.balanceNano, auth.key, auth.keySpendNano),
-  };
+  const estimate = prechargeEstimate(call.model, deps.catalogue().pricingRules, promptBytes(call), call.maxTokens);
+  let remaining = remainingNano(auth.balanceNano, auth.key, auth.keySpendNano);
+  if (CapHolds.applies(auth.key)) remaining -= capHolds.of(auth.key.id) - (ctx.state.capRelease ? estimate : 0);
+  return { estimate, remaining };
 }
 
 /**
@@ -290,6 +297,8 @@ export async function runChat(env: ServiceDeps, ctx: Ctx, call: ChatCall): Promi
     deadline.clear();
     ctx.req.off('close', onClose);
     ctx.res.off('close', onClose);
+    // The charge is written (or there is none): what it held no longer bounds the key's other calls.
+    ctx.state.capRelease?.();
   }
 }
 
