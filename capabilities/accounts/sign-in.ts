@@ -5,22 +5,28 @@ import { GatewayError } from '../../domain/errors';
 import type { PeopleService } from './people';
 import type { Principal } from './account-access';
 
-/** Failed attempts allowed per email (and per client address, many people may share one) in one window. */
+/** Failed attempts allowed per email from one client address in one window. */
 export const SIGN_IN_MAX_FAILURES = 10;
+/** ... per client address (many people may share one), and per email from every address together. */
 export const SIGN_IN_MAX_FAILURES_PER_ADDRESS = 100;
 export const SIGN_IN_WINDOW_S = 15 * 60;
 
 /**
  * Console sign-in: a user's email and password (scrypt), or the operator's
- * admin token. Failures are counted in Redis per email and per client
- * address; past the limit every attempt is refused with 429 until the window
- * ends, whether or not the password is right.
+ * admin token. Failures are counted in Redis per email and client address
+ * (10), per client address (100) and per email from all addresses (100); past
+ * a limit every attempt it covers is refused with 429 until the window ends,
+ * whether or not the password is right. So one address guessing a person's
+ * password is stopped after 10 tries without locking that person out
+ * everywhere (a lock on the email alone let anyone lock any user out with 10
+ * requests), and guesses spread over many addresses stop at 100.
  */
 export class SignInService {
   constructor(private readonly redis: RedisClient, private readonly people: PeopleService, private readonly adminToken: string) {}
 
   async withPassword(email: string, password: string, clientIp: string): Promise<Principal> {
-    const counters = [this.counter('email', email.trim().toLowerCase()), this.counter('ip', clientIp)];
+    const who = email.trim().toLowerCase();
+    const counters = [this.counter('email-ip', `${who}\n${clientIp}`), this.counter('email', who), this.counter('ip', clientIp)];
     await this.refuseIfLimited(counters);
     const user = email && password ? await this.people.checkPassword(email, password) : null;
     if (!user) {
@@ -47,7 +53,7 @@ export class SignInService {
   private async refuseIfLimited(keys: string[]): Promise<void> {
     // One GET per counter (auto-pipelined), not an MGET: the counters are in different hash slots on a Redis Cluster.
     const counts = await Promise.all(keys.map((k) => this.redis.get(k)));
-    const limitOf = (k: string) => (k.includes(':ip:') ? SIGN_IN_MAX_FAILURES_PER_ADDRESS : SIGN_IN_MAX_FAILURES);
+    const limitOf = (k: string) => (k.includes(':ip:') || k.includes(':email:') ? SIGN_IN_MAX_FAILURES_PER_ADDRESS : SIGN_IN_MAX_FAILURES);
     if (counts.some((c, i) => Number(c ?? 0) >= limitOf(keys[i]))) {
       const ttl = Math.max(1, ...(await Promise.all(keys.map((k) => this.redis.ttl(k)))));
       throw new GatewayError('rate_limit_exceeded', `too many failed sign-in attempts; try again in ${Math.ceil(ttl / 60)} min`, {

@@ -3,7 +3,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { SignInService, SIGN_IN_MAX_FAILURES } from '../../capabilities/accounts/sign-in';
+import { SignInService, SIGN_IN_MAX_FAILURES, SIGN_IN_MAX_FAILURES_PER_ADDRESS } from '../../capabilities/accounts/sign-in';
 
 let gw: TestGateway;
 let signIn: SignInService;
@@ -30,6 +30,21 @@ test('past the failures allowed per email, even the right password is refused wi
   const other = `other-${randomBytes(4).toString('hex')}@example.com`;
   const u2 = await gw.deps.people.createUser({ email: other, name: 'other', password });
   t.deepEqual(await signIn.withPassword(other, password, '10.9.9.9'), { kind: 'user', userId: u2._id });
+});
+
+test('failures from one address do not lock the person out from another; failures from many addresses together do', async (t) => {
+  const email = `spread-${randomBytes(4).toString('hex')}@example.com`;
+  const password = 'right horse battery';
+  const user = await gw.deps.people.createUser({ email, name: 'spread', password });
+  const attacker = `10.2.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+  for (let i = 0; i < SIGN_IN_MAX_FAILURES; i++) await t.throwsAsync(signIn.withPassword(email, 'wrong', attacker));
+  await t.throwsAsync(signIn.withPassword(email, password, attacker), { message: /too many failed sign-in attempts/ });
+  t.deepEqual(await signIn.withPassword(email, password, '10.3.0.1'), { kind: 'user', userId: user._id });
+  // Guesses spread over many addresses, under each address's own limit, stop at the email's limit.
+  for (let i = SIGN_IN_MAX_FAILURES; i < SIGN_IN_MAX_FAILURES_PER_ADDRESS; i++) {
+    await t.throwsAsync(signIn.withPassword(email, 'wrong', `10.4.${Math.floor(i / 5)}.${i % 5}`), { message: /wrong email or password/ });
+  }
+  await t.throwsAsync(signIn.withPassword(email, password, '10.3.0.1'), { message: /too many failed sign-in attempts/ });
 });
 
 test('the admin token: failures counted per address, then refused', async (t) => {
