@@ -1,6 +1,6 @@
 import type { Page } from '../../domain/knowledge/page';
 import { baseKey, type BaseRef } from './page-store';
-import type { Corpus, CorpusCache } from './corpus';
+import type { CorpusCache } from './corpus';
 import { PageIndex, snippetOf, type IndexedHit } from './search-index';
 import { tokenize } from './tokenize';
 
@@ -26,15 +26,16 @@ export interface RetrievalResult {
  * REST search, the MCP `search_wiki` tool, the Dify retrieval endpoint and
  * agents' knowledge injection.
  *
- * One base: its cached index (capabilities/knowledge/corpus.ts). Several bases: one index
- * over their union, so BM25's document frequencies and lengths are those of
- * the whole searched collection and scores from different bases compare; the
- * union index is cached under the bases' versions like a single one.
+ * Each base's cached index (capabilities/knowledge/corpus.ts); several bases are
+ * searched as one collection (PageIndex.searchUnion: BM25's document
+ * frequencies and lengths are those of the whole searched collection, so
+ * scores from different bases compare) straight from their own indexes: no
+ * index of a union is built or kept, so a scope of its own (a member's
+ * personal base with the team bases) or a base's new version costs no copy of
+ * the other bases' indexes.
  */
 export class Retrieval {
-  private readonly unions = new Map<string, Promise<PageIndex>>();
-
-  constructor(private readonly corpora: CorpusCache, private readonly maxUnions = 64) {}
+  constructor(private readonly corpora: CorpusCache) {}
 
   /**
    * `versions`: the bases' current versions (same order as `bases`), when the caller read them in its
@@ -49,24 +50,8 @@ export class Retrieval {
     const corpora = await this.corpora.getMany(refs.map((u) => u.ref), opts.versions ? refs.map((u) => u.version) : undefined);
     const offset = Math.max(0, Math.floor(opts.offset));
     const limit = Math.max(0, Math.floor(opts.limit));
-    const found = (await this.indexOf(corpora)).search(q, limit, offset);
+    const found = PageIndex.searchUnion(await Promise.all(corpora.map((c) => c.searchIndex())), q, limit, offset);
     return { total: found.total, queryTerms, hits: found.hits.map(opts.snippets === false ? toBareHit : toHit) };
-  }
-
-  private indexOf(corpora: Corpus[]): Promise<PageIndex> {
-    if (corpora.length === 1) return corpora[0].searchIndex();
-    const key = corpora.map((c) => `${baseKey(c.ref)}@${c.version}`).sort().join('|');
-    let index = this.unions.get(key);
-    if (index) {
-      this.unions.delete(key);
-    } else {
-      index = Promise.all(corpora.map((c) => c.searchIndex())).then((parts) => PageIndex.build(corpora.flatMap((c) => c.pages), parts));
-      // A failed build is not kept (the next search tries again).
-      index.catch(() => this.unions.delete(key));
-      while (this.unions.size >= this.maxUnions) this.unions.delete(this.unions.keys().next().value!);
-    }
-    this.unions.set(key, index);
-    return index;
   }
 }
 

@@ -10,19 +10,22 @@ import { eachTerm, termOf, tokenize } from './tokenize';
  * (capabilities/knowledge/tokenize.ts) on both pages and queries.
  *
  * This is the ranking MiniSearch 7 computes (same formula; MiniSearch was the
- * first implementation and is what dev/bench/relevance.ts was tuned with). A
- * term's weighted BM25 sum over the five fields depends only on the term, the
- * page and the collection, never on the query, so it is computed once when the
- * index is built: each term keeps one postings list (page numbers in an
- * Int32Array, that sum in a Float64Array), and a search adds up one number per
- * posting of each query term, with one reusable score buffer and no object per
- * matching page. total_hits is exact (every posting of every query term is
- * visited: at 10,000 pages that is at most a few tens of thousands of adds).
+ * first implementation and is what dev/bench/relevance.ts was tuned with). Each
+ * term keeps one postings list: page numbers in an Int32Array and the term's
+ * count in each of the five fields in a Uint16Array; each term also keeps its
+ * document frequency per field, and each page its field lengths. A search
+ * computes a posting's field-weighted BM25 sum from these and the collection's
+ * statistics (page count, document frequencies, average field lengths), adds
+ * it into one reusable score buffer with no object per matching page, and
+ * total_hits is exact (every posting of every query term is visited: at 10,000
+ * pages that is at most a few tens of thousands of postings). Because the
+ * statistics are read at query time, a search over several bases' indexes
+ * (PageIndex.searchUnion) takes them summed over the bases and scores exactly
+ * as one index of their union would, without building or keeping one.
  *
  * Building tokenises every field of every page; that per-page analysis (terms
  * and counts per field) is kept, so the index of the base's next version (one
- * document rebuilt) and the union of several bases reuse it and tokenise only
- * pages whose text changed.
+ * document rebuilt) reuses it and tokenises only pages whose text changed.
  *
  * The weights and BM25 parameters were tuned on dev/bench/relevance.ts (a public
  * test collection with judged queries) against a plain BM25.
@@ -81,8 +84,13 @@ interface BuiltIndex {
   analyses: PageAnalysis[];
   starts: Int32Array;
   docs: Int32Array;
-  impacts: Float64Array;
+  tfs: Uint16Array;
+  fieldDf: Int32Array;
+  lengths: Int32Array;
+  totals: number[];
 }
+
+const NF = FIELDS.length;
 
 /** Pages between two checks of the time in buildSteps. */
 const STEP_PAGES = 32;
@@ -109,17 +117,19 @@ function* buildSteps(pages: readonly Page[], reuse: readonly PageIndex[]): Gener
   order.forEach((d, rank) => (idRank[d] = rank));
   yield;
 
-  // Pass 1: term numbers, document frequency per field and over all fields, total field lengths.
+  // Pass 1: term numbers, document frequency per field and over all fields, field lengths.
   const ids = new Map<string, number>();
-  const fieldDf: number[][] = FIELDS.map(() => []);
+  const fieldDf: number[] = [];
   const anyDf: number[] = [];
   const lastDoc: number[] = [];
   const totals = FIELDS.map(() => 0);
+  const lengths = new Int32Array(n * NF);
   const numbered: Int32Array[][] = new Array(n);
   for (let d = 0; d < n; d++) {
     const a = analyses[d];
     numbered[d] = a.terms.map((terms, f) => {
       totals[f] += a.lengths[f];
+      lengths[d * NF + f] = a.lengths[f];
       const out = new Int32Array(terms.length);
       for (let i = 0; i < terms.length; i++) {
         let id = ids.get(terms[i]);
@@ -128,10 +138,10 @@ function* buildSteps(pages: readonly Page[], reuse: readonly PageIndex[]): Gener
           ids.set(terms[i], id);
           anyDf.push(0);
           lastDoc.push(-1);
-          for (const df of fieldDf) df.push(0);
+          for (let g = 0; g < NF; g++) fieldDf.push(0);
         }
         out[i] = id;
-        fieldDf[f][id]++;
+        fieldDf[id * NF + f]++;
         if (lastDoc[id] !== d) {
           lastDoc[id] = d;
           anyDf[id]++;
@@ -145,40 +155,31 @@ function* buildSteps(pages: readonly Page[], reuse: readonly PageIndex[]): Gener
   const starts = new Int32Array(nTerms + 1);
   for (let id = 0; id < nTerms; id++) starts[id + 1] = starts[id] + anyDf[id];
   const docs = new Int32Array(starts[nTerms]);
-  const impacts = new Float64Array(starts[nTerms]);
-  const weights = fieldDf.map((dfs, f) => Float64Array.from(dfs, (df) => BOOSTS[f] * Math.log(1 + (n - df + 0.5) / (df + 0.5))));
-  const avgs = totals.map((t) => (n ? t / n : 0) || 1);
+  const tfs = new Uint16Array(starts[nTerms] * NF);
   yield;
 
-  // Pass 2: postings in page order, each with the term's weighted sum over the page's fields.
+  // Pass 2: postings in page order, each with the term's count in each field of the page.
   const cursor = starts.slice(0, nTerms);
   const lastPos = new Int32Array(nTerms).fill(-1);
-  const { k, b } = BM25;
   for (let d = 0; d < n; d++) {
     const a = analyses[d];
-    for (let f = 0; f < FIELDS.length; f++) {
+    for (let f = 0; f < NF; f++) {
       const termIds = numbered[d][f];
-      const tfs = a.tfs[f];
-      const norm = k * (1 - b + (b * a.lengths[f]) / avgs[f]);
-      const w = weights[f];
+      const counts = a.tfs[f];
       for (let i = 0; i < termIds.length; i++) {
         const id = termIds[i];
-        const tf = tfs[i];
-        const impact = w[id] * ((tf * (k + 1)) / (tf + norm));
         let pos = lastPos[id];
         if (pos < 0 || docs[pos] !== d) {
           pos = cursor[id]++;
           lastPos[id] = pos;
           docs[pos] = d;
-          impacts[pos] = impact;
-        } else {
-          impacts[pos] += impact;
         }
+        tfs[pos * NF + f] = counts[i];
       }
     }
     if (d % STEP_PAGES === STEP_PAGES - 1) yield;
   }
-  return { termIds: ids, idRank, analyses, starts, docs, impacts };
+  return { termIds: ids, idRank, analyses, starts, docs, tfs, fieldDf: Int32Array.from(fieldDf), lengths, totals };
 }
 
 function runToEnd<T>(steps: Generator<void, T>): T {
@@ -188,19 +189,37 @@ function runToEnd<T>(steps: Generator<void, T>): T {
   }
 }
 
+/**
+ * Estimated bytes of what an index holds beyond its pages, fitted on dev/bench/search-memory.ts's
+ * pages (V8 heap plus typed-array buffers after a full collection; docs/knowledge.md): the typed arrays
+ * exactly, plus each page's analysis (its fields' term lists and counts) and each distinct term.
+ */
+const ANALYSIS_BYTES_PER_ENTRY = 18;
+const ANALYSIS_BYTES_PER_PAGE = 900;
+const BYTES_PER_TERM = 100;
+
 export class PageIndex {
-  /** Term -> its number; its postings are docs/impacts[starts[id] .. starts[id + 1]). */
+  /** Term -> its number; its postings are docs[starts[id] .. starts[id + 1]), with tfs[NF * posting + field]. */
   private readonly termIds: Map<string, number>;
   private readonly starts: Int32Array;
   private readonly docs: Int32Array;
-  /** The term's field-weighted BM25 sum for that page. */
-  private readonly impacts: Float64Array;
+  /** Each posting's term count in each field (NF a posting). */
+  private readonly tfs: Uint16Array;
+  /** Each term's number of pages holding it in each field (NF a term). */
+  private readonly fieldDf: Int32Array;
+  /** Each page's length in terms of each field (NF a page), and their sums over the pages. */
+  private readonly lengths: Int32Array;
+  private readonly totals: readonly number[];
+  /** BM25's length normalisation of each page's fields (NF a page) with this index's own averages: a search of this index alone reads it. */
+  private readonly norms: Float64Array;
   /** Each page's place in page id order (ties are broken by page id). */
   private readonly idRank: Int32Array;
   private readonly analyses: PageAnalysis[];
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
   private readonly touched: Int32Array;
+  /** Estimated memory of the index (without its pages), for the corpus cache's budget (capabilities/knowledge/corpus.ts). */
+  readonly bytes: number;
 
   /** `reuse`: indexes whose page analyses may be taken over for pages with the same id and text; `built`: what PageIndex.build made. */
   constructor(readonly pages: readonly Page[], reuse: readonly PageIndex[] | BuiltIndex = []) {
@@ -214,7 +233,17 @@ export class PageIndex {
     this.analyses = built.analyses;
     this.starts = built.starts;
     this.docs = built.docs;
-    this.impacts = built.impacts;
+    this.tfs = built.tfs;
+    this.fieldDf = built.fieldDf;
+    this.lengths = built.lengths;
+    this.totals = built.totals;
+    this.norms = new Float64Array(n * NF);
+    const avgs = averages(n, this.totals);
+    for (let d = 0; d < n; d++) for (let f = 0; f < NF; f++) this.norms[d * NF + f] = normOf(this.lengths[d * NF + f], avgs[f]);
+    let entries = 0;
+    for (let i = 0; i < this.fieldDf.length; i++) entries += this.fieldDf[i];
+    const arrays = [this.scores, this.masks, this.touched, this.idRank, this.starts, this.docs, this.tfs, this.fieldDf, this.lengths, this.norms];
+    this.bytes = arrays.reduce((s, a) => s + a.byteLength, 0) + entries * ANALYSIS_BYTES_PER_ENTRY + n * ANALYSIS_BYTES_PER_PAGE + this.termIds.size * BYTES_PER_TERM;
   }
 
   /**
@@ -246,31 +275,82 @@ export class PageIndex {
 
   /** The pages matching at least one query term: their number, and `limit` of them from `offset`, best first (ties by page id). */
   search(q: string, limit = Number.MAX_SAFE_INTEGER, offset = 0): { total: number; hits: IndexedHit[] } {
-    const terms = [...new Set(tokenize(q))].filter((t) => this.termIds.has(t)).slice(0, MAX_QUERY_TERMS);
+    return PageIndex.searchUnion([this], q, limit, offset);
+  }
+
+  /**
+   * A search of the union of `parts`' pages as one collection, with the same scores, order and total
+   * as one index built over all their pages (in `parts` order): BM25's document frequencies, page
+   * count and average field lengths are the union's, summed from the parts' at query time, so no
+   * index of the union is built or kept. Ties: page id, then the part's place in `parts`.
+   */
+  static searchUnion(parts: readonly PageIndex[], q: string, limit = Number.MAX_SAFE_INTEGER, offset = 0): { total: number; hits: IndexedHit[] } {
+    const terms = [...new Set(tokenize(q))].filter((t) => parts.some((p) => p.termIds.has(t))).slice(0, MAX_QUERY_TERMS);
     if (terms.length === 0) return { total: 0, hits: [] };
-    const { scores, masks, touched, docs, impacts, starts } = this;
+    let n = 0;
+    const totals = FIELDS.map(() => 0);
+    for (const p of parts) {
+      n += p.size;
+      for (let f = 0; f < NF; f++) totals[f] += p.totals[f];
+    }
+    const avgs = averages(n, totals);
+    const weights = new Float64Array(terms.length * NF);
+    terms.forEach((t, ti) => {
+      const ids = parts.map((p) => p.termIds.get(t));
+      for (let f = 0; f < NF; f++) {
+        let df = 0;
+        parts.forEach((p, pi) => ids[pi] !== undefined && (df += p.fieldDf[ids[pi]! * NF + f]));
+        weights[ti * NF + f] = BOOSTS[f] * Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      }
+    });
+    const counts = parts.map((p) => p.accumulate(terms, weights, parts.length === 1 ? null : avgs));
+    const m = offset + limit;
+    const best = parts.flatMap((p, pi) => p.best(counts[pi], m).map((doc) => ({ p, pi, doc, score: p.scores[doc] })));
+    if (parts.length > 1) best.sort((x, y) => y.score - x.score || (x.p.pages[x.doc].id < y.p.pages[y.doc].id ? -1 : x.p.pages[x.doc].id > y.p.pages[y.doc].id ? 1 : x.pi - y.pi || x.doc - y.doc));
+    const hits = best.slice(offset, m).map(({ p, doc, score }) => ({ page: p.pages[doc], score, terms: terms.filter((_, ti) => p.masks[doc] & (1 << ti)) }));
+    parts.forEach((p, pi) => p.reset(counts[pi]));
+    return { total: counts.reduce((s, c) => s + c, 0), hits };
+  }
+
+  /**
+   * Adds each query term's field-weighted BM25 (`weights`: NF a term, the collection's idf times the
+   * field's boost; `avgs`: the collection's average field lengths, null when it is this index's own) into the score buffer, one
+   * posting at a time, fields in order, then multiplies by the matched-term count; returns the
+   * number of pages touched (the first `count` of `touched`).
+   */
+  private accumulate(terms: readonly string[], weights: Float64Array, avgs: Float64Array | null): number {
+    const { scores, masks, touched, docs, tfs, starts, lengths, norms } = this;
+    const { k } = BM25;
     let count = 0;
     for (let ti = 0; ti < terms.length; ti++) {
-      const id = this.termIds.get(terms[ti])!;
+      const id = this.termIds.get(terms[ti]);
+      if (id === undefined) continue;
       const bit = 1 << ti;
       for (let i = starts[id], end = starts[id + 1]; i < end; i++) {
         const doc = docs[i];
+        let impact = 0;
+        for (let f = 0; f < NF; f++) {
+          const tf = tfs[i * NF + f];
+          if (tf === 0) continue;
+          const norm = avgs ? normOf(lengths[doc * NF + f], avgs[f]) : norms[doc * NF + f];
+          impact += weights[ti * NF + f] * ((tf * (k + 1)) / (tf + norm));
+        }
         if (masks[doc] === 0) touched[count++] = doc;
         masks[doc] |= bit;
-        scores[doc] += impacts[i];
+        scores[doc] += impact;
       }
     }
     for (let i = 0; i < count; i++) scores[touched[i]] *= popcount(masks[touched[i]]);
-    const hits = this.best(count, offset + limit).slice(offset).map((doc) => ({
-      page: this.pages[doc],
-      score: scores[doc],
-      terms: terms.filter((_, ti) => masks[doc] & (1 << ti)),
-    }));
+    return count;
+  }
+
+  /** Clears what accumulate wrote. */
+  private reset(count: number): void {
+    const { scores, masks, touched } = this;
     for (let i = 0; i < count; i++) {
       scores[touched[i]] = 0;
       masks[touched[i]] = 0;
     }
-    return { total: count, hits };
   }
 
   /** The `m` best of the first `count` touched pages, best first (score, then page id), without sorting them all. */
@@ -299,6 +379,11 @@ export class PageIndex {
     return top;
   }
 }
+
+/** A collection's average field lengths (1 for an empty field or collection). */
+const averages = (n: number, totals: readonly number[]) => Float64Array.from(totals, (t) => (n ? t / n : 0) || 1);
+/** BM25's length normalisation of a field of `length` terms where the average is `avg`. */
+const normOf = (length: number, avg: number) => BM25.k * (1 - BM25.b + (BM25.b * length) / avg);
 
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;

@@ -87,6 +87,24 @@ test('an index reusing an older one equals one built from scratch, also after pa
   t.true(reused.search('revised', 100, 0).total > 0);
 });
 
+test('a search over several bases\' indexes equals one index of their union: scores, order, ties, totals and paging', (t) => {
+  // Three bases; the same page ids in two of them (a tie broken by the base's place), one base without any query term.
+  const a = collection.slice(0, 25);
+  const b = [...collection.slice(25, 50), ...collection.slice(0, 4).map((p) => ({ ...p, kb_id: 'team' }))];
+  const c = [page('zz', { kb_id: 'other', title: 'Unrelated', body: 'nothing in common' })];
+  const whole = new PageIndex([...a, ...b, ...c]);
+  const parts = [new PageIndex(a), new PageIndex(b), new PageIndex(c)];
+  for (const q of ['boundary layer flow', 'Mach number of a shock wave', 'heat', 'turbulent drag lift pressure wings', '流体 データ', 'unrelated', 'nothing-here']) {
+    const want = whole.search(q, 1000, 0);
+    const got = PageIndex.searchUnion(parts, q, 1000, 0);
+    t.is(got.total, want.total, q);
+    t.deepEqual(got.hits.map((h) => [h.page.kb_id, h.page.id, h.score, h.terms]), want.hits.map((h) => [h.page.kb_id, h.page.id, h.score, h.terms]), q);
+    for (const [limit, offset] of [[5, 0], [7, 3], [3, 40]]) {
+      t.deepEqual(PageIndex.searchUnion(parts, q, limit, offset).hits.map((h) => [h.page.kb_id, h.page.id]), want.hits.slice(offset, offset + limit).map((h) => [h.page.kb_id, h.page.id]), `${q} ${limit}@${offset}`);
+    }
+  }
+});
+
 test('the tokeniser: case, stems, stop words, full-width letters, CJK segmentation, offsets', (t) => {
   t.deepEqual(tokenize('The Indexing of indexed PAGES, 2024'), ['index', 'index', 'page', '2024']);
   t.deepEqual(tokenize('ＦＬＯＷ flows'), ['flow', 'flow']);
