@@ -68,6 +68,11 @@ const EnvSchema = z.object({
    * (workflow tasks, heartbeats, metrics) gets the CPU before a compile does (docs/knowledge-ingestion.md).
    */
   KB_COMPILE_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /**
+   * Memory budget of each gateway's knowledge search cache in MB: the bases' pages and indexes it keeps,
+   * by their estimated size, least recently searched dropped first (capabilities/knowledge/corpus.ts, docs/knowledge.md).
+   */
+  KB_SEARCH_CACHE_MB: z.coerce.number().int().min(1).max(65536).default(256),
   CATALOGUE_FILE: z.string().default('data/catalogue.json'),
   /** A prebuilt workflow bundle (dev/scripts/bundle-workflows.ts); unset: the worker bundles workflows/ at start. */
   WORKFLOW_BUNDLE: z.string().optional(),

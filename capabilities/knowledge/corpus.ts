@@ -10,12 +10,28 @@ export class Corpus {
   private tagCounts: Map<string, number> | null = null;
   private backlinkMap: Map<string, Page[]> | null = null;
 
+  /** Estimated memory of the pages and their lookups (pageBytes). */
+  private readonly pagesBytes: number;
+
   /**
    * `reusable`: the latest index built for an older version of the base; the
    * new index takes over its analyses of unchanged pages and then lets it go.
+   * `onIndexed`: called when the index is built (the cache then counts its memory).
    */
-  constructor(readonly ref: BaseRef, readonly version: number, readonly pages: readonly Page[], private reusable: PageIndex | null = null) {
+  constructor(
+    readonly ref: BaseRef,
+    readonly version: number,
+    readonly pages: readonly Page[],
+    private reusable: PageIndex | null = null,
+    private readonly onIndexed: () => void = () => {},
+  ) {
     this.byId = new Map(pages.map((p) => [p.id, p]));
+    this.pagesBytes = pages.reduce((s, p) => s + pageBytes(p), CORPUS_BYTES);
+  }
+
+  /** Estimated memory this corpus holds: its pages, its index (or the older one it waits to reuse). */
+  get bytes(): number {
+    return this.pagesBytes + ((this.index ?? this.reusable)?.bytes ?? 0);
   }
 
   /** The index a later version of the base may reuse: this one's, or the one it would have reused. */
@@ -30,6 +46,7 @@ export class Corpus {
       this.index = index;
       this.reusable = null;
       this.indexing = null;
+      this.onIndexed();
       return index;
     }, (err: unknown) => {
       this.indexing = null;
@@ -68,17 +85,46 @@ export class Corpus {
 }
 
 /**
+ * Estimated bytes of a page in memory: its text (one byte a character; two for text outside Latin-1,
+ * as V8 stores such strings) and a fixed part for its object, arrays and lookups, fitted with
+ * PageIndex's estimate on dev/bench/search-memory.ts (docs/knowledge.md).
+ */
+const PAGE_BYTES = 1200;
+const CORPUS_BYTES = 4096;
+const WIDE = /[^\u0000-\u00ff]/;
+const textBytes = (s: string) => (WIDE.test(s) ? 2 : 1) * s.length;
+function pageBytes(p: Page): number {
+  let n = PAGE_BYTES + textBytes(p.title) + textBytes(p.summary) + textBytes(p.body);
+  for (const x of p.aliases) n += textBytes(x);
+  for (const x of p.tags) n += textBytes(x);
+  return n;
+}
+
+/**
  * Process-local cache of each base's corpus, keyed by the base's version in
  * Redis (`PageStore.version`). Every read asks Redis for the current versions
  * (one round trip per base), so a build that went live through any gateway
  * instance or worker is seen by the next read here; an unchanged base costs no
  * Mongo query. Concurrent loads of the same version share one query.
+ *
+ * One entry a base: a newer version replaces the older at once (an older
+ * version is never asked for again once Redis moved on). The entries' estimated
+ * memory (Corpus.bytes: pages and index) is held under `budgetBytes`, the least
+ * recently used dropped first; the entry just used always stays, so a base
+ * larger than the whole budget is still searched (and dropped by the next load).
  */
 export class CorpusCache {
   private readonly cache = new Map<string, Corpus>();
   private readonly loading = new Map<string, Promise<Corpus>>();
+  /** `budgetBytes`: config KB_SEARCH_CACHE_MB in bytes. */
+  constructor(private readonly store: PageStore, private readonly opts: { budgetBytes: number }) {}
 
-  constructor(private readonly store: PageStore, private readonly maxBases = 256) {}
+  /** The cached corpora's estimated memory. */
+  get bytes(): number {
+    let n = 0;
+    for (const c of this.cache.values()) n += c.bytes;
+    return n;
+  }
 
   async get(ref: BaseRef): Promise<Corpus> {
     const version = await this.store.version(ref);
@@ -105,16 +151,26 @@ export class CorpusCache {
     const load = this.store.livePages(ref).then((docs) => {
       const pages = docs.map(toPage).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       const current = this.cache.get(key);
-      const corpus = new Corpus(ref, version, pages, current && current.version < version ? current.latestIndex : null);
+      const corpus = new Corpus(ref, version, pages, current && current.version < version ? current.latestIndex : null, () => this.trim());
       // A slower load of an older version never replaces a newer one.
       if (!current || current.version <= version) {
         this.cache.delete(key);
         this.cache.set(key, corpus);
-        while (this.cache.size > this.maxBases) this.cache.delete(this.cache.keys().next().value!);
+        this.trim();
       }
       return corpus;
     }).finally(() => this.loading.delete(loadKey));
     this.loading.set(loadKey, load);
     return load;
+  }
+
+  /** Drops the least recently used corpora until the rest fit the budget (the latest one stays). */
+  private trim(): void {
+    let total = this.bytes;
+    for (const [key, corpus] of this.cache) {
+      if (total <= this.opts.budgetBytes || this.cache.size <= 1) break;
+      this.cache.delete(key);
+      total -= corpus.bytes;
+    }
   }
 }

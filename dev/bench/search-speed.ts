@@ -50,7 +50,7 @@ const short = Array.from({ length: 225 }, () => pick(docs).title.split(' ').filt
 let version = 1;
 let live = docs;
 const store = { version: async () => version, livePages: async () => live } as unknown as PageStore;
-const retrieval = new Retrieval(new CorpusCache(store));
+const retrieval = new Retrieval(new CorpusCache(store, { budgetBytes: 2 ** 30 }));
 const base: BaseRef[] = [{ account_id: 'acct', kb_id: 'default' }];
 
 const chars = docs.reduce((s, d) => s + d.body.length, 0);
