@@ -8,7 +8,9 @@ import { authenticate } from '../middleware/auth';
 import { publicBaseUrl } from '../../platform/config';
 import { rateLimit } from '../middleware/rate-limit';
 import type { BaseRef } from '../../capabilities/knowledge/page-store';
-import { createWikiServer } from '../../capabilities/knowledge/mcp/tools';
+import { createWikiServer, WIKI_TOOLS } from '../../capabilities/knowledge/mcp/tools';
+import { readRaw } from '../middleware/body';
+import { checkEnvelope } from './mcp-envelope';
 
 /**
  * The MCP server at `/mcp` (spec 3 section 4.2): Streamable HTTP, stateless
@@ -33,6 +35,10 @@ const CORS = {
 
 /** Loaded on the first /mcp call, as the SDK's server (capabilities/knowledge/mcp/tools.ts). */
 let transportModule: Promise<typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')> | undefined;
+let typesModule: Promise<typeof import('@modelcontextprotocol/sdk/types.js')> | undefined;
+
+/** A POST body's limit: the SDK transport's own default (4 MB). */
+const MCP_BODY_LIMIT = 4 * 1024 * 1024;
 
 export function mcpRoutes(deps: PlatformDeps & AccountsDeps & KnowledgeDeps): Router<GatewayState> {
   const router = new Router<GatewayState>();
@@ -44,6 +50,19 @@ export function mcpRoutes(deps: PlatformDeps & AccountsDeps & KnowledgeDeps): Ro
   });
 
   router.post(MCP_PATH, jsonRpcRefusals(), auth, rateLimit(), async (ctx) => {
+    // A JSON body is read and checked here (gateway/routes/mcp-envelope.ts); any other goes to the transport, which answers 415.
+    let parsedBody: unknown;
+    if (ctx.is('application/json')) {
+      const [raw, { JSONRPCMessageSchema }] = await Promise.all([readRaw(ctx, MCP_BODY_LIMIT), (typesModule ??= import('@modelcontextprotocol/sdk/types.js'))]);
+      const envelope = checkEnvelope(raw.toString('utf8'), ctx.get('mcp-protocol-version') || undefined, WIKI_TOOLS, JSONRPCMessageSchema);
+      if (!envelope.ok) {
+        ctx.set(CORS);
+        ctx.status = envelope.status;
+        ctx.body = envelope.reply;
+        return;
+      }
+      parsedBody = envelope.body;
+    }
     const accountId = ctx.state.auth!.account.id;
     let scope: Promise<BaseRef[]> | undefined;
     const [server, { StreamableHTTPServerTransport }] = await Promise.all([createWikiServer({
@@ -61,7 +80,7 @@ export function mcpRoutes(deps: PlatformDeps & AccountsDeps & KnowledgeDeps): Ro
     await server.connect(transport);
     for (const [k, v] of Object.entries(CORS)) ctx.res.setHeader(k, v);
     ctx.respond = false;
-    await transport.handleRequest(ctx.req, ctx.res);
+    await transport.handleRequest(ctx.req, ctx.res, parsedBody);
   });
 
   // GET (an SSE stream) and DELETE (ending a session) have no meaning for a stateless server.

@@ -1,7 +1,11 @@
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { startGateway, type TestGateway } from '../helpers/stack';
+import { WIKI_TOOLS } from '../../capabilities/knowledge/mcp/tools';
 import { seedDocument, seedTeamBase } from './seed';
 
 /** Spec 3 section 4.2: the MCP server at /mcp, through the official SDK client and as raw JSON-RPC. */
@@ -183,21 +187,84 @@ test('raw JSON-RPC: initialize, tools/list, tools/call, errors', async (t) => {
   t.is(unknownMethod.body.error.code, -32601);
   t.is(unknownMethod.body.id, 3);
 
-  const unknownTool = await rpc({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'delete_everything', arguments: {} } });
-  t.true(unknownTool.status < 500);
-  t.true(unknownTool.body.result?.isError === true || unknownTool.body.error?.code === -32602);
-
   const parse = await rpc('{"jsonrpc": "2.0", "id": 5, "method": ');
   t.is(parse.status, 400);
   t.is(parse.body.error.code, -32700);
 
-  const notRpc = await rpc({ hello: 'world' });
-  t.is(notRpc.status, 400);
-  t.is(notRpc.body.error.code, -32700);
-
+  // No MCP-Protocol-Version header: the server assumes 2025-03-26, which had batches.
   const batch = await rpc([{ jsonrpc: '2.0', id: 7, method: 'tools/list' }, { jsonrpc: '2.0', id: 8, method: 'ping' }]);
   t.is(batch.status, 200);
   t.deepEqual(batch.body.map((m: any) => m.id).sort(), [7, 8]);
+});
+
+test('raw JSON-RPC: protocol errors as MCP 2025-06-18 and JSON-RPC 2.0 define them', async (t) => {
+  const v = { authorization: `Bearer ${key}`, 'mcp-protocol-version': '2025-06-18' };
+  const init = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '0' } } });
+  t.deepEqual(init.body.result.capabilities.tools, { listChanged: false }, 'a stateless JSON server never sends list_changed');
+  t.deepEqual((await rpc({ jsonrpc: '2.0', id: 'l', method: 'tools/list' }, v)).body.result.tools.map((x: any) => x.name).sort(), [...WIKI_TOOLS].sort());
+
+  // Unknown tool: a protocol error with the request's id (server/tools, Error Handling), not an isError result.
+  const unknownTool = await rpc({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'delete_everything', arguments: {} } }, v);
+  t.is(unknownTool.status, 200);
+  t.deepEqual(unknownTool.body, { jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Unknown tool: delete_everything' } });
+  // A known tool's bad argument stays a tool result the model can read.
+  t.true((await rpc({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'search_wiki', arguments: {} } }, v)).body.result.isError);
+
+  // Valid JSON that is no JSON-RPC message: Invalid Request, id null.
+  for (const body of [{ hello: 'world' }, { jsonrpc: '2.0', id: null, method: 'ping' }, { jsonrpc: '1.0', id: 1, method: 'ping' }, 42, [1]]) {
+    const r = await rpc(body);
+    t.is(r.status, 400, JSON.stringify(body));
+    t.deepEqual([r.body.error.code, r.body.id], [-32600, null], JSON.stringify(body));
+  }
+  // An empty batch: one Invalid Request (JSON-RPC 2.0 section 6).
+  const empty = await rpc([]);
+  t.is(empty.status, 400);
+  t.false(Array.isArray(empty.body));
+  t.is(empty.body.error.code, -32600);
+  // 2025-06-18 removed batching: one message per POST.
+  for (const version of ['2025-06-18', '2025-11-25']) {
+    const batch = await rpc([{ jsonrpc: '2.0', id: 7, method: 'tools/list' }, { jsonrpc: '2.0', id: 8, method: 'ping' }], { ...v, 'mcp-protocol-version': version });
+    t.is(batch.status, 400, version);
+    t.is(batch.body.error.code, -32600, version);
+  }
+  const legacy = await rpc([{ jsonrpc: '2.0', id: 7, method: 'ping' }, { jsonrpc: '2.0', id: 8, method: 'ping' }], { ...v, 'mcp-protocol-version': '2025-03-26' });
+  t.deepEqual([legacy.status, legacy.body.map((m: any) => m.id).sort()], [200, [7, 8]]);
+  // The transport's own answers are unchanged: ping, a notification's 202, a wrong content type's 415.
+  t.deepEqual((await rpc({ jsonrpc: '2.0', id: 9, method: 'ping' }, v)).body, { jsonrpc: '2.0', id: 9, result: {} });
+  t.is((await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, v)).status, 202);
+  const plain = await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { ...v, 'content-type': 'text/plain', accept: 'application/json, text/event-stream' }, body: '{}' });
+  t.is(plain.status, 415);
+});
+
+/** The official Python SDK (`MCP_PYTHON`: a python with the `mcp` package; /tmp/pysdk where it exists), when there is one. */
+const python = process.env.MCP_PYTHON ?? (existsSync('/tmp/pysdk/bin/python') ? '/tmp/pysdk/bin/python' : undefined);
+(python ? test : test.skip)('the official Python SDK client initializes, lists and calls tools, and gets -32602 for an unknown tool', async (t) => {
+  const script = `
+import asyncio, json, sys
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+async def main():
+    http = create_mcp_http_client(headers={"Authorization": "Bearer " + sys.argv[2]})
+    async with http, streamable_http_client(sys.argv[1], http_client=http, terminate_on_close=False) as streams:
+        async with ClientSession(streams[0], streams[1]) as s:
+            init = await s.initialize()
+            tools = await s.list_tools()
+            hit = await s.call_tool("search_wiki", {"q": "lava", "limit": 3})
+            try:
+                await s.call_tool("no_such_tool", {})
+                unknown = None
+            except MCPError as e:
+                unknown = e.code
+            print(json.dumps({"version": init.protocol_version, "listChanged": init.capabilities.tools.list_changed,
+                              "tools": sorted(x.name for x in tools.tools), "first": hit.structured_content["results"][0]["id"], "unknown": unknown}))
+asyncio.run(main())
+`;
+  const { stdout } = await promisify(execFile)(python!, ['-c', script, `${gw.url}/mcp`, key], { timeout: 60_000 });
+  const out = JSON.parse(stdout.trim().split('\n').pop()!);
+  t.deepEqual(out, { version: out.version, listChanged: false, tools: [...WIKI_TOOLS].sort(), first: 'pg_lava', unknown: -32602 });
+  t.regex(out.version, /^20\d\d-\d\d-\d\d$/);
 });
 
 test('raw JSON-RPC: key refusals are 401 JSON-RPC errors; GET is 405 with Allow', async (t) => {

@@ -26,6 +26,9 @@ export interface ToolContext {
 
 export const SERVER_INFO = { name: 'model-gateway-wiki', version: '1.0.0' };
 
+/** The tools createWikiServer registers (the /mcp edge answers a call of any other as -32602: gateway/routes/mcp-envelope.ts). */
+export const WIKI_TOOLS: ReadonlySet<string> = new Set(['search_wiki', 'read_page', 'read_pages', 'list_by_tag', 'backlinks', 'get_source']);
+
 const hitSchema = z.object({
   id: z.string(), kb_id: z.string(), title: z.string(), summary: z.string(), snippet: z.string(),
   tags: z.array(z.string()), confidence: z.number(), needs_review: z.boolean(), score: z.number(),
@@ -141,6 +144,8 @@ export async function createWikiServer(ctx: ToolContext): Promise<McpServer> {
     return { structuredContent: info, text: `${info.filename} (${info.locator})\n${info.url}\n(link valid ${info.url_ttl_secs} s)` };
   }));
 
+  // A stateless server answering in JSON never sends notifications/tools/list_changed (the SDK advertises it).
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }
 
