@@ -2,7 +2,7 @@ import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { ensureMcpPython } from '../../dev/scripts/lib/python-clients';
 import { promisify } from 'node:util';
 import { startGateway, type TestGateway } from '../helpers/stack';
 import { WIKI_TOOLS } from '../../capabilities/knowledge/mcp/tools';
@@ -236,9 +236,9 @@ test('raw JSON-RPC: protocol errors as MCP 2025-06-18 and JSON-RPC 2.0 define th
   t.is(plain.status, 415);
 });
 
-/** The official Python SDK (`MCP_PYTHON`: a python with the `mcp` package; /tmp/pysdk where it exists), when there is one. */
-const python = process.env.MCP_PYTHON ?? (existsSync('/tmp/pysdk/bin/python') ? '/tmp/pysdk/bin/python' : undefined);
-(python ? test : test.skip)('the official Python SDK client initializes, lists and calls tools, and gets -32602 for an unknown tool', async (t) => {
+test('the official Python SDK client initializes, lists and calls tools, and gets -32602 for an unknown tool', async (t) => {
+  t.timeout(600_000); // the first run on a machine installs the SDK from PyPI (dev/scripts/lib/python-clients.ts)
+  const python = await ensureMcpPython((line) => t.log(line));
   const script = `
 import asyncio, json, sys
 from mcp import ClientSession
@@ -261,7 +261,7 @@ async def main():
                               "tools": sorted(x.name for x in tools.tools), "first": hit.structured_content["results"][0]["id"], "unknown": unknown}))
 asyncio.run(main())
 `;
-  const { stdout } = await promisify(execFile)(python!, ['-c', script, `${gw.url}/mcp`, key], { timeout: 60_000 });
+  const { stdout } = await promisify(execFile)(python, ['-c', script, `${gw.url}/mcp`, key], { timeout: 60_000 });
   const out = JSON.parse(stdout.trim().split('\n').pop()!);
   t.deepEqual(out, { version: out.version, listChanged: false, tools: [...WIKI_TOOLS].sort(), first: 'pg_lava', unknown: -32602 });
   t.regex(out.version, /^20\d\d-\d\d-\d\d$/);
