@@ -8,8 +8,9 @@ import { z } from 'zod';
  * public unicast address. The URL is parsed with the WHATWG parser (so
  * decimal, octal and hex IPv4 forms such as `2130706433` or `0x7f.1` arrive
  * as `127.0.0.1`), a trailing dot is dropped (`localhost.`), and addresses
- * are classified by ipaddr.js, IPv4-mapped IPv6 (`[::ffff:7f00:1]`) by the
- * IPv4 address it carries. Every range but public unicast is refused:
+ * are classified by ipaddr.js, IPv4-mapped IPv6 (`[::ffff:7f00:1]`) and
+ * IPv4-compatible IPv6 (`::/96`: `[::127.0.0.1]`, `[::7f00:1]`) by the IPv4
+ * address they carry. Every range but public unicast is refused:
  * loopback, private, link-local, unique-local, CGNAT, unspecified (`[::]`,
  * `0.0.0.0`), multicast, broadcast, reserved, and the IPv6 ranges that embed
  * an IPv4 address (6to4, Teredo, NAT64).
@@ -34,11 +35,25 @@ export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
 }
 
-/** An IP address's range as ipaddr.js names it (`unicast`, `loopback`, `private`...), an IPv4-mapped IPv6 address by the IPv4 address it carries; null when `address` is not one. */
+/**
+ * An IPv6 address of the deprecated IPv4-compatible block `::/96` (`::a.b.c.d`,
+ * RFC 4291 2.5.5.1), other than `::` and `::1`, which ipaddr.js names itself:
+ * ipaddr.js calls the rest `unicast`, while stacks that still route them reach
+ * the IPv4 address they carry.
+ */
+function isIPv4Compatible(addr: ipaddr.IPv6): boolean {
+  const p = addr.parts;
+  return p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7] > 1);
+}
+
+/** An IP address's range as ipaddr.js names it (`unicast`, `loopback`, `private`...), an IPv4-mapped (`::ffff:a.b.c.d`) or IPv4-compatible (`::a.b.c.d`) IPv6 address by the IPv4 address it carries; null when `address` is not one. */
 export function addressRange(address: string): string | null {
   if (!ipaddr.isValid(address)) return null;
   let addr = ipaddr.parse(address);
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+  if (addr.kind() === 'ipv6') {
+    const v6 = addr as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress() || isIPv4Compatible(v6)) addr = new ipaddr.IPv4(v6.toByteArray().slice(12));
+  }
   return addr.range();
 }
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { parseInstant } from '../../domain/instant';
-import { checkPublicHttpUrl } from '../../domain/url-policy';
+import { addressRange, checkPublicHttpUrl } from '../../domain/url-policy';
 import { nestingExceeds, MAX_JSON_DEPTH } from '../../gateway/middleware/body';
 import { nestedText } from './kit';
 
@@ -47,3 +47,16 @@ test('the policy: private, loopback, link-local, ULA, CGNAT, unspecified and map
   for (const u of PUBLIC) t.true(checkPublicHttpUrl(u).ok, u);
 });
 
+
+test('IPv4-compatible IPv6 (::/96) is read as the IPv4 address it carries, like IPv4-mapped (security audit)', (t) => {
+  for (const u of ['https://[::127.0.0.1]/', 'https://[::7f00:1]/a.png', 'http://[0:0:0:0:0:0:a00:1]/a.png', 'http://[::169.254.169.254]/latest/meta-data/', 'http://[::192.168.1.1]/', 'http://[::100.64.0.1]/']) {
+    t.false(checkPublicHttpUrl(u).ok, u);
+  }
+  t.is(addressRange('::7f00:1'), 'loopback');
+  t.is(addressRange('::a00:1'), 'private');
+  t.is(addressRange('::a9fe:a9fe'), 'linkLocal');
+  t.is(addressRange('::1'), 'loopback');
+  t.is(addressRange('::'), 'unspecified');
+  t.is(addressRange('::808:808'), 'unicast');
+  t.true(checkPublicHttpUrl('https://[::8.8.8.8]/x').ok);
+});
