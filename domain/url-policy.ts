@@ -92,3 +92,15 @@ export const PublicUrl = z.string().refine(isPublicHttpUrl, { message: MESSAGE }
 export const PublicUrlOrDataImage = z.string().refine((s) => isDataImage(s) || isPublicHttpUrl(s), {
   message: `${MESSAGE}, or a data:image/...;base64,... URI`,
 });
+
+/**
+ * zod for a URI that may name the vendor's own store rather than a web address
+ * (generate-content `fileData.fileUri`: a Files API URI, `gs://...`): a value
+ * that is not an http(s) URL is the vendor's to resolve, and an http(s) URL
+ * takes the policy above, so a loopback, private or link-local host is refused
+ * in this field as in every other.
+ */
+export const PublicUrlOrVendorUri = z.string().refine((s) => {
+  const url = parseUrl(s);
+  return !(url && (url.protocol === 'http:' || url.protocol === 'https:')) || isPublicHttpUrl(s);
+}, { message: `${MESSAGE}, or a URI of the vendor's own file store` });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PublicUrlOrVendorUri } from '../../domain/url-policy';
 
 /**
  * POST /v1beta/models/{model}:generateContent and :streamGenerateContent
@@ -12,7 +13,7 @@ const Struct = z.record(z.string(), z.unknown());
 export const GeminiPart = z.looseObject({
   text: z.string().optional(),
   inlineData: z.looseObject({ mimeType: z.string(), data: z.string() }).optional(),
-  fileData: z.looseObject({ mimeType: z.string().optional(), fileUri: z.string() }).optional(),
+  fileData: z.looseObject({ mimeType: z.string().optional(), fileUri: PublicUrlOrVendorUri }).optional(),
   functionCall: z.looseObject({ name: z.string(), args: Struct.optional(), id: z.string().optional() }).optional(),
   functionResponse: z.looseObject({ name: z.string(), response: Struct, id: z.string().optional() }).optional(),
   thought: z.boolean().optional(),

@@ -86,3 +86,30 @@ test('chat image and file URLs take the same policy, in each protocol shape, bef
   const ok = await send(gw, 'POST', '/v1/chat/completions', { key, body: cases[0][1]('https://cdn.example.com/cat.png') });
   t.is(ok.status, 200, ok.text);
 });
+
+test('generate-content fileData.fileUri takes the same policy: a 400 in the Google shape naming the field, no upstream call; a public URL or a Files API / gs:// URI goes through (security audit)', async (t) => {
+  const path = '/v1beta/models/gemini-2.5-flash:generateContent';
+  const body = (u: string, snake = false) => ({
+    contents: [{ role: 'user', parts: [{ text: 'hi' }, snake ? { file_data: { mime_type: 'image/png', file_uri: u } } : { fileData: { mimeType: 'image/png', fileUri: u } }] }],
+    generationConfig: { maxOutputTokens: 5 },
+  });
+  const count = async () => {
+    let n = 0;
+    for (const c of ['gemini-a', 'gemini-b', 'gemini-c']) n += (await gw.control('GET', `/requests?channel=${c}`)).count as number;
+    return n;
+  };
+  const before = await count();
+  for (const u of [...SAMPLE, 'http://169.254.169.254/latest/meta-data/iam', 'https://[::127.0.0.1]/a.png', 'https://user:pw@cdn.example.com/a.png']) {
+    for (const snake of [false, true]) {
+      const r = await send(gw, 'POST', path, { key, body: body(u, snake) });
+      t.is(r.status, 400, `${u}: ${r.text}`);
+      assertShape(t, r, 'generate-content', path);
+      t.regex(r.json.error.message, /fileUri|file_uri/, r.text);
+    }
+  }
+  t.is(await count(), before);
+  for (const u of ['https://cdn.example.com/cat.png', 'https://generativelanguage.googleapis.com/v1beta/files/abc123', 'gs://bucket/cat.png']) {
+    const ok = await send(gw, 'POST', path, { key, body: body(u) });
+    t.is(ok.status, 200, `${u}: ${ok.text}`);
+  }
+});
