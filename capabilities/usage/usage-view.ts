@@ -10,6 +10,11 @@ export const CSV_COLUMNS = [
   'submitted_at', 'attempts_count', 'result_urls', 'result_expires_at',
 ] as const;
 
+/** The CSV columns that hold numbers (counts, credits): written as they are; every other column is text (domain/csv-cell.ts). */
+export const CSV_NUMBER_COLUMNS: ReadonlySet<string> = new Set([
+  'input_tokens', 'output_tokens', 'cached_tokens', 'unit_count', 'cost_usd', 'latency_ms', 'attempts_count',
+]);
+
 /**
  * A row as the usage API, the call log and the console show it: the CSV's columns, and the server-side tool calls a
  * chat turn was charged for (spec 1 section 2.4 rule 6 names that usage-log column; the CSV keeps spec 2's list).

@@ -13,6 +13,7 @@ import { jsonBody } from '../middleware/body';
 import { requireAdmin } from './admin';
 import { validBody, validQuery } from '../middleware/validate';
 import { Instant } from '../../domain/instant';
+import { displayName } from '../../domain/display-name';
 
 /**
  * Management API of enterprise agents and agent keys (docs/agents.md).
@@ -24,7 +25,7 @@ import { Instant } from '../../domain/instant';
 const ACTING_USER = 'x-acting-user';
 
 const Credits = CreditsInput;
-const Name = z.string().trim().min(1).max(200);
+const Name = displayName(z.string().trim());
 const KbIds = z.array(z.string().min(1).max(200)).max(50);
 const AgentFields = {
   system_prompt: z.string().max(100_000),

@@ -12,6 +12,7 @@ import { idempotencyKeyOf } from '../middleware/idempotency';
 import { validBody, validQuery } from '../middleware/validate';
 import { Instant } from '../../domain/instant';
 import { KEY_PATTERN } from '../../domain/api-key';
+import { displayName } from '../../domain/display-name';
 
 /** Operator API standing in for the console. `Authorization: Bearer <ADMIN_TOKEN>`. */
 
@@ -30,14 +31,14 @@ const KeyFields = {
   enabled: z.boolean().optional(),
   spend_cap_usd: Credits.nullable().optional(),
 };
-export const NewKey = z.object({ name: z.string().min(1).max(200), ...KeyFields }).strict();
-export const KeyPatch = z.object({ name: z.string().min(1).max(200).optional(), ...KeyFields }).strict();
+export const NewKey = z.object({ name: displayName(), ...KeyFields }).strict();
+export const KeyPatch = z.object({ name: displayName().optional(), ...KeyFields }).strict();
 /**
  * An early key to import: exactly the shapes authentication accepts (domain/api-key.ts KEY_PATTERN, any 8-character
  * service tag), so an imported key always works; anything else would be stored and refused with 401 forever.
  */
 export const LegacyKey = z.object({
-  name: z.string().min(1).max(200),
+  name: displayName(),
   key: z.string().max(512).regex(KEY_PATTERN, 'must be a key authentication accepts: sk-<8 lowercase letters or digits>-<64 lowercase hex characters>'),
   ...KeyFields,
 }).strict();

@@ -11,7 +11,8 @@ import type { ServiceDeps } from '../deps';
 import type { Ctx, GatewayState } from '../context';
 import { authenticate } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
-import { CSV_COLUMNS, rowView } from '../../capabilities/usage/usage-view';
+import { CSV_COLUMNS, CSV_NUMBER_COLUMNS, rowView } from '../../capabilities/usage/usage-view';
+import { neutraliseFormula } from '../../domain/csv-cell';
 export { CSV_COLUMNS, rowView };
 
 /** Rows default to the last 30 days; the export is capped at 10000 rows (spec 2 sections 4.8, 8). */
@@ -86,7 +87,15 @@ export function usageRoutes(deps: ServiceDeps): Router<GatewayState> {
   return router;
 }
 
-/** The CSV export body: rows already turned by `rowView`, streamed as the columns of spec 2 section 2.5 (the API and the console). */
+/**
+ * The CSV export body: rows already turned by `rowView`, streamed as the columns of spec 2 section 2.5 (the API and the
+ * console). Text cells that a spreadsheet would run as a formula (a key name, a model, an error message starting with
+ * `=`, `+`, `-`, `@`, a tab or a carriage return) get a leading `'`; the number columns are written as they are.
+ */
 export function usageCsvStream(rows: Readable): Readable {
-  return rows.pipe(stringify({ header: true, columns: [...CSV_COLUMNS] }));
+  return rows.pipe(stringify({
+    header: true,
+    columns: [...CSV_COLUMNS],
+    cast: { string: (value, ctx) => (ctx.header || CSV_NUMBER_COLUMNS.has(String(ctx.column)) ? value : neutraliseFormula(value)) },
+  }));
 }
