@@ -434,3 +434,54 @@ test.serial('files.list pages with after / limit / order: every file once, also 
   for await (const b of openai.batches.list({ limit: 2 })) batches.push(b.id);
   t.deepEqual([...batches].sort(), [...batchIds].sort(), 'every batch once');
 });
+
+test.serial('files and batches count against the account\'s rate limit like every /v1 call, polling included; a line answered 429 is waited out (security audit)', async (t) => {
+  t.timeout(300_000);
+  const worker = startWorker();
+  try {
+    const a = await account();
+    t.is((await gw.admin('PATCH', `/accounts/${a.id}`, { rate_limit: { rpm: 4, concurrency: 2 } })).status, 200);
+    const h = { authorization: `Bearer ${a.key}` };
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    form.append('file', new Blob([jsonl(3, '/v1/chat/completions', 'rl')]), 'in.jsonl');
+    const up = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: h, body: form });
+    t.is(up.status, 200);
+    t.is(up.headers.get('x-ratelimit-limit-requests'), '4');
+    t.is(up.headers.get('x-ratelimit-limit-concurrency'), '2');
+    const file = (await up.json()) as any;
+    const created = await fetch(`${gw.url}/v1/batches`, {
+      method: 'POST', headers: { ...h, 'content-type': 'application/json' },
+      body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+    });
+    t.is(created.status, 200);
+    t.is(created.headers.get('x-ratelimit-limit-requests'), '4');
+    const batch = (await created.json()) as any;
+    // Four requests a minute: polling the batch (and the account's other batch and file views) runs into the limit.
+    const polls: Response[] = [];
+    for (let i = 0; i < 4; i++) polls.push(await fetch(`${gw.url}/v1/batches/${batch.id}`, { headers: h }));
+    const limited = polls.find((r) => r.status === 429);
+    t.truthy(limited, `statuses ${polls.map((r) => r.status).join(',')}`);
+    t.truthy(limited?.headers.get('retry-after'));
+    const body = (await limited!.json()) as any;
+    t.is(body.error.code, 'rate_limit_exceeded');
+    for (const path of ['/v1/files', `/v1/files/${file.id}`, `/v1/files/${file.id}/content`, '/v1/batches']) {
+      t.is((await fetch(`${gw.url}${path}`, { headers: h })).status, 429, path);
+    }
+    const anthropic = await fetch(`${gw.url}/v1/messages/batches`, { headers: { 'x-api-key': a.key } });
+    t.is(anthropic.status, 429);
+    t.is(((await anthropic.json()) as any).type, 'error', 'in the messages shape');
+    // The batch's lines meet the same limit; the worker waits each 429 out, so every line ends answered, none as a 429.
+    const store = batchModels(gw.deps.db.conn);
+    const done = await until('the batch', async () => {
+      const b = await store.Batch.findById(batch.id).lean();
+      return b?.status === 'completed' && b;
+    }, 240_000);
+    t.like(done, { total: 3, completed: 3, failed: 0 });
+    const lines = await store.Line.find({ batch_id: batch.id }).lean();
+    t.deepEqual(lines.map((l) => l.status_code), [200, 200, 200]);
+  } finally {
+    worker.kill('SIGKILL');
+    await exited(worker);
+  }
+});
