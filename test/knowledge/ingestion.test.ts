@@ -316,6 +316,22 @@ test('signed source link: the file for a valid link, 403 and no data once expire
   t.is((await fetch(noSig)).status, 403);
 });
 
+test('a source link serves the file as a download that the browser may neither sniff nor run: nosniff and a sandboxing CSP (security audit)', async (t) => {
+  const a = await gw.newAccount();
+  const html = '<html><head><title>Notes</title></head><body><h1>Notes</h1><p>Deploys swap workers one at a time.</p><script>fetch("/v1/key/balance")</script></body></html>';
+  const r = await uploadMultipart(gw, a.id, 'default', 'notes.html', html, 'text/html');
+  t.is(r.status, 202, JSON.stringify(r.body));
+  await waitBuild(gw, a.id, 'default', r.body.id);
+  const page = (await livePages(gw, a.id))[0];
+  const res = await fetch(gw.deps.sourceLinks.sourceInfo(page.source, gw.url).url);
+  t.is(res.status, 200);
+  t.regex(res.headers.get('content-type') ?? '', /text\/html/);
+  t.regex(res.headers.get('content-disposition') ?? '', /^attachment;/);
+  t.is(res.headers.get('x-content-type-options'), 'nosniff');
+  t.is(res.headers.get('content-security-policy'), "default-src 'none'; sandbox");
+  t.is(await res.text(), html);
+});
+
 test('team bases: only on enterprises, ids unique across the platform, readers must be members, list/patch/delete', async (t) => {
   const personal = await gw.newAccount();
   const ent = await gw.newAccount({ enterprise: true });
