@@ -117,10 +117,18 @@ export class AgentKeyService {
     return { doc: issued, plaintext: plaintext! };
   }
 
+  /**
+   * 404 for an unknown key, 403 unless the actor administers its enterprise: what a decision (approve, reject)
+   * checks before it reads its input, so a member learns nothing of the input's rules.
+   */
+  async requireManager(actor: Actor, agentKeyId: string): Promise<void> {
+    await this.managed(actor, agentKeyId);
+  }
+
   /** Approve a request: a spend cap is mandatory here. The holder then sees the key in their list. */
   async approve(actor: Actor, agentKeyId: string, input: { spend_cap_nano: number }, origin: Origin): Promise<AgentKeyDoc> {
+    await this.managed(actor, agentKeyId); // 404 / 403 before the input's rules, and before queueing for the lock
     if (!(input.spend_cap_nano > 0)) throw new GatewayError('invalid_request', 'approving a requested key needs a spend cap above 0', { param: 'spend_cap_usd' });
-    await this.managed(actor, agentKeyId); // 404 / 403 before queueing for the lock
     return this.oneAtATime(agentKeyId, () => this.approveLocked(actor, agentKeyId, input, origin));
   }
 

@@ -8,7 +8,7 @@ import { deleteAgent } from '../../capabilities/agents/agent-removal';
 import type { PlatformDeps } from '../../capabilities/deps';
 import type { AccountsDeps } from '../../capabilities/accounts/deps';
 import type { AgentsDeps } from '../../capabilities/agents';
-import type { Ctx, GatewayState } from '../context';
+import type { Ctx, GatewayState, Middleware } from '../context';
 import { jsonBody } from '../middleware/body';
 import { requireAdmin } from './admin';
 import { validBody, validQuery } from '../middleware/validate';
@@ -191,11 +191,16 @@ export function agentRoutes(deps: PlatformDeps & AccountsDeps & AgentsDeps): Rou
     ctx.set('cache-control', 'no-store');
     ctx.body = await keyView(doc, { key: plaintext });
   });
-  router.post('/agent-keys/:id/approve', body, async (ctx) => {
+  // A decision checks the actor's role before it reads the body: a member gets 403, not the body's rules.
+  const manager: Middleware = async (ctx, next) => {
+    await keys.requireManager(actorOf(ctx), ctx.params.id);
+    return next();
+  };
+  router.post('/agent-keys/:id/approve', manager, body, async (ctx) => {
     const { spend_cap_usd } = validBody(ctx, Approve);
     ctx.body = await keyView(await keys.approve(actorOf(ctx), ctx.params.id, { spend_cap_nano: spend_cap_usd }, originOf(ctx)));
   });
-  router.post('/agent-keys/:id/reject', body, async (ctx) => {
+  router.post('/agent-keys/:id/reject', manager, body, async (ctx) => {
     ctx.body = await keyView(await keys.reject(actorOf(ctx), ctx.params.id, validBody(ctx, Reject), originOf(ctx)));
   });
   router.post('/agent-keys/:id/revoke', async (ctx) => {

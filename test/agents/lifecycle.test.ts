@@ -167,6 +167,33 @@ test('request -> approve (cap mandatory) -> the holder sees and views it -> revo
   t.is(await gw.deps.db.conn.collection('agent_audit').countDocuments({ agent_key_id: id }), 4);
 });
 
+test('approve and reject check the actor\'s role before the body: a member gets 403 whatever the body, an unknown key 404 (security audit)', async (t) => {
+  const ent = await newEnterprise(gw); // its own: the other tests list the shared enterprise's keys
+  const agent = await newAgent(gw, ent);
+  const req = await adminAs(gw, ent.member, 'POST', `/agents/${agent.id}/key-requests`, { name: 'asked' });
+  t.is(req.status, 201);
+  const id = req.body.id;
+  const raw = (who: string, path: string, text: string) => fetch(`${gw.url}/admin/v1${path}`, {
+    method: 'POST', body: text,
+    headers: { authorization: `Bearer ${gw.config.ADMIN_TOKEN}`, 'content-type': 'application/json', 'x-acting-user': who },
+  });
+  for (const who of [ent.member, ent.member2, ent.outsider]) {
+    for (const body of [{}, { spend_cap_usd: '0' }, { spend_cap_usd: 'lots' }, { spend_cap_usd: '5', extra: 1 }]) {
+      const r = await adminAs(gw, who, 'POST', `/agent-keys/${id}/approve`, body);
+      t.is(r.status, 403, `${who} ${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+      t.is(r.body.error.code, 'permission_denied');
+    }
+    t.is((await adminAs(gw, who, 'POST', `/agent-keys/${id}/reject`, { reason: 1 })).status, 403);
+    t.is((await raw(who, `/agent-keys/${id}/approve`, '{not json')).status, 403);
+  }
+  t.is((await adminAs(gw, ent.member, 'POST', '/agent-keys/akey_nope/approve', {})).status, 404);
+  // The enterprise's admin still gets the body's 400s, and the request stays undecided by all of the above.
+  t.is((await adminAs(gw, ent.admin, 'POST', `/agent-keys/${id}/approve`, {})).status, 400);
+  t.is((await adminAs(gw, ent.admin, 'POST', `/agent-keys/${id}/approve`, { spend_cap_usd: '0' })).status, 400);
+  t.is((await adminAs(gw, ent.admin, 'GET', `/agent-keys/${id}`)).body.state, 'requested');
+  t.is((await adminAs(gw, ent.admin, 'POST', `/agent-keys/${id}/approve`, { spend_cap_usd: '1' })).status, 200);
+});
+
 test('reject: the request ends rejected, audited, and cannot be approved later', async (t) => {
   const agent = await newAgent(gw, ent);
   const req = await adminAs(gw, ent.member2, 'POST', `/agents/${agent.id}/key-requests`, { name: 'please' });
