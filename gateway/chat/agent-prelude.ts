@@ -1,5 +1,5 @@
 import { GatewayError, errors } from '../../domain/errors';
-import { AFFINITY_HEADERS, effectiveModelId, whitelistAllows } from '../../domain/agents';
+import { AFFINITY_HEADERS, effectiveModelId, whitelistAllows, type AgentRecord } from '../../domain/agents';
 import type { Channel, Model } from '../../domain/catalogue';
 import { parseRequest } from '../../protocols';
 import type { ServiceDeps } from '../deps';
@@ -14,6 +14,24 @@ type Message = { role: string; content?: unknown };
 
 /** Client fields an agent call ignores: the agent decides its tools (spec 3 section 4.3 rule 4). */
 const CLIENT_TOOL_FIELDS = ['tools', 'tool_choice', 'functions', 'function_call', 'parallel_tool_calls'] as const;
+
+/** The 403 of spec 3 section 7 for the key's agent itself: deleted, of another enterprise, unpublished; null when it serves. */
+export function agentStateRefusal(agent: AgentRecord | null, keyAccountId: string): GatewayError | null {
+  if (!agent || agent.deleted) return errors.agentForbidden('the agent of this key has been deleted');
+  if (agent.enterprise_id !== keyAccountId) return errors.agentForbidden('the agent of this key belongs to another enterprise');
+  if (!agent.published) return errors.agentForbidden('the agent of this key is not published');
+  return null;
+}
+
+/**
+ * Why an agent key that may spend nothing more is refused: its agent's 403 when the agent does not serve
+ * (that outranks the 402, spec 3 section 7), else null (the 402). Read only for such a key, never on an
+ * ordinary key's path (gateway/middleware/auth.ts `spentAgentKey`).
+ */
+export async function spentAgentKeyRefusal(deps: ServiceDeps, key: { agent_id?: string | null; account_id: string }): Promise<GatewayError | null> {
+  const { agent } = await deps.agents.service.runtime(key.agent_id!, key.account_id);
+  return agentStateRefusal(agent, key.account_id);
+}
 
 /**
  * The prelude of a call made with an agent key (spec 3 section 4.3): it turns
@@ -37,9 +55,8 @@ export async function agentChatCall(deps: ServiceDeps, ctx: Ctx): Promise<ChatCa
   const agentId = key.agent_id!;
   ctx.state.usageTags = { agent_id: agentId };
   const { agent, settings, scopeVersion, kbVersions } = await deps.agents.service.runtime(agentId, key.account_id);
-  if (!agent || agent.deleted) throw errors.agentForbidden('the agent of this key has been deleted');
-  if (agent.enterprise_id !== key.account_id) throw errors.agentForbidden('the agent of this key belongs to another enterprise');
-  if (!agent.published) throw errors.agentForbidden('the agent of this key is not published');
+  const refused = agentStateRefusal(agent, key.account_id);
+  if (refused || !agent) throw refused!; // a missing agent is always refused
 
   // 1. The agent's model, bound by the enterprise whitelist.
   const modelId = effectiveModelId(agent, settings, deps.config.AGENT_DEFAULT_MODEL);

@@ -24,6 +24,11 @@ export interface AuthOptions {
   /** Only POST /v1/chat/completions serves agent keys (spec 3 section 5); every other endpoint refuses them here. */
   agentKeys?: 'serve';
   /**
+   * With `agentKeys: 'serve'`: the 403 of an agent key's agent (deleted, unpublished, another enterprise), or null.
+   * Asked only of an agent key that may spend nothing more, so that 403 outranks the 402 (spec 3 section 7).
+   */
+  agentRefusal?: (key: AuthSnapshot['key']) => Promise<GatewayError | null>;
+  /**
    * Run the handler on this process's last snapshot of the key while its fresh state is read (see
    * `optimistic`). Only for handlers that await `ctx.state.authConfirmed` before any effect: the chat pipeline.
    */
@@ -76,7 +81,8 @@ export function authenticate(deps: AuthDeps, options: AuthOptions): Middleware {
     const guess = options.optimistic ? deps.authLookup.guess(hash) : undefined;
     if (guess && actsOn(guess, options)) return optimistic(deps, ctx, next, options, guess, deps.authLookup.byHash(hash, limit));
 
-    const release = admit(deps, ctx, await deps.authLookup.byHash(hash, limit), options);
+    const snapshot = await deps.authLookup.byHash(hash, limit);
+    const release = admit(deps, ctx, snapshot, options, await spentAgentKey(snapshot, options));
     try {
       await next();
     } finally {
@@ -97,11 +103,22 @@ export function refusal(snapshot: AuthSnapshot | null, options: Pick<AuthOptions
 }
 
 /**
+ * An agent key that passes the key checks but may spend nothing more: its agent's 403, which outranks the
+ * 402 (null: the 402 stands). Ordinary keys, and agent keys with room, read nothing more here. (Agent keys
+ * never take the optimistic path: `actsOn`.)
+ */
+async function spentAgentKey(snapshot: AuthSnapshot | null, options: AuthOptions): Promise<GatewayError | null> {
+  if (!options.agentRefusal || !options.billable || !snapshot?.key.agent_id || refusal(snapshot, options)) return null;
+  if (remainingNano(snapshot.balanceNano, snapshot.key, snapshot.keySpendNano) > 0) return null;
+  return options.agentRefusal(snapshot.key).catch(() => null);
+}
+
+/**
  * Admit the request on its fresh snapshot: 401/403 (refusal), else the call's auth state and the
  * limiter's verdict, a concurrency slot when one was granted, then 402 for a spent wallet on a billable
- * endpoint. Returns what frees the slot.
+ * endpoint (or, for a spent agent key, its agent's 403: `spentRefusal`). Returns what frees the slot.
  */
-function admit(deps: AuthDeps, ctx: Ctx, snapshot: AuthSnapshot | null, options: AuthOptions): (() => void) | undefined {
+function admit(deps: AuthDeps, ctx: Ctx, snapshot: AuthSnapshot | null, options: AuthOptions, spentRefusal: GatewayError | null = null): (() => void) | undefined {
   const refused = refusal(snapshot, options);
   if (refused) throw refused;
   const { key, account, balanceNano, keySpendNano, rate } = snapshot!;
@@ -110,7 +127,7 @@ function admit(deps: AuthDeps, ctx: Ctx, snapshot: AuthSnapshot | null, options:
   const release = rate?.allowed && rate.concurrency ? holdLease(deps, ctx, account!.id) : undefined;
   if (options.billable && remainingNano(balanceNano, key, keySpendNano) <= 0) {
     release?.();
-    throw errors.quota();
+    throw spentRefusal ?? errors.quota();
   }
   if (options.touchLastUsed) touchLastUsed(deps, key.account_id, key.id);
   return release;

@@ -13,6 +13,7 @@ import { runChat, type ChatCall } from '../chat/pipeline';
 import type { Model } from '../../domain/catalogue';
 import { applyBuiltinToolRules, builtinToolsOf } from '../chat/builtin-tools';
 import { serveAgentCall } from '../chat/agent-serve';
+import { spentAgentKeyRefusal } from '../chat/agent-prelude';
 import { validQuery } from '../middleware/validate';
 import { batchLine } from '../middleware/batch-line';
 import { MODEL_METHOD_PATH, MODEL_METHOD_ROUTE } from './model-paths';
@@ -52,7 +53,7 @@ export function chatRoutes(deps: ServiceDeps): Router<GatewayState> {
     // Agent keys call only chat completions (spec 3 section 5). Optimistic: the body is read, validated and
     // routed while the key's fresh state is read; the pipeline waits for it before the upstream call
     // (CHAT_AUTH_OVERLAP=upstream: before the answer).
-    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true, optimistic: deps.config.CHAT_AUTH_OVERLAP !== 'off', ...(endpoint === 'chat.completions' ? { agentKeys: 'serve' as const } : {}) }),
+    authenticate(deps, { methods: 'all', billable: true, touchLastUsed: true, optimistic: deps.config.CHAT_AUTH_OVERLAP !== 'off', ...(endpoint === 'chat.completions' ? { agentKeys: 'serve' as const, agentRefusal: (key) => spentAgentKeyRefusal(deps, key) } : {}) }),
     rateLimit(),
     jsonBody(CHAT_BODY_LIMIT, { memberBytes: true }),
   ];

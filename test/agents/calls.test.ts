@@ -360,6 +360,37 @@ test.serial('4xx causes of agent calls, each in the chat-completions shape', asy
   t.regex(gone.json.error.message, /deleted/);
 });
 
+test.serial('a spent agent key on an agent that does not serve gets the agent\'s 403, not the 402: unpublished, deleted, spent enterprise (security audit)', async (t) => {
+  const e = await newEnterprise(gw);
+  const agent = await newAgent(gw, e, { model_id: 'gpt-5-mini' });
+  const capped = await issueKey(gw, e, agent.id, { spend_cap_usd: '0.0001' });
+  const ask = (k: string) => post(gw, '/v1/chat/completions', { model: 'x', messages: [{ role: 'user', content: 'hello' }], max_tokens: 10 }, { key: k });
+  let spent;
+  for (let i = 0; i < 10 && !spent; i++) {
+    const r = await ask(capped.key);
+    if (r.status !== 200) spent = r;
+  }
+  t.is(spent?.status, 402, 'the cap is spent');
+  await adminAs(gw, e.admin, 'POST', `/agents/${agent.id}/unpublish`);
+  const unpublished = await ask(capped.key);
+  t.is(unpublished.status, 403, JSON.stringify(unpublished.json));
+  t.is(unpublished.json.error.code, 'permission_denied');
+  t.regex(unpublished.json.error.message, /not published/);
+  await adminAs(gw, e.admin, 'POST', `/agents/${agent.id}/publish`);
+  t.is((await ask(capped.key)).status, 402, 'published again: the cap\'s 402');
+
+  // The enterprise's balance spent: the same order.
+  const fresh = await issueKey(gw, e, agent.id);
+  const bal = await gw.deps.wallet.balance(e.id);
+  await gw.deps.wallet.apply({ opId: `test:${e.id}:drain`, accountId: e.id, kind: 'adjust', amountNano: -bal });
+  t.is((await ask(fresh.key)).status, 402);
+  t.is((await adminAs(gw, e.owner, 'DELETE', `/agents/${agent.id}`)).status, 200);
+  const deleted = await ask(fresh.key);
+  t.is(deleted.status, 403, JSON.stringify(deleted.json));
+  t.regex(deleted.json.error.message, /deleted/);
+  t.is((await ask(capped.key)).status, 403);
+});
+
 test.serial('the pre-charge gate counts the persona and the injected pages', async (t) => {
   const e = await newEnterprise(gw);
   await seedTeamBase(gw, e.id, 'manual', [{ id: 'pg-huge', title: 'Turbine manual', body: `turbine maintenance ${'x'.repeat(7000)}` }]);
