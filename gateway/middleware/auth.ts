@@ -82,7 +82,9 @@ export function authenticate(deps: AuthDeps, options: AuthOptions): Middleware {
     if (guess && actsOn(guess, options)) return optimistic(deps, ctx, next, options, guess, deps.authLookup.byHash(hash, limit));
 
     const snapshot = await deps.authLookup.byHash(hash, limit);
-    const release = admit(deps, ctx, snapshot, options, await spentAgentKey(snapshot, options));
+    // Only an agent key on the endpoint that serves them may be read further (no extra wait on any other path).
+    const spent = options.agentRefusal && snapshot?.key.agent_id ? await spentAgentKey(snapshot, options) : null;
+    const release = admit(deps, ctx, snapshot, options, spent);
     try {
       await next();
     } finally {
