@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/stack';
-import { launchBrowser, newPage, newUser, postSignIn, signIn } from './browser';
+import { httpSession, launchBrowser, newPage, newUser, postSignIn, signIn } from './browser';
 import { GatewayError } from '../../domain/errors';
 import { SIGN_IN_MAX_FAILURES } from '../../capabilities/accounts/sign-in';
 
@@ -233,4 +233,15 @@ test.serial('a store that is briefly unavailable is said so in words at sign-in,
       people.checkPassword = real;
     }
   }
+});
+
+test.serial('a key name with a control or bidi character is refused on the key form with the field\'s own message', async (t) => {
+  const u = await newUser(gw, 'badname');
+  const s = await httpSession(gw.url, u.email, u.password);
+  for (const name of ['prod\u202egnp.exe', 'two\nlines']) {
+    const res = await s.post('/console/keys', { name, models_mode: 'all' });
+    t.is(res.status, 400, name);
+    t.regex(errorOf(await res.text(), 'name') ?? '', /no control characters/);
+  }
+  t.is(await gw.deps.db.ApiKey.countDocuments({ account_id: u.accountId, name: /gnp|lines/ }), 0);
 });

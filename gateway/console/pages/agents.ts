@@ -20,7 +20,7 @@ import type { ConsoleServices } from '../services';
 import { baseName } from './knowledge';
 
 const AGENT_MESSAGES = {
-  name: 'Give the agent a name (1 to 200 characters).',
+  name: 'Give the agent a name (1 to 200 characters, no control characters).',
   system_prompt: 'The persona is too long: keep it under 100,000 characters.',
   temperature: 'Enter a temperature between 0 and 2, like 0.7, or leave it empty.',
 };
@@ -276,7 +276,7 @@ function listRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signedIn
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';
-      ctx.body = await listPage(svc, ctx, { ent: agent.enterprise_id, requestErrors: { [agent.id]: fieldErrors(err, ['name'], { name: 'Give the key a name (1 to 200 characters) before requesting it.' }) } });
+      ctx.body = await listPage(svc, ctx, { ent: agent.enterprise_id, requestErrors: { [agent.id]: fieldErrors(err, ['name'], { name: 'Give the key a name (1 to 200 characters, no control characters) before requesting it.' }) } });
     }
   });
 }
@@ -382,7 +382,7 @@ function detailRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signed
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';
-      ctx.body = await detailPage(svc, ctx, agent, { issueErrors: fieldErrors(err, ['name', 'holder_user_id', 'spend_cap_usd'], { name: 'Give the key a name (1 to 200 characters).', spend_cap_usd: 'Enter the spend cap in USD, like 20 or 20.50, or leave it empty for no cap.', holder_user_id: 'Pick a member of this enterprise, or nobody.' }) });
+      ctx.body = await detailPage(svc, ctx, agent, { issueErrors: fieldErrors(err, ['name', 'holder_user_id', 'spend_cap_usd'], { name: 'Give the key a name (1 to 200 characters, no control characters).', spend_cap_usd: 'Enter the spend cap in USD, like 20 or 20.50, or leave it empty for no cap.', holder_user_id: 'Pick a member of this enterprise, or nobody.' }) });
     }
   });
 }

@@ -16,7 +16,7 @@ const KEY_FIELDS = ['name', 'allowed_models', 'expires_at', 'spend_cap_usd'] as 
 
 /** What each key field asks for, in words (the schema's own messages are for API clients). */
 export const KEY_MESSAGES: HumanMessages = {
-  name: 'Give the key a name (1 to 200 characters), so you can tell it apart.',
+  name: 'Give the key a name (1 to 200 characters, no control characters), so you can tell it apart.',
   allowed_models: 'Pick at least one model, or choose "Every model".',
   expires_at: 'Pick a date and time in the future for the key to stop working, or leave it empty for never.',
   spend_cap_usd: 'Enter the spend cap as an amount in USD, like 25 or 25.50, or leave it empty for no cap.',
