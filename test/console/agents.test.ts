@@ -46,7 +46,16 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   // Attach a team base.
   await o.page.selectOption('#f-kb', base.kb_id);
   await Promise.all([o.page.waitForURL(/\/console\/agents\/[^/?]+$/), o.page.click('form[action$="/bases"] button')]);
-  t.true(((await o.page.textContent('section:has(h2:has-text("Knowledge bases"))')) ?? '').includes(base.kb_id));
+  t.regex((await o.page.textContent('[data-testid=agent-bases]')) ?? '', new RegExp(`Fox facts\\s*${base.kb_id}`), 'an attached base is listed by its name');
+  // The enterprise's own base too: listed by the name the knowledge page gives it; with nothing left to attach, no empty picker.
+  await o.page.selectOption('#f-kb', 'default');
+  await Promise.all([o.page.waitForURL(/\/console\/agents\/[^/?]+$/), o.page.click('form[action$="/bases"] button')]);
+  t.regex((await o.page.textContent('[data-testid=agent-bases]')) ?? '', /Enterprise base\s*default/);
+  t.is(await o.page.$('#f-kb'), null, 'no attach form when every base is attached');
+  t.truthy(await o.page.$('[data-testid=agent-bases-none-left]'));
+  await screenshots(o.page, 'agent-detail-all-bases', t);
+  await Promise.all([o.page.waitForURL(/\/console\/agents\/[^/?]+$/), o.page.click('form[action$="/bases/default/detach"] button')]);
+  t.truthy(await o.page.$('#f-kb'), 'the form is back once a base can be attached');
   t.regex((await o.page.textContent('[data-testid=agent-usage]')) ?? '', /0 requests/);
   await screenshots(o.page, 'agent-detail', t);
 

@@ -196,6 +196,13 @@ async function detailPage(svc: ConsoleServices, ctx: CCtx, agent: AgentRecord, o
   const tails = await tailsOf(svc, agentKeys);
   const csrf = csrfOf(ctx);
   const attached = new Set(agent.knowledge_bases.map((b) => b.kb_id));
+  const attachable = bases.filter((b) => !attached.has(b.kb_id));
+  // An attached base by the name the knowledge page gives it ("Enterprise base" for `default`); a base since deleted by its id alone.
+  const byId = new Map(bases.map((b) => [b.kb_id, b]));
+  const attachedName = (kbId: string) => {
+    const b = byId.get(kbId);
+    return b ? baseName(b, true) : kbId === 'default' ? 'Enterprise base' : '';
+  };
   const entName = (await svc.deps.accounts.get(agent.enterprise_id).catch(() => null))?.name ?? agent.enterprise_id;
   return page(ctx, `Agent ${agent.name}`, html`
 ${opts.issued ? html`<section class="card reveal" role="status"><p>The new key (shown now; later viewable by its holder):</p><p><code class="secret" data-testid="agent-plaintext">${opts.issued}</code></p></section>` : ''}
@@ -206,11 +213,11 @@ ${opts.issued ? html`<section class="card reveal" role="status"><p>The new key (
 <div class="actions"><form method="post" action="${agentPath(agent.id)}/${agent.published ? 'unpublish' : 'publish'}">${csrfInput(csrf)}<button type="submit">${agent.published ? 'Unpublish' : 'Publish'}</button></form>
 <form method="post" action="${agentPath(agent.id)}/delete" data-confirm="Delete this agent for good? Its ${agentKeys.filter((k) => k.state === 'issued').length} issued keys are revoked at once; the audit record is kept.">${csrfInput(csrf)}<button type="submit" class="danger">Delete agent</button></form></div></section>
 <section class="card"><h2>Knowledge bases</h2>
-${agent.knowledge_bases.length === 0 ? html`<p class="muted">None attached.</p>` : html`<ul>${agent.knowledge_bases.map((b) => html`<li><code>${b.kb_id}</code>
+${agent.knowledge_bases.length === 0 ? html`<p class="muted">None attached.</p>` : html`<ul data-testid="agent-bases">${agent.knowledge_bases.map((b) => html`<li>${attachedName(b.kb_id)} <code>${b.kb_id}</code>
 <form method="post" action="${agentPath(agent.id)}/bases/${encodeURIComponent(b.kb_id)}/detach" class="inline-form">${csrfInput(csrf)}<button type="submit" class="link">detach</button></form></li>`)}</ul>`}
-<form method="post" action="${agentPath(agent.id)}/bases" class="inline-form">${csrfInput(csrf)}${formError(opts.baseErrors)}
-<label for="f-kb">Attach</label><select id="f-kb" name="kb_id">${bases.filter((b) => !attached.has(b.kb_id)).map((b) => html`<option value="${b.kb_id}">${baseName(b, true)} (${b.kb_id})</option>`)}</select>
-<button type="submit">Attach</button></form></section>
+${attachable.length === 0 ? html`<p class="muted" data-testid="agent-bases-none-left">Every base of this enterprise is attached.</p>${formError(opts.baseErrors)}` : html`<form method="post" action="${agentPath(agent.id)}/bases" class="inline-form">${csrfInput(csrf)}${formError(opts.baseErrors)}
+<label for="f-kb">Attach</label><select id="f-kb" name="kb_id">${attachable.map((b) => html`<option value="${b.kb_id}">${baseName(b, true)} (${b.kb_id})</option>`)}</select>
+<button type="submit">Attach</button></form>`}</section>
 <section class="card"><h2>Usage, last 30 days</h2>
 <p data-testid="agent-usage">${usage.totals.requests} requests · ${usage.totals.input_tokens} in / ${usage.totals.output_tokens} out tokens · ${cost(usage.totals.cost_nano)}</p>
 ${usage.days.length === 0 ? '' : html`<div class="table-wrap"><table data-testid="agent-usage-days"><thead><tr><th>Day (UTC)</th><th class="num">Requests</th><th class="num">Input tokens</th><th class="num">Output tokens</th><th class="num">Cost</th></tr></thead><tbody>
