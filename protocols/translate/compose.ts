@@ -30,8 +30,12 @@ export function compose<ClientRequest>(parts: TranslatorParts<ClientRequest>): T
     name: `${parts.client}_to_${parts.upstream}`,
     request(body, opts = {}) {
       const decoded = parts.decodeRequest(body, opts);
-      const encoded = parts.encodeRequest(decoded.request, opts);
-      const dropped = [...decoded.dropped, ...encoded.dropped.map((f) => parts.fieldNames[f])];
+      // A translated stream relays the upstream's first choice only (each stream decoder reads choice or
+      // candidate 0): asking for more would bill choices the client never sees, so n is dropped and named.
+      const oneChoice = decoded.request.stream === true && decoded.request.n !== undefined;
+      const request = oneChoice ? { ...decoded.request, n: undefined } : decoded.request;
+      const encoded = parts.encodeRequest(request, opts);
+      const dropped = [...decoded.dropped, ...(oneChoice ? [parts.fieldNames.n] : []), ...encoded.dropped.map((f) => parts.fieldNames[f])];
       return { body: encoded.body, dropped: [...new Set(dropped)] };
     },
     response(json, opts = {}) {

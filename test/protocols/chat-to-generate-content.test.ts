@@ -66,7 +66,6 @@ test('request: contents with user/model roles, systemInstruction, function calls
         type: 'json_schema',
         json_schema: { name: 'weather', schema: { type: 'object', properties: { answer: { type: 'string' } } } },
       },
-      stream: true,
     }),
   );
   t.deepEqual(dropped, []);
@@ -122,6 +121,16 @@ test('request: contents with user/model roles, systemInstruction, function calls
   });
   t.false('model' in body);
   t.false('stream' in body);
+});
+
+test('request: a streamed call asks for one candidate, since the stream relays the first only (n named in X-Protocol-Warning)', (t) => {
+  const req = { model: 'g', messages: [{ role: 'user', content: 'x' }], n: 2 };
+  const streamed = tr.request(parseRequest('chat-completions', { ...req, stream: true }));
+  t.deepEqual(streamed.dropped, ['n']);
+  t.false('candidateCount' in ((streamed.body as any).generationConfig ?? {}));
+  const whole = tr.request(parseRequest('chat-completions', req));
+  t.deepEqual(whole.dropped, []);
+  t.is((whole.body as any).generationConfig.candidateCount, 2);
 });
 
 test('request: tool_choice modes; plain-text tool results go under output; json_object', (t) => {

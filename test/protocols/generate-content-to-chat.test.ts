@@ -1,5 +1,6 @@
 import test from 'ava';
 import { parseRequest } from '../../protocols/parse-request';
+import { GEMINI_FIELD_NAMES } from '../../protocols/translate/generate-content/field-names';
 import { getTranslator } from '../../protocols/translate/registry';
 import { dataSse, readFrames, run } from './helpers';
 
@@ -81,6 +82,16 @@ test('request: model and streaming from the path; contents, function calling, ge
   t.deepEqual(out.stop, ['Title']);
   t.deepEqual(out.response_format, { type: 'json_object' });
   t.false('n' in out);
+});
+
+test('request: a streamed call asks for one choice, since the stream relays the first only (candidateCount reported)', (t) => {
+  const body = parseRequest('generate-content', { contents: [{ role: 'user', parts: [{ text: 'x' }] }], generationConfig: { candidateCount: 2 } });
+  const streamed = tr.request(body, { model: 'gpt-4.1', stream: true }) as any;
+  t.deepEqual(streamed.dropped, [GEMINI_FIELD_NAMES.n]);
+  t.false('n' in streamed.body);
+  const whole = tr.request(body, { model: 'gpt-4.1', stream: false }) as any;
+  t.deepEqual(whole.dropped, []);
+  t.is(whole.body.n, 2);
 });
 
 test('request: a file given by URL cannot be carried on chat and is reported', (t) => {
