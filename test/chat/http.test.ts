@@ -98,6 +98,11 @@ test('X-Protocol-Translation only on translated responses; X-Protocol-Warning on
   t.is(stream.headers.get('x-protocol-translation'), 'chat-completions_to_messages');
   t.is(stream.headers.get('x-protocol-warning'), 'response_format');
   t.is(sseEvents(stream.text).at(-1)?.data, '[DONE]');
+
+  // A translated stream relays one choice: n is not asked of the upstream (whose other candidates would be billed unseen).
+  const streamN = await post(gw, '/v1/chat/completions', { model: 'gemini-2.5-flash', messages: user('hi'), max_tokens: 3, stream: true, n: 2 }, { key });
+  t.is(streamN.status, 200);
+  t.is(streamN.headers.get('x-protocol-warning'), 'n');
 });
 
 // ---------------------------------------------------------------- bad input
