@@ -32,7 +32,7 @@ export function compose<ClientRequest>(parts: TranslatorParts<ClientRequest>): T
       const decoded = parts.decodeRequest(body, opts);
       // A translated stream relays the upstream's first choice only (each stream decoder reads choice or
       // candidate 0): asking for more would bill choices the client never sees, so n is dropped and named.
-      const oneChoice = decoded.request.stream === true && decoded.request.n !== undefined;
+      const oneChoice = decoded.request.stream === true && (decoded.request.n ?? 1) > 1;
       const request = oneChoice ? { ...decoded.request, n: undefined } : decoded.request;
       const encoded = parts.encodeRequest(request, opts);
       const dropped = [...decoded.dropped, ...(oneChoice ? [parts.fieldNames.n] : []), ...encoded.dropped.map((f) => parts.fieldNames[f])];

@@ -131,6 +131,8 @@ test('request: a streamed call asks for one candidate, since the stream relays t
   const whole = tr.request(parseRequest('chat-completions', req));
   t.deepEqual(whole.dropped, []);
   t.is((whole.body as any).generationConfig.candidateCount, 2);
+  // n: 1 loses nothing: no warning.
+  t.deepEqual(tr.request(parseRequest('chat-completions', { ...req, n: 1, stream: true })).dropped, []);
 });
 
 test('request: tool_choice modes; plain-text tool results go under output; json_object', (t) => {
