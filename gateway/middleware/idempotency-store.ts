@@ -6,6 +6,11 @@ export interface IdempotencyDoc {
   /** `{accountId}:{sha256(Idempotency-Key)}`: the claim is this insert. */
   _id: string;
   account_id: string;
+  /**
+   * The endpoint the key was claimed on (`POST /v1/images/generations`): the same body sent to another endpoint is
+   * another request (spec 2 section 4.1). Absent on claims stored before it was recorded: those compare bodies only.
+   */
+  endpoint?: string | null;
   body_hash: string;
   state: 'in_flight' | 'done';
   /** Random id of the request holding the claim. */
@@ -21,7 +26,7 @@ export interface IdempotencyDoc {
 
 const IdempotencySchema = new Schema<IdempotencyDoc>(
   {
-    _id: String, account_id: String, body_hash: String, state: String, holder: String, until: Date,
+    _id: String, account_id: String, endpoint: { type: String, default: null }, body_hash: String, state: String, holder: String, until: Date,
     status: { type: Number, default: null }, headers: { type: Schema.Types.Mixed, default: null }, body: { type: String, default: null },
     not_cached: { type: Boolean, default: false }, created_at: Date,
   },

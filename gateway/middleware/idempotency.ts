@@ -53,7 +53,7 @@ function storeBusy(cause: unknown): GatewayError {
   });
 }
 
-const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-Key was used with a different request body; use a new key for a new request', { status: 409 });
+const reuse = () => new GatewayError('idempotency_key_reuse', 'this Idempotency-Key was used with a different request (another body or another endpoint); use a new key for a new request', { status: 409 });
 const busy = () => new GatewayError('idempotency_in_flight', 'this Idempotency-Key is busy; retry shortly', { status: 409 });
 
 /** One request's claim on its Idempotency-Key. */
@@ -62,6 +62,8 @@ interface Claim {
   /** `{account}:{sha256(key)}`. */
   id: string;
   account: string;
+  /** `{METHOD} {path}`: a key answers only the endpoint it was claimed on. */
+  endpoint: string;
   bodyHash: string;
   /** The raw bytes' digest: what a claim stored before `bodyHash` meant the body's content (read as the same body). */
   rawHash: string;
@@ -84,7 +86,7 @@ export function idempotency(deps: ServiceDeps): Middleware {
     if (key === undefined) return next();
     const account = ctx.state.auth!.account.id;
     const claim: Claim = {
-      Idempotency, id: `${account}:${sha256Hex(key)}`, account, ...bodyDigests(ctx),
+      Idempotency, id: `${account}:${sha256Hex(key)}`, account, endpoint: `${ctx.method} ${ctx.path}`, ...bodyDigests(ctx),
       holder: randomBytes(8).toString('hex'), until: new Date(Date.now() + IN_FLIGHT_HOLD_MS),
     };
     if ((await claimOrReplay(deps, ctx, claim)) === 'replayed') return;
@@ -128,7 +130,7 @@ function canonicalJson(value: unknown): string {
 async function insertClaim(c: Claim): Promise<boolean> {
   try {
     await retryStore(() => c.Idempotency.create({
-      _id: c.id, account_id: c.account, body_hash: c.bodyHash, state: 'in_flight', holder: c.holder, until: c.until,
+      _id: c.id, account_id: c.account, endpoint: c.endpoint, body_hash: c.bodyHash, state: 'in_flight', holder: c.holder, until: c.until,
       status: null, headers: null, body: null, not_cached: false, created_at: new Date(),
     }));
     return true;
@@ -181,9 +183,14 @@ function takeOver(deps: ServiceDeps, c: Claim, lapsed: IdempotencyDoc): Promise<
   });
 }
 
-/** Answers from another request's live claim: its stored answer, or 422 for another body, 409 while it runs or when its answer was not kept. */
+/**
+ * Answers from another request's live claim: its stored answer, or 409 for another request (another body, or the
+ * same body sent to another endpoint: a music task is no answer to an image submission), 409 while it runs or when
+ * its answer was not kept.
+ */
 function replay(ctx: Ctx, c: Claim, existing: IdempotencyDoc): void {
-  if (existing.body_hash !== c.bodyHash && existing.body_hash !== c.rawHash) {
+  const otherEndpoint = existing.endpoint != null && existing.endpoint !== c.endpoint;
+  if (otherEndpoint || (existing.body_hash !== c.bodyHash && existing.body_hash !== c.rawHash)) {
     countIdempotency('conflict');
     throw reuse();
   }

@@ -73,6 +73,34 @@ test('no header, no dedupe; a different body with the same key is 409 idempotenc
   t.is(e.type, 'invalid_request_error');
 });
 
+test('the same key and body sent to another endpoint is another request: 409 idempotency_key_reuse, not the first endpoint\'s answer', async (t) => {
+  const a = await gw.newAccount();
+  const key = (await gw.newKey(a.id)).key;
+  const post = (path: string, body: unknown) =>
+    fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'Idempotency-Key': 'k-endpoint' }, body: JSON.stringify(body) });
+  const body = { model: 'suno-v4-5', gpt_description_prompt: 'one song' };
+  const music = await post('/v1/music/generations', body);
+  const musicText = await music.text();
+  t.is(music.status, 200, musicText);
+  for (const path of ['/v1/images/generations', '/v1/videos/generations']) {
+    const r = await post(path, body);
+    const text = await r.text();
+    t.is(r.status, 409, `${path}: ${text}`);
+    t.is(r.headers.get('idempotency-replayed'), null);
+    t.is((JSON.parse(text) as { error: { code: string } }).error.code, 'idempotency_key_reuse');
+  }
+  // the endpoint it was claimed on still replays
+  const again = await post('/v1/music/generations', body);
+  t.is(again.headers.get('idempotency-replayed'), 'true');
+  t.is(await again.text(), musicText);
+  // a claim stored before the endpoint was recorded compares bodies only, as it did
+  const Idempotency = idempotencyModel(gw.deps.db.conn);
+  const written = await Idempotency.updateOne({ _id: `${a.id}:${createHash('sha256').update('k-endpoint').digest('hex')}` }, { $unset: { endpoint: 1 } });
+  t.is(written.matchedCount, 1);
+  const legacy = await post('/v1/music/generations', body);
+  t.is(legacy.headers.get('idempotency-replayed'), 'true');
+});
+
 test('the same body is the same content: spacing and member order do not matter; a claim stored as raw bytes still replays', async (t) => {
   const a = await gw.newAccount();
   const key = (await gw.newKey(a.id)).key;
