@@ -94,6 +94,14 @@ export const PublicUrlOrDataImage = z.string().refine((s) => isDataImage(s) || i
 });
 
 /**
+ * zod for a reference image of the images endpoints (spec 2 section 4.2: "each a public https URL or a
+ * `data:image/...;base64,...` URI"): the public URL policy above, and https only.
+ */
+export const PublicHttpsUrlOrDataImage = z.string().refine((s) => isDataImage(s) || (isPublicHttpUrl(s) && parseUrl(s)?.protocol === 'https:'), {
+  message: 'must be a public https URL (no loopback, private, link-local or local-name hosts), or a data:image/...;base64,... URI',
+});
+
+/**
  * zod for a URI that may name the vendor's own store rather than a web address
  * (generate-content `fileData.fileUri`: a Files API URI, `gs://...`): a value
  * that is not an http(s) URL is the vendor's to resolve, and an http(s) URL

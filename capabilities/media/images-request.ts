@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { errors } from '../../domain/errors';
 import { parseInput } from '../../domain/validation';
-import { PublicUrlOrDataImage } from '../../domain/url-policy';
+import { PublicHttpsUrlOrDataImage } from '../../domain/url-policy';
 
 /** Most images per request (spec 2 section 4.2). */
 export const MAX_IMAGES = 10;
 
-const ImageRef = PublicUrlOrDataImage;
+/** Spec 2 section 4.2: a public https URL or a data:image URI (plain http is refused here, unlike the video and avatar URLs). */
+const ImageRef = PublicHttpsUrlOrDataImage;
 
 /**
  * Other fields go to the vendor unchanged (`quality`, `background`, an edits `mask`...) and are stored

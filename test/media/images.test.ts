@@ -83,6 +83,25 @@ test('n above 10 is 400 invalid_request; unknown model 400 model_not_found', asy
   t.is(((await m.json()) as any).error.code, 'model_not_found');
 });
 
+test('reference images are public https URLs or data: URIs: a plain http URL is 400 invalid_request on generations and edits (spec 2 section 4.2)', async (t) => {
+  const a = await account();
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['/v1/images/generations', { image: 'http://example.com/cat.png' }, 'image'],
+    ['/v1/images/generations', { image: ['https://example.com/a.png', 'http://example.com/b.png'] }, 'image'],
+    ['/v1/images/generations', { image_urls: ['http://example.com/cat.png'] }, 'image_urls'],
+    ['/v1/images/edits', { image: 'http://example.com/cat.png' }, 'image'],
+  ];
+  for (const [path, refs, param] of cases) {
+    const r = await post(a.key, path, { model: 'gpt-image-1', prompt: 'refs', ...refs });
+    const body = (await r.json()) as any;
+    t.is(r.status, 400, `${path} ${JSON.stringify(refs)}: ${JSON.stringify(body)}`);
+    t.is(body.error.code, 'invalid_request');
+    t.is(String(body.error.param).split('.')[0], param);
+  }
+  const ok = await post(a.key, '/v1/images/generations', { model: 'gpt-image-1', prompt: 'https ref', image: 'https://example.com/cat.png', image_urls: ['data:image/png;base64,iVBORw0KGgo='] });
+  t.is(ok.status, 200, await ok.clone().text());
+});
+
 test('idempotency: same key and body replays the first answer with Idempotency-Replayed', async (t) => {
   const a = await account();
   const body = { model: 'gpt-image-1', prompt: 'replay me', async: true };
