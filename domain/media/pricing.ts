@@ -24,9 +24,15 @@ export function reservationNano(q: MediaQuote): Nano {
   return q.fixedNano + q.unitNano * q.reservedUnits;
 }
 
-/** What a finished task costs: the fixed part plus actual units (never above the reservation's units). Zero output costs nothing. */
+/**
+ * What a finished task costs: the fixed part plus actual units. Zero output costs nothing.
+ * Seconds are charged as produced, above the reservation too (spec 2 sections 3 and 4.4: video settles by
+ * actual seconds and a digital human's `duration` "is only the reservation and the charge is the actual
+ * seconds"; section 4.8: the shortfall is charged, and settlement has no balance gate, spec 1 section 8).
+ * Other units never pass the reservation's: images, songs and characters are bounded by the request.
+ */
 export function settlementNano(q: MediaQuote, actualUnits: number): Nano {
-  const units = Math.max(0, Math.min(actualUnits, q.reservedUnits));
+  const units = Math.max(0, q.unitType === 'second' ? actualUnits : Math.min(actualUnits, q.reservedUnits));
   if (units === 0) return 0;
   return q.fixedNano + q.unitNano * units;
 }

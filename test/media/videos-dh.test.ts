@@ -81,6 +81,22 @@ test('dh-avatar with a preset and audio: reserve duration, settle the audio\'s s
   t.is(await k.balance(a.id), GRANT - 7 * credits('0.1'));
 });
 
+test('dh-avatar: an output longer than the reserved duration is charged its actual seconds, the shortfall after the hold', async (t) => {
+  const a = await k.account();
+  const sub = await k.submit(a.key, avatarBody({ duration: 2 }));
+  t.is((await k.task(sub.id)).reserved_nano, 2 * credits('0.1'));
+  const body = await k.final(a.key, sub.id);
+  t.is(body.status, 'succeeded');
+  t.is(body.duration, 7);
+  t.is(body.usage.billed_seconds, 7);
+  t.is(body.usage.cost, '0.70');
+  t.is(await k.balance(a.id), GRANT - 7 * credits('0.1'));
+  await k.gw.deps.usage.flush();
+  const row = (await k.gw.deps.db.Usage.findOne({ task_id: sub.id }).lean()) as { unit_count: number; cost_nano: number } | null;
+  t.is(row?.unit_count, 7);
+  t.is(row?.cost_nano, 7 * credits('0.1'));
+});
+
 test.serial('dh-avatar with a ready avatar of the account and a preset voice: the upstream avatar id is sent, on its channel', async (t) => {
   const a = await k.account();
   await insertTask(k, { _id: 'task_av_ready', account_id: a.id, kind: 'avatar', endpoint: 'avatars', state: 'succeeded', extra: { avatar_id: 'av_00000042' }, channel: 'dh-b' });
