@@ -21,6 +21,20 @@ export const TOPUP_MINIMUM_NANO = parseCredits('134.8');
 /** The most one payment may be: Stripe's largest USD charge ($999,999.99), so an amount it would refuse is a 400 here, not a 502. */
 export const TOPUP_MAXIMUM_NANO = parseCredits('999999.99');
 
+/**
+ * The largest balance the wallet keeps exact to the nano: amounts are nano-credits held as safe integers
+ * (DESIGN.md, money), so a wallet above Number.MAX_SAFE_INTEGER nano (9007199.254740991 credits) would
+ * round its balance away from its ledger. Money is refused at the door before it would pass this.
+ */
+export const BALANCE_MAXIMUM_NANO = Number.MAX_SAFE_INTEGER;
+
+/** Room for `amountNano` more on a wallet holding `balanceNano`: else a 400 naming `amount_usd`. */
+export function assertBalanceRoom(balanceNano: number, amountNano: number): void {
+  if (amountNano > BALANCE_MAXIMUM_NANO - Math.max(0, balanceNano)) {
+    throw new GatewayError('invalid_request', `amount_usd would take the balance above ${formatCredits(BALANCE_MAXIMUM_NANO)}, the most a wallet keeps exact to the nano`, { param: 'amount_usd' });
+  }
+}
+
 /** The top-up minimum, checked when a payment starts and again when it is credited. */
 export function assertTopUpAmount(amountNano: number): void {
   if (!Number.isSafeInteger(amountNano) || amountNano < TOPUP_MINIMUM_NANO) {
@@ -131,6 +145,8 @@ export class AccountService {
     else if (!Number.isSafeInteger(amountNano) || amountNano <= 0) throw new GatewayError('invalid_request', 'amount_usd must be above 0', { param: 'amount_usd' });
     await this.get(id);
     const opId = as === 'topup' ? `${id}:topup:${reference}` : `${id}:credit:${reference}`;
+    // A replay answers as before; new money must leave the wallet exact (BALANCE_MAXIMUM_NANO).
+    if (!(await this.db.Ledger.exists({ _id: opId }))) await this.assertRoomFor(id, amountNano);
     const result = await this.wallet.apply({ opId, accountId: id, kind: as === 'topup' ? 'topup' : 'adjust', amountNano, ref: reference });
     if (result.status === 'duplicate') {
       const applied = await this.db.Ledger.findById(opId, { amount_nano: 1 }).lean<{ amount_nano: number }>();
@@ -139,6 +155,14 @@ export class AccountService {
       }
     }
     return result;
+  }
+
+  /**
+   * Refuses (400) money that would take the wallet past BALANCE_MAXIMUM_NANO. Read, then checked: two new credits
+   * racing could still pass it together, so it guards an operator's and a payer's own call, not a concurrent flood.
+   */
+  async assertRoomFor(id: string, amountNano: number): Promise<void> {
+    assertBalanceRoom(await this.wallet.balance(id), amountNano);
   }
 
   /** The record a request is judged by: Redis first, rebuilt from Mongo when Redis has none. */

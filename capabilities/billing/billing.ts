@@ -105,6 +105,8 @@ export class BillingService {
       throw new GatewayError('invalid_request', 'amount_usd must be a whole number of cents (at most 2 decimals)', { param: 'amount_usd' });
     }
     await this.accounts.get(accountId);
+    // Refused before the payer pays: once paid, the credit cannot be refused.
+    await this.accounts.assertRoomFor(accountId, amountNano);
     const doc: TopUpDoc = {
       _id: newId('topup'), account_id: accountId, amount_nano: amountNano, amount_cents: amountNano / NANO_PER_CENT, currency: 'usd',
       processor: processor.name, session_id: null, url: null, status: 'creating', created_by: createdBy, created_at: new Date(), paid_at: null,

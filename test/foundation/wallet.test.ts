@@ -187,3 +187,24 @@ test('balance and billing objects keep the spec 2.6 relations', async (t) => {
   }
   t.is((await fetch(`${gw.url}/v1/dashboard/billing/credit_grants`, { headers: h })).status, 404);
 });
+
+test('money that would take a wallet past the nano-exact range (2^53 - 1 nano) is refused, and the ledger still equals the balance', async (t) => {
+  const a = await gw.newAccount();
+  // 9000000.000000001 twice would be 18000040.440000002: past Number.MAX_SAFE_INTEGER nano, where odd nano are lost.
+  const first = await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: '9000000.000000001', reference: 'huge-1' });
+  t.is(first.status, 201, JSON.stringify(first.body));
+  const second = await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: '9000000.000000001', reference: 'huge-2' });
+  t.is(second.status, 400, JSON.stringify(second.body));
+  t.like(second.body.error, { code: 'invalid_request', param: 'amount_usd' });
+  t.regex(second.body.error.message, /9007199\.254740991/);
+  const credit = await gw.admin('POST', `/accounts/${a.id}/credits`, { amount_usd: '7199.254740991', reference: 'huge-3' });
+  t.is(credit.status, 400, JSON.stringify(credit.body));
+  // Up to the edge is fine, and a replay of money already in is answered as before.
+  const edge = await gw.admin('POST', `/accounts/${a.id}/credits`, { amount_usd: '7158.814740990', reference: 'edge' });
+  t.is(edge.status, 201, JSON.stringify(edge.body));
+  t.is(edge.body.balance_usd, '9007199.254740991');
+  t.like((await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: '9000000.000000001', reference: 'huge-1' })).body, { replayed: true });
+  const { sum } = await ledgerSum(a.id);
+  t.is(await gw.deps.wallet.balance(a.id), sum);
+  t.true(Number.isSafeInteger(sum));
+});

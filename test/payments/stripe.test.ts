@@ -344,3 +344,14 @@ test('a production gateway with top-ups on and no Stripe keys refuses to start, 
   t.true(halfway.stderr.includes('STRIPE_WEBHOOK_SECRET'));
   t.false(halfway.stderr.includes('STRIPE_SECRET_KEY'));
 });
+
+test('a checkout that would take the wallet past the nano-exact range is refused before the payer pays', async (t) => {
+  const a = await account();
+  // An operator's top-up brings the wallet to 9007000 credits: 199.254740991 of room is left before 2^53 - 1 nano.
+  t.is((await gw.admin('POST', `/accounts/${a.id}/topups`, { amount_usd: '9006959.56', reference: 'near-the-edge' })).status, 201);
+  const over = await checkout(a.key, 200);
+  t.is(over.status, 400, JSON.stringify(over.body));
+  t.like(over.body.error, { type: 'invalid_request_error', param: 'amount_usd' });
+  t.is(await gw.deps.db.conn.collection('topups').countDocuments({ account_id: a.id }), 0);
+  t.is((await checkout(a.key, 199.25)).status, 201);
+});
