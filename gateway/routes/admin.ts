@@ -170,6 +170,7 @@ export function adminRoutes(deps: ServiceDeps): Router<GatewayState> {
     };
   });
   router.get('/accounts/:id/keys', async (ctx) => {
+    await deps.accounts.get(ctx.params.id);
     const docs = await deps.keys.listByAccount(ctx.params.id);
     ctx.body = { object: 'list', data: docs.map((d) => keyView(d)) };
   });

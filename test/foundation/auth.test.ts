@@ -151,3 +151,16 @@ test('every error carries x-gateway-trace, unknown routes included', async (t) =
   t.is((await errorOf(bad)).code, 'invalid_request');
   t.truthy(bad.headers.get('x-gateway-trace'));
 });
+
+test('the key list of an account that does not exist is 404, like its ledger and a new key on it', async (t) => {
+  for (const [method, path, body] of [
+    ['GET', '/accounts/acct_nope/keys', undefined],
+    ['GET', '/accounts/acct_nope/ledger', undefined],
+    ['POST', '/accounts/acct_nope/keys', { name: 'x' }],
+  ] as const) {
+    const res = await gw.admin(method, path, body);
+    t.is(res.status, 404, `${method} ${path}`);
+    t.like(res.body.error, { code: 'not_found', message: 'no account acct_nope' });
+  }
+  t.is((await gw.admin('GET', `/accounts/${account.id}/keys`)).body.data.length >= 1, true);
+});
