@@ -99,9 +99,11 @@ export function lineCost(units: number, priceNano: Nano, per: number, multiplier
   return toSafe((numerator / denominator + 1n) / 2n);
 }
 
+const OUTSIDE_SAFE_RANGE = 'amount outside the safe integer range';
+
 function toSafe(n: bigint): Nano {
   if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < BigInt(Number.MIN_SAFE_INTEGER)) {
-    throw new RangeError('amount outside the safe integer range');
+    throw new RangeError(OUTSIDE_SAFE_RANGE);
   }
   return Number(n);
 }
@@ -112,8 +114,10 @@ export const CreditsInput = z.union([z.number(), z.string()]).transform((v, c) =
     const n = parseCredits(v);
     if (n < 0) throw new RangeError('negative');
     return n;
-  } catch {
-    c.addIssue({ code: 'custom', message: 'must be a non-negative amount with at most 9 decimals' });
+  } catch (err) {
+    // A well-formed amount past the safe range is too large, not malformed: say so.
+    const tooLarge = err instanceof RangeError && err.message === OUTSIDE_SAFE_RANGE && !String(v).trim().startsWith('-');
+    c.addIssue({ code: 'custom', message: tooLarge ? `must be at most ${formatCredits(Number.MAX_SAFE_INTEGER)}` : 'must be a non-negative amount with at most 9 decimals' });
     return z.NEVER;
   }
 });

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { formatCredits, lineCost, parseCredits, ratio, mulRatio, creditsNumber } from '../../domain/money';
+import { formatCredits, lineCost, parseCredits, ratio, mulRatio, creditsNumber, CreditsInput } from '../../domain/money';
 
 test('parse and format are exact inverses for up to 9 decimals', (t) => {
   t.is(parseCredits('40.44'), 40_440_000_000);
@@ -38,4 +38,17 @@ test('lineCost rounds half up once per line, exactly', (t) => {
 
 test('billing numbers are JSON numbers of the same value', (t) => {
   t.is(creditsNumber(40_440_000_000), 40.44);
+});
+
+test('an amount input past the safe range is called too large, not malformed', (t) => {
+  const issue = (v: unknown) => {
+    const r = CreditsInput.safeParse(v);
+    return r.success ? null : r.error.issues[0].message;
+  };
+  t.is(issue('99999999999'), 'must be at most 9007199.254740991');
+  t.is(issue(1e12), 'must be at most 9007199.254740991');
+  t.is(issue('9007199.254740991'), null);
+  t.is(issue('1.0000000001'), 'must be a non-negative amount with at most 9 decimals');
+  t.is(issue('-99999999999'), 'must be a non-negative amount with at most 9 decimals');
+  t.is(issue('abc'), 'must be a non-negative amount with at most 9 decimals');
 });
