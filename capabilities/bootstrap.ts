@@ -57,6 +57,7 @@ export async function buildDeps(config: Config, log: Logger = createLogger(confi
     },
   });
   const channelHealth = new ChannelHealth(redis, { failureThreshold: config.CHANNEL_BREAKER_FAILURES, coolDownMs: config.CHANNEL_BREAKER_COOLDOWN_MS }, log);
+  catalogueCache.onChannels((channels) => channelHealth.retain(channels));
   const usage = new UsageRecorder(db, log, undefined, () => wallet.journal.flush());
   const keys = new KeyService(db, redis, { encryptionKey: config.KEY_ENCRYPTION_KEY, previousKeys: config.KEY_ENCRYPTION_KEYS_PREVIOUS, serviceTag: config.KEY_SERVICE_TAG });
   const accounts = new AccountService(db, redis, wallet);

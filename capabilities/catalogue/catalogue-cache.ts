@@ -3,7 +3,7 @@ import { type CatalogueModels, catalogueRedisKeys } from './store';
 import type { Logger } from '../../platform/logger';
 import { type RedisClient } from '../../platform/redis';
 import type { Catalogue } from '../../domain/catalogue';
-import { loadCatalogue, type CatalogueEnv } from './records';
+import { loadCatalogueAndChannels, type CatalogueEnv } from './records';
 
 /** Every process reloads the whole registry this often anyway (a re-seed changes models without a version bump). */
 const FULL_RELOAD_MS = 30_000;
@@ -22,6 +22,7 @@ export class CatalogueCache {
   private queued: Promise<void> | null = null;
   private subscriber: Redis | null = null;
   private timers: ReturnType<typeof setInterval>[] = [];
+  private readonly channelListeners: Array<(channels: ReadonlyMap<string, number>) => void> = [];
 
   private constructor(
     private readonly db: CatalogueModels,
@@ -30,13 +31,15 @@ export class CatalogueCache {
     readonly env: CatalogueEnv,
     private readonly log: Logger,
     first: Catalogue,
+    private channelIds: ReadonlyMap<string, number>,
   ) {
     this.catalogue = first;
   }
 
   static async start(p: { db: CatalogueModels; redis: RedisClient; prefix: string; env: CatalogueEnv; log: Logger; pollMs: number }): Promise<CatalogueCache> {
     const version = await p.redis.get(catalogueRedisKeys.catalogueVersion());
-    const cache = new CatalogueCache(p.db, p.redis, p.prefix, p.env, p.log, await loadCatalogue(p.db, p.env));
+    const first = await loadCatalogueAndChannels(p.db, p.env);
+    const cache = new CatalogueCache(p.db, p.redis, p.prefix, p.env, p.log, first.catalogue, first.channels);
     cache.version = version;
     cache.listen(p.pollMs);
     return cache;
@@ -44,6 +47,16 @@ export class CatalogueCache {
 
   /** The current registry. */
   readonly current = (): Catalogue => this.catalogue;
+
+  /**
+   * Call `fn` now and after every reload with the channels that exist (not
+   * deleted), by id, each with its creation time in ms. ChannelHealth drops
+   * the breakers of channels deleted through any process with it.
+   */
+  onChannels(fn: (channels: ReadonlyMap<string, number>) => void): void {
+    this.channelListeners.push(fn);
+    fn(this.channelIds);
+  }
 
   /** Tell every process (this one first, before it returns) that channels changed. */
   async changed(): Promise<void> {
@@ -58,8 +71,11 @@ export class CatalogueCache {
     const next = this.running.then(async () => {
       this.queued = null;
       const version = await this.redis.get(catalogueRedisKeys.catalogueVersion());
-      this.catalogue = await loadCatalogue(this.db, this.env);
+      const loaded = await loadCatalogueAndChannels(this.db, this.env);
+      this.catalogue = loaded.catalogue;
+      this.channelIds = loaded.channels;
       this.version = version;
+      for (const fn of this.channelListeners) fn(loaded.channels);
     });
     this.queued = next;
     this.running = next.catch((err: unknown) => this.log.warn('catalogue reload failed', { err }));

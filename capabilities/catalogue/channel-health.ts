@@ -35,6 +35,8 @@ const live = new Set<ChannelHealth>();
 export class ChannelHealth {
   readonly processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly breakers = new Map<string, CircuitBreaker>();
+  /** The channels that exist, by id, with their creation time (the last `retain`). */
+  private known: ReadonlyMap<string, number> | null = null;
 
   constructor(
     private readonly redis: RedisClient,
@@ -92,6 +94,23 @@ export class ChannelHealth {
     return Object.entries(all)
       .map(([process, json]) => ({ process, ...(JSON.parse(json) as Omit<ReportedBreakerState, 'process'>) }))
       .sort((a, b) => b.reported_at - a.reported_at);
+  }
+
+  /**
+   * Keep only the breakers of channels that still exist, as this process's
+   * catalogue now lists them (`CatalogueCache.onChannels`). A channel deleted
+   * through another process, or deleted and created again under its id (a new
+   * creation time), loses its breaker here too: otherwise this process would
+   * report a deleted channel forever and send a new channel last in its
+   * ladders for an old channel's failures.
+   */
+  retain(channels: ReadonlyMap<string, number>): void {
+    for (const id of [...this.breakers.keys()]) {
+      const created = channels.get(id);
+      const before = this.known?.get(id);
+      if (created === undefined || (before !== undefined && before !== created)) this.breakers.delete(id);
+    }
+    this.known = channels;
   }
 
   /** Forget a channel's breakers (deleted channel). */

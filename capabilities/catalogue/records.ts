@@ -86,6 +86,15 @@ export function channelCredentials(c: ChannelRecord, env: CatalogueEnv): { api_k
 
 /** Load the registry from Mongo: models, rules, and each model's ladders from the enabled channels. */
 export async function loadCatalogue(db: CatalogueModels, env: CatalogueEnv): Promise<Catalogue> {
+  return (await loadCatalogueAndChannels(db, env)).catalogue;
+}
+
+/**
+ * The registry, and every channel that is not deleted (enabled or not) by id,
+ * with its creation time in ms: a channel deleted and created again under the
+ * same id has a new one (each process's breakers follow it, ChannelHealth `retain`).
+ */
+export async function loadCatalogueAndChannels(db: CatalogueModels, env: CatalogueEnv): Promise<{ catalogue: Catalogue; channels: Map<string, number> }> {
   const [rules, models, docs] = await Promise.all([
     db.CatalogueRules.findById('pricing_rules').lean(),
     db.CatalogueModel.find({}).lean(),
@@ -106,5 +115,6 @@ export async function loadCatalogue(db: CatalogueModels, env: CatalogueEnv): Pro
   for (const m of defs) ids.set(m.id, m.id);
   for (const m of defs) for (const a of m.aliases) if (!ids.has(a)) ids.set(a, m.id);
   const resolve = (list: ChannelRecord[]) => resolveChannels(list, (id) => ids.get(id), (c) => channelCredentials(c, env), (url) => substituteUrl(url, env.vars));
-  return new Catalogue(defs, PricingRulesSchema.parse(rules.doc), resolve(channels), resolve(off));
+  const existing = new Map(docs.filter((d) => d.deleted_at === null).map((d) => [d._id, new Date(d.created_at).getTime()]));
+  return { catalogue: new Catalogue(defs, PricingRulesSchema.parse(rules.doc), resolve(channels), resolve(off)), channels: existing };
 }
