@@ -91,7 +91,7 @@ export function defineMetrics(registry: Registry, service: 'gateway' | 'worker')
     }),
     idempotency: new Counter({
       name: 'gateway_idempotency_total',
-      help: 'Idempotency-Key outcomes other than a first call: replay (stored answer sent again), conflict (same key, other body: 422), in_flight (409)',
+      help: 'Idempotency-Key outcomes other than a first call: replay (stored answer sent again), conflict (same key, other body: 409 idempotency_key_reuse), in_flight (409 idempotency_in_flight)',
       labelNames: ['outcome'] as const,
       registers,
     }),

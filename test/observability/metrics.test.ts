@@ -197,6 +197,8 @@ test.serial('a media task: in flight with its hold while it runs, then finished 
   t.true(valueOf(samples, 'gateway_media_task_duration_seconds_sum', { family: 'image', state: 'succeeded' }) >= 1.5);
   t.is(valueOf(samples, 'gateway_idempotency_total', { outcome: 'replay' }), 1);
   t.is(valueOf(samples, 'gateway_idempotency_total', { outcome: 'conflict' }), 1);
+  // The series' help names the status a conflict answers (409 above, spec 2 §4.1 item 8), so an operator reading it is not misled.
+  t.regex(text, /# HELP gateway_idempotency_total .*conflict \(same key, other body: 409 idempotency_key_reuse\)/);
   t.is(valueOf(samples, 'gateway_wallet_ops_total', { kind: 'reserve', result: 'applied' }), 1);
   t.is(valueOf(samples, 'gateway_wallet_ops_total', { kind: 'settle', result: 'applied' }), 1);
   t.true(valueOf(samples, 'gateway_upstream_attempts_total', { outcome: 'ok', failover: 'false' }) >= 1);
