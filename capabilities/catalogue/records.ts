@@ -115,6 +115,7 @@ export async function loadCatalogueAndChannels(db: CatalogueModels, env: Catalog
   for (const m of defs) ids.set(m.id, m.id);
   for (const m of defs) for (const a of m.aliases) if (!ids.has(a)) ids.set(a, m.id);
   const resolve = (list: ChannelRecord[]) => resolveChannels(list, (id) => ids.get(id), (c) => channelCredentials(c, env), (url) => substituteUrl(url, env.vars));
-  const existing = new Map(docs.filter((d) => d.deleted_at === null).map((d) => [d._id, new Date(d.created_at).getTime()]));
+  // A channel written before `created_at` existed counts as created at 0 (not NaN, which would never equal itself).
+  const existing = new Map(docs.filter((d) => d.deleted_at === null).map((d) => [d._id, d.created_at ? new Date(d.created_at).getTime() : 0]));
   return { catalogue: new Catalogue(defs, PricingRulesSchema.parse(rules.doc), resolve(channels), resolve(off)), channels: existing };
 }
