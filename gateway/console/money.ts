@@ -6,7 +6,8 @@ import { html, type Html } from './html';
  * spec 1; a credit is one dollar), one symbol, thousands separators, and
  * exact integer arithmetic on nano amounts (never a float).
  *
- * - `usd`: balances, caps, top-ups: always 2 decimals ("$1,234.50").
+ * - `usd`: balances, top-ups: always 2 decimals ("$1,234.50").
+ * - `limitUsd`: spend caps: 2 decimals, or exactly what was set ("$12.345").
  * - `cost`: what was spent (a call, a task, a key, a model, a period): up to 4 decimals, at least 2
  *   ("$0.0273", "$1.20"); a non-zero amount under a cent reads "< $0.01".
  * Both carry the exact amount in a title (hover) where rounding hid digits.
@@ -38,9 +39,10 @@ export function exactUsd(nano: Nano): string {
   return `${neg ? '-' : ''}$${group(abs / NANO)}.${frac}`;
 }
 
-/** A plain decimal for a form input ("134.80"), no symbol, no separators. */
+/** A plain decimal for a form input ("134.80", "12.345"), no symbol, no separators, never rounded:
+ * a form saved as shown must keep the amount it was given. */
 export function inputAmount(nano: Nano): string {
-  return usdText(nano, 2).replace(/[$,]/g, '');
+  return exactUsd(nano).replace(/[$,]/g, '');
 }
 
 /** An amount as typed into a form ("$1,500.25") as a plain decimal ("1500.25"): no symbol, no separators. */
@@ -51,8 +53,12 @@ function withTitle(text: string, nano: Nano): Html {
   return exact === text ? html`<span class="money">${text}</span>` : html`<span class="money" title="${exact} exactly">${text}</span>`;
 }
 
-/** Balances, caps, totals: 2 decimals. */
+/** Balances, totals: 2 decimals. */
 export const usd = (nano: Nano): Html => withTitle(usdText(nano, 2), nano);
+
+/** A limit someone set (a key's spend cap): 2 decimals, or every decimal it was given ("$12.345", "$0.004"):
+ * rounding a limit would show one that is not enforced. */
+export const limitUsd = (nano: Nano): Html => withTitle(usdText(nano, 2) === exactUsd(nano) ? usdText(nano, 2) : exactUsd(nano), nano);
 
 /** Per-call and per-task costs: up to 4 decimals; under a cent reads "< $0.01". */
 export function cost(nano: Nano): Html {

@@ -279,6 +279,30 @@ test('the key form shows every field\'s error at once', async (t) => {
   t.truthy(fieldError(editPage, 'spend_cap_usd'));
 });
 
+test('a spend cap with more than 2 decimals is shown exactly, and saving the edit form untouched keeps it', async (t) => {
+  const u = await newUser(gw, 'exactcap');
+  const s = await httpSession(gw.url, u.email, u.password);
+  const created = await s.post('/console/keys', { name: 'cap', models_mode: 'all', spend_cap_usd: '12.345' });
+  t.is(created.status, 303);
+  const keyId = /\/console\/keys\/([^/?]+)/.exec(created.headers.get('location') ?? '')?.[1];
+  const [k] = await gw.deps.keys.listByAccount(u.accountId);
+  t.is(k.spend_cap_nano, 12_345_000_000);
+  const detail = await (await s.get(`/console/keys/${keyId}`)).text();
+  const shown = /data-testid="key-cap">(.*?)<\/dd>/.exec(detail)?.[1]?.replace(/<[^>]+>/g, '');
+  t.is(shown, '$12.345', 'a cap is a limit: not rounded up to $12.35');
+  const input = /name="spend_cap_usd"[^>]*value="([^"]*)"|value="([^"]*)"[^>]*name="spend_cap_usd"/.exec(detail);
+  t.is(input?.[1] ?? input?.[2], '12.345', 'the edit form holds the exact cap');
+  // Save the edit form as it is shown: the cap stays what it was.
+  const saved = await s.post(`/console/keys/${keyId}/edit`, { name: 'cap', models_mode: 'all', spend_cap_usd: input?.[1] ?? input?.[2] ?? '' });
+  t.is(Math.floor(saved.status / 100), 3, 'saved, redirected');
+  t.is((await gw.deps.keys.listByAccount(u.accountId))[0].spend_cap_nano, 12_345_000_000);
+  // A cap under a cent is not "$0.00".
+  await s.post(`/console/keys/${keyId}/edit`, { name: 'cap', models_mode: 'all', spend_cap_usd: '0.004' });
+  const list = await (await s.get('/console/keys')).text();
+  t.false(/<td class="num"><span class="money"[^>]*>\$0\.00<\/span><\/td>/.test(list), 'a 0.004 cap is not written $0.00');
+  t.true(list.includes('$0.004'));
+});
+
 test('spend by model and a key\'s spend are written as costs (up to 4 decimals, "< $0.01" under a cent), as the headline', async (t) => {
   const u = await newUser(gw, 'subcent');
   const key = await gw.newKey(u.accountId);

@@ -6,7 +6,7 @@ import { page } from '../layout';
 import { csrfInput, errorFor, field, fieldErrors, formError, one, type FieldErrors } from '../forms';
 import { GatewayError } from '../../../domain/errors';
 import { canAdminister, type Role } from '../../../domain/people';
-import { cost, usd } from '../money';
+import { cost, limitUsd } from '../money';
 import { when } from '../time';
 import { agentName } from '../audit-view';
 import { deleteAgent } from '../../../capabilities/agents/agent-removal';
@@ -154,7 +154,7 @@ function myKeysSection({ mine, names, tails, csrf }: ListData): Html {
   return html`<section class="card"><h2>Your agent keys</h2>
 ${mine.length === 0 ? html`<p class="muted">None yet.</p>` : html`<div class="table-wrap"><table><thead><tr><th>Key</th><th>Agent</th><th>State</th><th class="num">Cap</th><th></th></tr></thead><tbody>
 ${mine.map((k) => html`<tr data-key="${k._id}"><td>${k.name}${keyCode(k, tails)}</td><td>${names.get(k.agent_id) ?? k.agent_id}</td><td>${keyState(k)}</td>
-<td class="num">${k.spend_cap_nano === null ? '—' : usd(k.spend_cap_nano)}</td>
+<td class="num">${k.spend_cap_nano === null ? '—' : limitUsd(k.spend_cap_nano)}</td>
 <td>${k.state === 'issued' ? html`<form method="post" action="/console/agent-keys/${k._id}/view" class="inline-form">${csrfInput(csrf)}<button type="submit">View key</button></form>` : ''}</td></tr>`)}</tbody></table></div>`}</section>`;
 }
 
@@ -225,7 +225,7 @@ ${[...usage.days].reverse().map((d) => html`<tr><td>${d.date}</td><td class="num
 <section class="card"><h2>Keys</h2>
 <div class="table-wrap"><table><thead><tr><th>Key</th><th>Holder</th><th>State</th><th class="num">Cap</th><th></th></tr></thead><tbody>
 ${agentKeys.length === 0 ? html`<tr><td colspan="5" class="muted">No keys.</td></tr>` : agentKeys.map((k) => html`<tr data-key="${k._id}"><td>${k.name}${keyCode(k, tails)}</td><td>${k.holder_user_id ? who.get(k.holder_user_id) : html`<span class="muted">admins</span>`}</td><td>${keyState(k)}</td>
-<td class="num">${k.spend_cap_nano === null ? '—' : usd(k.spend_cap_nano)}</td>
+<td class="num">${k.spend_cap_nano === null ? '—' : limitUsd(k.spend_cap_nano)}</td>
 <td>${k.state === 'issued' ? html`<form method="post" action="/console/agent-keys/${k._id}/revoke" data-confirm="Revoke this key? It cannot be restored.">${csrfInput(csrf)}<button type="submit" class="danger">Revoke</button></form>` : ''}</td></tr>`)}</tbody></table></div>
 <form method="post" action="${agentPath(agent.id)}/keys" class="card" novalidate>${csrfInput(csrf)}<h2>Issue a key directly</h2>${formError(opts.issueErrors)}
 ${field({ name: 'name', label: 'Name', required: true, errors: opts.issueErrors })}

@@ -7,7 +7,7 @@ import { csrfInput, errorFor, field, fieldErrors, formError, many, one, parseFor
 import type { ApiKeyDoc } from '../../../capabilities/accounts/store';
 import { KeyPatch, NewKey } from '../../routes/admin';
 import { assertManages, currentAccount } from '../access';
-import { cost, inputAmount, plainAmount, usd } from '../money';
+import { cost, inputAmount, limitUsd, plainAmount } from '../money';
 import { when } from '../time';
 import { auditList, auditOrigin } from '../audit-view';
 import type { ConsoleServices } from '../services';
@@ -106,7 +106,7 @@ ${keys.length === 0 ? html`<section class="card empty" data-testid="keys-empty">
 <tbody>${keys.map((k, i) => html`<tr data-key="${k._id}">
 <td><a href="/console/keys/${k._id}">${k.name}</a></td><td>${keyLabel(svc, k)}</td><td><span class="status status-${keyState(k)}">${keyState(k)}</span></td>
 <td class="wrap">${modelsText(k)}</td><td>${when(k.expires_at, { empty: 'never' })}</td>
-<td class="num" data-testid="key-spent">${cost(spent[i])}</td><td class="num">${k.spend_cap_nano === null ? 'no cap' : usd(k.spend_cap_nano)}</td><td>${when(k.created_at)}</td></tr>`)}</tbody>
+<td class="num" data-testid="key-spent">${cost(spent[i])}</td><td class="num">${k.spend_cap_nano === null ? 'no cap' : limitUsd(k.spend_cap_nano)}</td><td>${when(k.created_at)}</td></tr>`)}</tbody>
 </table></div>`}
 ${form ?? createForm(ctx, svc)}`);
 }
@@ -144,7 +144,7 @@ ${opts.plaintext ? html`<section class="card reveal" role="status">
   <dt>Key</dt><dd>${keyLabel(svc, k)}</dd>
   <dt>Allowed models</dt><dd data-testid="key-models">${modelsText(k)}</dd>
   <dt>Expires</dt><dd>${when(k.expires_at, { empty: 'never' })}</dd>
-  <dt>Spend cap</dt><dd data-testid="key-cap">${k.spend_cap_nano === null ? 'no cap' : usd(k.spend_cap_nano)}</dd>
+  <dt>Spend cap</dt><dd data-testid="key-cap">${k.spend_cap_nano === null ? 'no cap' : limitUsd(k.spend_cap_nano)}</dd>
   <dt>Spent</dt><dd data-testid="key-spent">${cost(spent)}</dd>
   <dt>Created</dt><dd>${when(k.created_at)}</dd>
 </dl>
