@@ -80,6 +80,7 @@ test('an owner creates and publishes an agent; a member requests a key; the owne
   await o.page.fill('[data-testid=pending] input[name=spend_cap_usd]', 'lots');
   await o.page.click('[data-testid=pending] button.primary');
   t.truthy(await o.page.textContent('[data-testid=pending] .field-error, [data-testid=pending] [id^=err-]'));
+  t.is(await o.page.inputValue('[data-testid=pending] input[name=spend_cap_usd]'), 'lots', 'the refused cap is shown back to correct, not lost');
   // On a phone the request's card holds its cap field, Approve, the error and Reject: nothing past the screen's edge.
   await screenshots(o.page, 'agents-pending-error', t);
   o.watch.clearExpected();

@@ -68,6 +68,8 @@ interface ListOptions {
   form?: { f: Form; errors: FieldErrors };
   requestErrors?: Record<string, FieldErrors>;
   approveErrors?: Record<string, FieldErrors>;
+  /** What was typed into a refused approval's cap field, so the form shows it back next to its error. */
+  approveTyped?: Record<string, string>;
   shown?: { id: string; plaintext: string };
 }
 
@@ -145,7 +147,7 @@ function pendingSection({ pending, names, who, csrf }: ListData, opts: ListOptio
 ${pending.length === 0 ? html`<p class="muted">None.</p>` : html`<div class="table-wrap"><table><thead><tr><th>Key</th><th>Agent</th><th>Requested by</th><th>Note</th><th></th></tr></thead><tbody>
 ${pending.map((k) => html`<tr data-request="${k._id}"><td>${k.name}</td><td>${names.get(k.agent_id) ?? k.agent_id}</td><td>${k.requested_by ? who.get(k.requested_by) : ''}</td><td>${k.note ?? ''}</td>
 <td><form method="post" action="/console/agent-keys/${k._id}/approve" class="inline-form" novalidate>${csrfInput(csrf)}
-<label for="cap-${k._id}">Spend cap</label><input id="cap-${k._id}" name="spend_cap_usd" inputmode="decimal" placeholder="e.g. 20"${opts.approveErrors?.[k._id]?.spend_cap_usd ? html` aria-invalid="true"` : ''}>
+<label for="cap-${k._id}">Spend cap</label><input id="cap-${k._id}" name="spend_cap_usd" inputmode="decimal" placeholder="e.g. 20" value="${opts.approveTyped?.[k._id] ?? ''}"${opts.approveErrors?.[k._id]?.spend_cap_usd ? html` aria-invalid="true"` : ''}>
 <button type="submit" class="primary">Approve</button>${errorFor(opts.approveErrors?.[k._id], 'spend_cap_usd')}${formError(opts.approveErrors?.[k._id])}</form>
 <form method="post" action="/console/agent-keys/${k._id}/reject" class="inline-form">${csrfInput(csrf)}<button type="submit">Reject</button></form></td></tr>`)}</tbody></table></div>`}</section>`;
 }
@@ -302,7 +304,7 @@ function keyRoutes(router: Router<ConsoleState>, svc: ConsoleServices, signedIn:
     } catch (err) {
       ctx.status = 400;
       ctx.type = 'html';
-      ctx.body = await listPage(svc, ctx, { ent: k.enterprise_id, approveErrors: { [k._id]: fieldErrors(err, ['spend_cap_usd'], { spend_cap_usd: 'Enter the spend cap for this key in USD, like 20 or 20.50: an approved key always has one.' }) } });
+      ctx.body = await listPage(svc, ctx, { ent: k.enterprise_id, approveTyped: { [k._id]: one(ctx.state.form?.spend_cap_usd) }, approveErrors: { [k._id]: fieldErrors(err, ['spend_cap_usd'], { spend_cap_usd: 'Enter the spend cap for this key in USD, like 20 or 20.50: an approved key always has one.' }) } });
     }
   });
 
