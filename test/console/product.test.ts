@@ -148,6 +148,11 @@ test('phone: the navigation shows it scrolls and keeps the current tab in view; 
   t.truthy(await cell.count());
   t.true(await cell.isVisible());
   await screenshots(page, 'p-models-phone', t);
+  // An empty table's one wide cell ("No keys yet", "No calls yet") is not labelled as the first column.
+  await page.goto(`${gw.url}/console/usage`);
+  const empty = page.locator('table.stack td[colspan]').first();
+  t.truthy(await empty.count());
+  t.is(await page.evaluate(`getComputedStyle(document.querySelector('table.stack td[colspan]'), '::before').content`), 'none', 'no "When" before "No calls yet"');
   watch.assertClean(t);
   await context.close();
 });

@@ -45,7 +45,8 @@
       if (!heads.length) return;
       t.classList.add('stack');
       [].forEach.call(t.querySelectorAll('tbody tr'), function (tr) {
-        [].forEach.call(tr.children, function (td, i) { if (!td.hasAttribute('data-label') && heads[i]) td.setAttribute('data-label', heads[i]); });
+        // A cell spanning several columns (an empty table's "No calls yet") belongs to none of them: no label.
+        [].forEach.call(tr.children, function (td, i) { if (!td.hasAttribute('data-label') && !td.hasAttribute('colspan') && heads[i]) td.setAttribute('data-label', heads[i]); });
       });
     });
   }
