@@ -15,6 +15,17 @@
     if (f && f.dataset && f.dataset.confirm && !window.confirm(f.dataset.confirm)) e.preventDefault();
   });
 
+  // A refused form comes back at the top of its page, often with its errors out of sight (the key form under the
+  // key list): show the first error and focus its field, so the next step is in view and under the keyboard.
+  function showFirstError() {
+    var err = document.querySelector('main .field-error, main .form-error');
+    if (!err) return;
+    var box = err.closest('.field, fieldset, form');
+    var input = box && box.querySelector('input:not([type=hidden]), select, textarea');
+    if (input) input.focus({ preventScroll: true });
+    err.scrollIntoView({ block: 'center' });
+  }
+
   // Copy buttons: data-copy names the element whose text to copy.
   document.addEventListener('click', function (e) {
     var b = e.target && e.target.closest ? e.target.closest('button[data-copy]') : null;
@@ -92,7 +103,8 @@
   }
 
   function enhance(root) { localTimes(root); labelTables(root); }
-  function ready() { enhance(document); navState(); liveFilter(); }
+  // showFirstError last: the tables' card layout and local times change where the error sits.
+  function ready() { enhance(document); navState(); liveFilter(); showFirstError(); }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', ready); else ready();
   // The whole page: a swapped tbody's parent is its table, which labelTables looks for from above.
   document.addEventListener('htmx:afterSettle', function () { enhance(document); });
