@@ -202,6 +202,18 @@ test('the rendered gateway and workers start in production: their pod environmen
   t.is(paymentsConfigProblem(on), null);
 });
 
+test('the chart refuses a DEPLOYMENT_MODE other than production (it would serve the stand-in payment processor)', async (t) => {
+  for (const args of [
+    ['--set', 'env.DEPLOYMENT_MODE=development', '--set', 'topups.enabled=true', '--set', 'publicBaseUrl=https://api.example.com'],
+    ['--set-json', 'extraEnv=[{"name":"DEPLOYMENT_MODE","value":"test"}]'],
+  ]) {
+    const err = await t.throwsAsync(render(...args));
+    t.regex(err!.message, /DEPLOYMENT_MODE=(development|test): the chart runs production only/);
+  }
+  const { objects } = await render('--set-json', 'extraEnv=[{"name":"DEPLOYMENT_MODE","value":"production"}]');
+  t.is(loadConfig(podEnv(objects, 'mg-model-gateway-gateway')).DEPLOYMENT_MODE, 'production');
+});
+
 test('the media worker (batches run on its queue) sends batch lines to the gateway Service, not its own loopback', async (t) => {
   for (const [ns, args] of [['gateway', []], ['gateway', ['--set', 'gateway.service.port=8081']]] as const) {
     const { objects } = await render(...args);
