@@ -148,6 +148,21 @@ test('one worker Deployment per queue, each with its own metrics port and a PDB'
   t.false(off.some((o) => o.metadata.name.endsWith('worker-knowledge')));
 });
 
+test('every container runs as non-root on a read-only root file system, with a writable /tmp', async (t) => {
+  const { objects } = await render();
+  for (const d of byKind(objects, 'Deployment')) {
+    const pod = d.spec.template.spec;
+    t.true(pod.securityContext.runAsNonRoot, d.metadata.name);
+    for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+      const what = `${d.metadata.name}/${c.name}`;
+      t.true(c.securityContext.readOnlyRootFilesystem, what);
+      t.false(c.securityContext.allowPrivilegeEscalation, what);
+      const tmp = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/tmp');
+      t.truthy(tmp && !tmp.readOnly && pod.volumes.find((v: { name: string; emptyDir?: object }) => v.name === tmp.name)?.emptyDir, `${what}: /tmp is an emptyDir`);
+    }
+  }
+});
+
 test('secrets: generated keys of the right shape, kept on uninstall, never in the ConfigMap; vendor keys passed through', async (t) => {
   const { objects } = await render();
   const secret = one(objects, 'Secret', 'mg-model-gateway-secrets');
