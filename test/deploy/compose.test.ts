@@ -7,6 +7,7 @@ import { ensureCompose } from '../../dev/scripts/lib/tools';
 import { scratchDir } from '../../dev/scripts/lib/scratch';
 import { loadConfig, paymentsConfigProblem } from '../../platform/config';
 import { containerEnv, dockerfileEnv } from './image-env';
+import { temporalConnectionOptions } from '../../platform/temporal';
 
 /**
  * docker-compose.yml as README.md and .env.example document it, checked with `docker-compose config`
@@ -119,6 +120,20 @@ test('real vendors: no simulator, the production catalogue, vendor keys and base
     t.notRegex(url, /<unset|simulator/, `channel ${id}`);
     t.notThrows(() => new URL(url), `channel ${id}: ${url}`);
   }
+});
+
+test('Temporal Cloud settings in .env reach every process (docs/operations.md: "put the variables in .env")', async (t) => {
+  const cloud = { TEMPORAL_ADDRESS: 'prod.a1b2c.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'prod.a1b2c', TEMPORAL_API_KEY: 'the-cloud-key' };
+  const cfg = await config(projectWith(cloud));
+  for (const name of APP_SERVICES) {
+    const c = loadConfig(containerEnv(cfg.services[name].environment!));
+    t.deepEqual(temporalConnectionOptions(c), { address: cloud.TEMPORAL_ADDRESS, tls: true, apiKey: cloud.TEMPORAL_API_KEY }, name);
+    t.is(c.TEMPORAL_NAMESPACE, cloud.TEMPORAL_NAMESPACE, name);
+  }
+  // Unset: the stack's own Temporal.
+  const plain = loadConfig(containerEnv((await config(projectWith())).services.gateway.environment!));
+  t.is(plain.TEMPORAL_ADDRESS, 'temporal:7233');
+  t.is(plain.TEMPORAL_NAMESPACE, 'default');
 });
 
 test('without ADMIN_TOKEN compose refuses, naming the variable and the template', async (t) => {
