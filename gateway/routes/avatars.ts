@@ -8,6 +8,7 @@ import { jsonBody } from '../middleware/body';
 import { resolveModel } from '../model-access';
 import { mediaTaskRoutes } from '../media/task-routes';
 import { digitalHumanDialect } from '../media/video-dialect';
+import { setTaskCostHeaders } from '../media/cost-headers';
 import { AVATAR_PRESETS } from '../../capabilities/media/avatar-presets';
 import { parseAvatarRequest } from '../../capabilities/media/avatar-request';
 import { AVATAR_ENDPOINT, avatarView, findAvatar, listAvatars, markAvatarDeleted } from '../../capabilities/media/avatar-store';
@@ -46,6 +47,8 @@ export function avatarRoutes(deps: ServiceDeps): Router<GatewayState> {
   router.get('/v1/videos/avatars/:id', ...read, async (ctx) => {
     const doc = await findAvatar(deps.db, ctx.state.auth!.account.id, ctx.params.id);
     if (!doc) throw errors.notFound(`no avatar ${ctx.params.id}`);
+    // An avatar is a task: its poll answers the hold while it is pending, the final charge once it has ended (issue 26).
+    setTaskCostHeaders(ctx, doc);
     ctx.body = avatarView(doc);
   });
 

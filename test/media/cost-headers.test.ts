@@ -35,3 +35,31 @@ test('async image: x-gateway-cost-held on submit, x-gateway-cost = the ledger ch
   t.is(parseCredits(cost), parseCredits('0.08'));
   t.is(before - (await gw.deps.wallet.balance(a.id)), parseCredits(cost), 'the wallet moved by exactly the reported charge');
 });
+
+test('avatar creation (a task priced per creation): its poll answers the hold while pending, x-gateway-cost = the ledger charge once ready', async (t) => {
+  const a = await gw.newAccount();
+  const key = (await gw.newKey(a.id)).key;
+  const before = await gw.deps.wallet.balance(a.id);
+  const r = await fetch(`${gw.url}/v1/videos/avatars`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'cost probe', source_url: 'https://cdn.example.com/anna.jpg' }),
+  });
+  t.is(r.status, 200);
+  const held = r.headers.get('x-gateway-cost-held');
+  t.truthy(held);
+  const { id } = (await r.json()) as { id: string };
+  let final: Response | undefined;
+  for (let i = 0; i < 300 && !final; i++) {
+    const p = await fetch(`${gw.url}/v1/videos/avatars/${id}`, { headers: { authorization: `Bearer ${key}` } });
+    const body = (await p.json()) as { status: string };
+    if (body.status !== 'pending') final = p;
+    else {
+      t.is(p.headers.get('x-gateway-cost-held'), held);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+  t.truthy(final);
+  const cost = final!.headers.get('x-gateway-cost');
+  t.truthy(cost, 'the finished avatar poll says what it was charged');
+  t.is(before - (await gw.deps.wallet.balance(a.id)), parseCredits(cost!), 'the wallet moved by exactly the reported charge');
+});
