@@ -28,6 +28,8 @@ const LINE_TIMEOUT_MARGIN_MS = 30_000;
 const RETRY_LATER = new Set([429]);
 /** Gateway unreachable (a deploy swap): the line is sent again after a pause, up to this many times, then the slice fails and Temporal retries it. */
 const CONNECT_TRIES = 20;
+/** How often a running slice writes its counts so far (request_counts as lines finish). */
+const PROGRESS_EVERY_MS = 1_000;
 
 /** One parsed input file per batch, for the slices of this process (bounded). */
 const parsed = new Map<string, LineInput[]>();
@@ -134,6 +136,20 @@ export function createBatchActivities(deps: BatchActivityDeps) {
 
       let stop = false;
       let checkedAt = Date.now();
+      // Progress as lines finish, not only as slices end (a batch of one slice would read 0 until its end):
+      // the slice's counts so far, at most once a second, one write at a time (the last one is awaited
+      // before the slice's final report, which it must not overwrite).
+      let reportedAt = Date.now();
+      let reporting: Promise<unknown> = Promise.resolve();
+      let inReport = false;
+      const reportProgress = () => {
+        if (inReport || Date.now() - reportedAt < PROGRESS_EVERY_MS) return;
+        inReport = true;
+        reportedAt = Date.now();
+        reporting = reportSlice(store, b, input.from, tally(recorded))
+          .catch((err: unknown) => deps.log.warn('batch progress not written', { batch: b._id, err }))
+          .finally(() => (inReport = false));
+      };
       const heartbeat = setInterval(() => ctx.heartbeat(), 2_000);
       try {
         let next = 0;
@@ -156,13 +172,15 @@ export function createBatchActivities(deps: BatchActivityDeps) {
             await outcomes.insert({ _id: lineId(b._id, index), ...outcome, created_at: new Date() });
             recorded.push(outcome);
             ctx.heartbeat();
+            reportProgress();
           }
         };
         await Promise.all(Array.from({ length: Math.min(limit, todo.length) }, lane));
       } finally {
         clearInterval(heartbeat);
+        await reporting;
       }
-      // Progress: request_counts as slices finish.
+      // Progress: the slice's final counts.
       await reportSlice(store, b, input.from, tally(recorded));
       return { stopped: stop };
     },

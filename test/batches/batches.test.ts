@@ -485,3 +485,32 @@ test.serial('files and batches count against the account\'s rate limit like ever
     await exited(worker);
   }
 });
+
+test.serial('request_counts move as lines finish, not only as slices end: a one-slice batch shows progress before its end', async (t) => {
+  t.timeout(300_000);
+  // Each answer takes 300 ms, 16 lines at a time: the batch's one slice (under 250 lines) runs for seconds.
+  for (const ch of ['openai-a', 'openai-b', 'openai-c']) await gw.control('POST', '/latency', { channel: ch, ttft_ms: 300, token_delay_ms: 0 });
+  const worker = startWorker();
+  try {
+    const a = await account();
+    const openai = new OpenAI({ apiKey: a.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const file = await openai.files.create({ file: await toFile(Buffer.from(jsonl(160, '/v1/chat/completions', 'prog')), 'in.jsonl'), purpose: 'batch' });
+    const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const seen: Array<{ status: string; completed: number; cost: string }> = [];
+    const done = await until('the batch', async () => {
+      const b = await openai.batches.retrieve(batch.id);
+      seen.push({ status: b.status, completed: b.request_counts!.completed, cost: (b as any).cost });
+      return b.status === 'completed' && b;
+    });
+    t.is(done.request_counts!.completed, 160);
+    const midway = seen.filter((s) => s.status === 'in_progress' && s.completed > 0 && s.completed < 160);
+    t.true(midway.length > 0, `progress while running: ${JSON.stringify(seen.map((s) => s.completed))}`);
+    t.true(midway.every((s) => parseCredits(s.cost) > 0), 'the cost so far moves with the counts');
+    const counts = seen.map((s) => s.completed);
+    t.deepEqual(counts, [...counts].sort((x, y) => x - y), 'never goes back');
+  } finally {
+    for (const ch of ['openai-a', 'openai-b', 'openai-c']) await gw.control('DELETE', `/latency?channel=${ch}`);
+    worker.kill('SIGKILL');
+    await exited(worker);
+  }
+});
