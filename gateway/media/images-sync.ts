@@ -4,6 +4,7 @@ import type { ServiceDeps } from '../deps';
 import type { Ctx } from '../context';
 import { mediaErrorJson } from '../../domain/error-bodies';
 import { finalBody } from '../../capabilities/media/final-body';
+import { setTaskCostHeaders } from './cost-headers';
 export { finalBody };
 
 /** Once headers are out, a space every so often keeps proxies and clients from timing the call out. */
@@ -26,6 +27,8 @@ export async function answerSync(deps: ServiceDeps, tasks: MediaTasks, ctx: Ctx,
   const early = await Promise.race([settled, new Promise<null>((r) => (timer = setTimeout(() => r(null), deps.config.IMAGE_SYNC_KEEPALIVE_MS)))]);
   clearTimeout(timer);
   if (early) {
+    // Ended before the keep-alive: the answer says what the task was charged (0 after a refund).
+    setTaskCostHeaders(ctx, early);
     ctx.status = early.final_status ?? 502;
     ctx.type = 'application/json';
     ctx.body = await finalBody(deps, early);

@@ -13,6 +13,7 @@ import { taskFailure } from '../../capabilities/media/speech-failure';
 import { VOICE_PRESETS } from '../../capabilities/media/voice-presets';
 import { DEFAULT_PREVIEW_MODEL, parseVoiceCloneRequest } from '../../capabilities/media/voice-request';
 import { listVoices, usableVoice, VOICE_ENDPOINT, voiceView } from '../../capabilities/media/voice-store';
+import { setTaskCostHeaders } from '../media/cost-headers';
 
 export const SPEECH_ENDPOINT = 'speech';
 /** 50000 characters of text (async) fit well under 1 MB. */
@@ -47,6 +48,7 @@ export function audioRoutes(deps: ServiceDeps): Router<GatewayState> {
     }
     const final = await tasks.waitSettled(doc._id);
     if (final.state !== 'succeeded') throw taskFailure(final);
+    setTaskCostHeaders(ctx, final);
     ctx.body = speechView(final);
   });
 
@@ -68,6 +70,7 @@ export function audioRoutes(deps: ServiceDeps): Router<GatewayState> {
     const doc = await voices.submit(ctx, { endpoint: VOICE_ENDPOINT, model, input, quote: creationQuote(model) });
     const final = await tasks.waitSettled(doc._id);
     if (final.state !== 'succeeded') throw taskFailure(final);
+    setTaskCostHeaders(ctx, final);
     ctx.body = voiceView(final);
   };
   router.post('/v1/audio/voices', ...voices.submitChain('audio.voices', jsonBody(VOICE_BODY_LIMIT)), cloneVoice);

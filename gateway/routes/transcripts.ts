@@ -10,6 +10,7 @@ import { unix } from '../../capabilities/media/list-query';
 import { taskFailure } from '../../capabilities/media/speech-failure';
 import { PublicUrl } from '../../domain/url-policy';
 import { parseInput } from '../../domain/validation';
+import { setTaskCostHeaders } from '../media/cost-headers';
 
 export const TRANSCRIPT_ENDPOINT = 'transcripts';
 export const TRANSCRIPT_MODEL = 'transcript-extract';
@@ -55,6 +56,7 @@ export function transcriptRoutes(deps: ServiceDeps): Router<GatewayState> {
     const doc = await transcripts.submit(ctx, { endpoint: TRANSCRIPT_ENDPOINT, model, input, quote: requestQuote(model) });
     const final = await transcripts.tasks.waitSettled(doc._id);
     if (final.state !== 'succeeded') throw taskFailure(final);
+    setTaskCostHeaders(ctx, final);
     ctx.body = transcriptView(final);
   });
   return router;

@@ -63,3 +63,23 @@ test('avatar creation (a task priced per creation): its poll answers the hold wh
   t.truthy(cost, 'the finished avatar poll says what it was charged');
   t.is(before - (await gw.deps.wallet.balance(a.id)), parseCredits(cost!), 'the wallet moved by exactly the reported charge');
 });
+
+test('synchronous media answers (an image, speech) say what the task was charged: x-gateway-cost = the ledger movement', async (t) => {
+  const a = await gw.newAccount();
+  const key = (await gw.newKey(a.id)).key;
+  const calls: Array<[string, unknown]> = [
+    ['/v1/images/generations', { model: 'gpt-image-1', prompt: 'a sync fox' }],
+    ['/v1/audio/speech', { model: 'speech-2-5-hd', text: 'Cost probe, spoken once.', voice_id: 'male-qn-qingse' }],
+  ];
+  for (const [path, body] of calls) {
+    const before = await gw.deps.wallet.balance(a.id);
+    const r = await fetch(`${gw.url}${path}`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    });
+    t.is(r.status, 200, path);
+    await r.arrayBuffer();
+    const cost = r.headers.get('x-gateway-cost');
+    t.truthy(cost, `${path}: the answer says what it was charged`);
+    t.is(before - (await gw.deps.wallet.balance(a.id)), parseCredits(cost ?? '-1'), `${path}: the wallet moved by exactly the reported charge`);
+  }
+});
