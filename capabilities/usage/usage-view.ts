@@ -16,10 +16,11 @@ export const CSV_NUMBER_COLUMNS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * A row as the usage API, the call log and the console show it: the CSV's columns, and the server-side tool calls a
- * chat turn was charged for (spec 1 section 2.4 rule 6 names that usage-log column; the CSV keeps spec 2's list).
+ * A row as the usage API, the call log and the console show it: the CSV's columns, the server-side tool calls a
+ * chat turn was charged for (spec 1 section 2.4 rule 6 names that usage-log column; the CSV keeps spec 2's list),
+ * and whether it was billed on the estimate (`usage_estimated`, issue 26).
  */
-export type UsageRowView = Record<(typeof CSV_COLUMNS)[number], string | number | null> & { server_tool_calls: number };
+export type UsageRowView = Record<(typeof CSV_COLUMNS)[number], string | number | null> & { server_tool_calls: number; usage_estimated: boolean };
 
 export function rowView(r: UsageDoc): UsageRowView {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -31,5 +32,7 @@ export function rowView(r: UsageDoc): UsageRowView {
     request_id: r.request_id, task_id: r.task_id, submitted_at: iso(r.submitted_at), attempts_count: r.attempts_count,
     result_urls: (r.result_urls ?? []).join('|'), result_expires_at: iso(r.result_expires_at),
     server_tool_calls: r.server_tool_calls ?? 0,
+    // Billed on the estimate (an interrupted stream, usage missing or under-reported), not the upstream's usage.
+    usage_estimated: r.usage_estimated ?? false,
   };
 }

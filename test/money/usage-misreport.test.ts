@@ -4,6 +4,7 @@ import { post, sseEvents, setUsage, usageRow } from '../chat/helpers';
 import { chatCharge } from '../../domain/pricing';
 import { counters } from '../../platform/metrics/counters';
 import { estimateTokens } from '../../domain/usage-estimate';
+import { formatCredits } from '../../domain/money';
 
 /**
  * Usage the upstream gets wrong (issue 14 section 2): a turn that delivered
@@ -176,4 +177,22 @@ test.serial('chat-completions json: an answer without any usage object is billed
   t.is(row.output_tokens, estimateTokens(content.length));
   t.is(row.cost_nano, cost('gpt-5.1', row.input_tokens, row.output_tokens));
   t.is((await gw.deps.wallet.journal.flush(), await gw.deps.db.Ledger.findById(`${r.trace}:charge`).lean())?.amount_nano, -row.cost_nano);
+});
+
+test.serial('an interrupted stream: its call log and usage API rows say it was billed on the estimate (usage_estimated), at the ledger charge', async (t) => {
+  for (const channel of ['openai-a', 'openai-b', 'openai-c']) await gw.control('POST', '/faults', { channel, times: 1, fault: { type: 'cut', after_chunks: 4 } });
+  const r = await post(gw, '/v1/chat/completions', { model: 'gpt-5.1', max_tokens: 50, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'cut short' }] }, { key });
+  t.truthy(r.trace);
+  const row = await usageRow(gw, r.trace);
+  t.true(row.usage_estimated);
+  const log = await fetch(`${gw.url}/api/v1/logs/${r.trace}`, { headers: { authorization: `Bearer ${key}` } });
+  t.is(log.status, 200);
+  const body = (await log.json()) as { usage: Record<string, unknown> };
+  t.like(body.usage, { status: 'interrupted', usage_estimated: true });
+  await gw.deps.wallet.journal.flush();
+  const charge = await gw.deps.db.Ledger.findById(`${r.trace}:charge`).lean();
+  t.is(body.usage.cost_usd, formatCredits(-charge!.amount_nano));
+  const usage = await fetch(`${gw.url}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } });
+  const listed = (await usage.json()) as { data: Array<Record<string, unknown>> };
+  t.true(listed.data.find((x) => x.request_id === r.trace)?.usage_estimated as boolean);
 });
