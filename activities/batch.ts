@@ -24,8 +24,14 @@ export interface BatchActivityDeps {
 
 /** How long one line may take at the gateway (its own deadline is CHAT_UPSTREAM_TIMEOUT_MS). */
 const LINE_TIMEOUT_MARGIN_MS = 30_000;
-/** A status the gateway answers for "try again shortly" (the account's rate limit, a store restarting): the line waits and is sent again. */
-const RETRY_LATER = new Set([429]);
+/**
+ * The account's own rate limit (a 429 with Retry-After or x-ratelimit-* headers, spec 1 section 7): the line
+ * waits and is sent again, as long as the batch runs. A 429 without them is the upstream's limit (the gateway
+ * already retried it on its channels): sent again a few times, then it is the line's outcome, so a model
+ * that stays rate limited upstream cannot hold a batch (and its cancel) for ever.
+ */
+const isPlatformLimit = (res: Response) => res.status === 429 && (res.headers.has('retry-after') || res.headers.has('x-ratelimit-limit-requests') || res.headers.has('x-ratelimit-limit-concurrency'));
+const UPSTREAM_LIMIT_TRIES = 4;
 /** Gateway unreachable (a deploy swap): the line is sent again after a pause, up to this many times, then the slice fails and Temporal retries it. */
 const CONNECT_TRIES = 20;
 /** How often a running slice writes its counts so far (request_counts as lines finish). */
@@ -56,8 +62,11 @@ export function createBatchActivities(deps: BatchActivityDeps) {
   };
   const stopping = (b: BatchDoc) => b.status === 'cancelling' || b.status === 'cancelled' || b.expires_at.getTime() < Date.now();
 
-  /** Send one line to the gateway as a live call; the answer (any status) is its outcome. */
-  async function send(b: BatchDoc, index: number, line: LineInput, key: string): Promise<Omit<BatchLineDoc, '_id' | 'created_at'>> {
+  /**
+   * Send one line to the gateway as a live call; the answer (any status) is its outcome. null: the batch was
+   * cancelled or passed its window while the line waited out a rate limit (it did not run, and was not charged).
+   */
+  async function send(b: BatchDoc, index: number, line: LineInput, key: string): Promise<Omit<BatchLineDoc, '_id' | 'created_at'> | null> {
     const body: Record<string, unknown> = { ...line.body, stream: false };
     delete body.stream_options;
     const headers: Record<string, string> = {
@@ -66,7 +75,7 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       [BATCH_LINE_HEADER]: signLine(deps.config.KEY_ENCRYPTION_KEY, b._id, index, b.key_id),
     };
     if (line.url === '/v1/messages') headers['anthropic-version'] = '2023-06-01';
-    for (let tries = 0; ; tries++) {
+    for (let tries = 0, upstreamLimited = 0; ; tries++) {
       let res: Response;
       try {
         res = await fetch(gatewayUrl + line.url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(deps.config.CHAT_UPSTREAM_TIMEOUT_MS + LINE_TIMEOUT_MARGIN_MS) });
@@ -77,9 +86,12 @@ export function createBatchActivities(deps: BatchActivityDeps) {
       }
       const text = await res.text();
       // The account's rate limit, or the store briefly away (500 with Retry-After): wait and send again; not the line's outcome.
-      if (RETRY_LATER.has(res.status) || (res.status >= 500 && res.headers.get('retry-after'))) {
-        const after = Number(res.headers.get('retry-after') ?? 1);
+      const upstreamLimit = res.status === 429 && !isPlatformLimit(res) && ++upstreamLimited < UPSTREAM_LIMIT_TRIES;
+      if (isPlatformLimit(res) || upstreamLimit || (res.status >= 500 && res.headers.get('retry-after'))) {
+        const after = upstreamLimit ? 2 ** (upstreamLimited - 1) : Number(res.headers.get('retry-after') ?? 1);
         await sleep(Math.min(10_000, Math.max(100, (Number.isFinite(after) ? after : 1) * 1000)));
+        // A cancel (or the window's end) stops a line that is waiting, not only the lines not yet taken.
+        if (stopping(await batchOf(b._id))) return null;
         continue;
       }
       let json: unknown;
@@ -168,6 +180,10 @@ export function createBatchActivities(deps: BatchActivityDeps) {
             if (next >= todo.length) break;
             const index = todo[next++];
             const outcome = await send(b, index, lines[index], key);
+            if (!outcome) {
+              stop = true;
+              break;
+            }
             // Group commit: the lanes' outcomes go in one insertMany (each lane awaits its own; a duplicate is a success).
             await outcomes.insert({ _id: lineId(b._id, index), ...outcome, created_at: new Date() });
             recorded.push(outcome);

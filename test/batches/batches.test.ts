@@ -514,3 +514,39 @@ test.serial('request_counts move as lines finish, not only as slices end: a one-
     await exited(worker);
   }
 });
+
+test.serial('a line the upstream keeps answering 429 (no Retry-After: not the account\'s limit) ends as that 429 after a few tries; a cancel stops a waiting line', async (t) => {
+  t.timeout(300_000);
+  const channels = ['openai-a', 'openai-b', 'openai-c'];
+  for (const channel of channels) await gw.control('POST', '/faults', { channel, fault: { type: 'status', status: 429 } });
+  const worker = startWorker();
+  try {
+    const a = await account();
+    const openai = new OpenAI({ apiKey: a.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const file = await openai.files.create({ file: await toFile(Buffer.from(jsonl(2, '/v1/chat/completions', 'limited')), 'in.jsonl'), purpose: 'batch' });
+    const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const done = await until('the batch to end', async () => {
+      const b = await openai.batches.retrieve(batch.id);
+      return b.status === 'completed' && b;
+    }, 90_000);
+    t.deepEqual(done.request_counts, { total: 2, completed: 0, failed: 2 });
+    const errors = (await (await openai.files.content(done.error_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
+    t.deepEqual(errors.map((e) => e.response.status_code), [429, 429]);
+    t.is((await charges(a.id)).length, 0);
+
+    // Still limited upstream: a cancel ends the batch promptly, its waiting lines not run (and not charged).
+    const second = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await until('the lines to be waiting', async () => (await openai.batches.retrieve(second.id)).status === 'in_progress', 30_000);
+    await new Promise((r) => setTimeout(r, 1_500));
+    await openai.batches.cancel(second.id);
+    const cancelled = await until('the cancel', async () => {
+      const b = await openai.batches.retrieve(second.id);
+      return b.status === 'cancelled' && b;
+    }, 20_000);
+    t.deepEqual(cancelled.request_counts, { total: 2, completed: 0, failed: 0 });
+  } finally {
+    for (const channel of channels) await gw.control('DELETE', `/faults?channel=${channel}`);
+    worker.kill('SIGKILL');
+    await exited(worker);
+  }
+});
