@@ -141,7 +141,7 @@ async function insertClaim(c: Claim): Promise<boolean> {
 }
 
 /**
- * Claims the key, or answers from the claim already there: the stored answer (a replay), or 409/422.
+ * Claims the key, or answers from the claim already there: the stored answer (a replay), or a 409.
  * Nothing has run yet when this throws.
  */
 async function claimOrReplay(deps: ServiceDeps, ctx: Ctx, c: Claim): Promise<'claimed' | 'replayed'> {

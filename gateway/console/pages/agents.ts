@@ -199,11 +199,11 @@ async function detailPage(svc: ConsoleServices, ctx: CCtx, agent: AgentRecord, o
   const csrf = csrfOf(ctx);
   const attached = new Set(agent.knowledge_bases.map((b) => b.kb_id));
   const attachable = bases.filter((b) => !attached.has(b.kb_id));
-  // An attached base by the name the knowledge page gives it ("Enterprise base" for `default`); a base since deleted by its id alone.
+  // An attached base by the name the knowledge page gives it (`baseName`); a base since deleted by its id alone.
   const byId = new Map(bases.map((b) => [b.kb_id, b]));
   const attachedName = (kbId: string) => {
     const b = byId.get(kbId);
-    return b ? baseName(b, true) : kbId === 'default' ? 'Enterprise base' : '';
+    return b ? baseName(b, true) : '';
   };
   const entName = (await svc.deps.accounts.get(agent.enterprise_id).catch(() => null))?.name ?? agent.enterprise_id;
   return page(ctx, `Agent ${agent.name}`, html`
